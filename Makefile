@@ -1,0 +1,105 @@
+# Goblin Store: one build, one test command.
+#   make            build everything into build/
+#   make deps       install the Debian packages the build and tests need
+#   make run        build and start a demo on ./var/store
+#   make test       unit tests (cmocka) + integration tests (bats)
+#   make bench      benchmarks (long; results under bench/results/)
+#   make fuzz       build the libFuzzer targets (clang)
+# Knobs: OPT=-O0, DEBUG=, SANITIZE=address,undefined, DEVELOPER=1 (-Werror), V=1
+
+CC ?= cc
+OPT ?= -O2
+DEBUG ?= -g
+WARN = -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
+       -Wmissing-declarations -Wwrite-strings -Wvla -Wformat-security \
+       -fno-common
+STD = -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
+ifneq ($(DEVELOPER)$(CI),)
+WARN += -Werror
+endif
+ifneq ($(SANITIZE),)
+SAN = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+OPT = -O1
+endif
+FINAL_CFLAGS = $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) $(CFLAGS) -MMD -MP
+FINAL_LDFLAGS = $(SAN) $(LDFLAGS)
+LIBS = -luring -lxxhash -lpthread
+
+ifeq ($(V),)
+Q = @
+QCC = @printf '  CC   %s\n' $@;
+QLD = @printf '  LD   %s\n' $@;
+QAR = @printf '  AR   %s\n' $@;
+endif
+
+B = build
+STORE_SRC = $(wildcard store/*.c)
+STORE_OBJ = $(STORE_SRC:%.c=$(B)/%.o)
+CLI_SRC = $(wildcard cli/*.c)
+CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_SRC = $(wildcard test/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+
+# Debian packages: build, tests, benchmarks.
+DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
+       bats fio time python3 clang libclang-rt-14-dev
+
+all: $(B)/libgoblin.a $(B)/goblinctl $(BENCH_BIN)
+
+deps:
+	@missing=; for p in $(DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QCC)$(CC) $(FINAL_CFLAGS) -c $< -o $@
+
+$(B)/libgoblin.a: $(STORE_OBJ)
+	$(QAR)rm -f $@ && ar rcs $@ $^
+
+$(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS)
+
+$(B)/test/%: test/unit/%.c $(B)/libgoblin.a
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka
+
+$(B)/bench/%: bench/%.c $(B)/libgoblin.a
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
+
+units: $(UNIT_BIN)
+
+test: deps all units fuzz
+	@bash test/run.sh
+
+run: deps all
+	@bash cli/demo.sh
+
+bench: deps all
+	@bash bench/run.sh
+
+# libFuzzer targets: `make fuzz` builds them; make test replays their corpora;
+# build/fuzz/fuzz_x -max_total_time=60 test/fuzz/corpus_x fuzzes for real.
+FUZZ_SRC = $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(B)/fuzz/%)
+fuzz: $(FUZZ_BIN)
+
+$(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
+	@mkdir -p $(dir $@)
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Istore \
+	    -o $@ $< $(STORE_SRC) $(LIBS)
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all deps units test run bench fuzz clean
+-include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the store's own files share: the object version, the store, the
+ * io_uring plumbing.  Not for other folders: they include goblin.h.
+ */
+#ifndef GS_INTERNAL_H
+#define GS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <liburing.h>
+#include <xxhash.h>
+#include "goblin.h"
+#include "index.h"
+#include "journal.h"
+#include "list.h"
+#include "ram.h"
+#include "slru.h"
+#include "space.h"
+
+enum obj_state {
+	OBJ_FILLING,		/* being written; visible only to fill readers */
+	OBJ_LIVE,		/* committed and in the index */
+	OBJ_GONE,		/* replaced, deleted, evicted or aborted */
+};
+
+/*
+ * One version of one object.  Every field is protected by s->lock unless
+ * noted.  refs counts the index (or fill table), each reader and the writer;
+ * the version's RAM and disk space are released when it drops to zero.
+ */
+struct gs_obj {
+	struct idx_node node;	/* key lives in key[] below */
+	int refs;
+	uint8_t state;		/* enum obj_state */
+	uint8_t small;		/* value in the small arena */
+	uint8_t corrupt;	/* failed verification; never served again */
+	uint8_t aborted;	/* fill abandoned: readers get -ECANCELED */
+	uint64_t size, cas, xxh3;
+	int64_t exptime, mtime_ns;
+	uint32_t flags;
+	uint16_t attr_len;
+	uint8_t *attr;		/* malloc'ed, NULL when attr_len is 0 */
+	uint64_t jlen;		/* bytes of its journal record */
+
+	/* read-while-fill watermarks; equal to size once committed */
+	uint64_t written;	/* bytes in the head slot or arena */
+	uint64_t durable;	/* bytes on the SSD tier */
+	struct gs_reader *waiters;	/* async readers waiting on the fill */
+
+	/* small objects */
+	struct arena_item item;
+
+	/* large objects */
+	uint8_t *head;		/* RAM head slot, NULL when not in RAM */
+	struct extent *ext;
+	uint32_t next;
+	uint32_t *csum;		/* per GS_CSUM_BLOCK; set as blocks are written */
+
+	struct slru_node lru;	/* SSD tier, or small arena when small */
+	struct slru_node hlru;	/* RAM head pool */
+	uint8_t key[];
+};
+
+#define NSTAT_SHARDS 16
+
+struct stat_shard {
+	_Alignas(64) _Atomic uint64_t v[sizeof(struct gs_stats) / 8];
+};
+
+/* A disk I/O in flight; user_data is (uintptr_t)io | 1. */
+struct gs_io {
+	int res;
+	bool done;
+	void (*complete)(struct gs_io *io);	/* may be NULL */
+	void *owner;
+	uint64_t t0;
+};
+
+struct gs_store {
+	char *dir;
+	struct gs_options o;
+	int lock_fd;
+	int data_fd;		/* SSD data file, O_DIRECT */
+	int jfd;		/* journal, O_APPEND */
+
+	pthread_mutex_t lock;	/* everything below unless noted */
+	pthread_cond_t fill_cond;	/* a fill advanced or ended */
+	struct index idx;	/* committed objects */
+	struct index fills;	/* objects being filled (GS_PUT_FILL) */
+	struct ram_region head_mem, small_mem;
+	struct slots slots;
+	struct arena arena;
+	struct space space;
+	struct slru lru_ssd, lru_small, lru_head;
+	uint64_t cas;		/* last cas handed out */
+	uint64_t seq;		/* last journal sequence number */
+	uint64_t jbytes;	/* journal file size */
+	uint64_t jlive;		/* journal bytes of live objects */
+	uint64_t bytes;		/* value bytes of live objects */
+	uint64_t nsmall;	/* live small objects */
+
+	/* io buffers: a free list of aligned buffers of iobuf_size */
+	uint8_t *iobuf_mem;
+	void **iobuf_free;
+	uint32_t iobuf_nfree, iobuf_n;
+	uint64_t iobuf_size;
+	struct gs_reader *reader_free;	/* recycled readers */
+
+	struct stat_shard stats[NSTAT_SHARDS];	/* lock free */
+};
+
+/* stats: shard by thread, relaxed adds, summed by gs_stats_get */
+#define STAT_IDX(field) (offsetof(struct gs_stats, field) / 8)
+void stat_add_idx(struct gs_store *s, size_t idx, uint64_t n);
+#define stat_add(s, field, n) stat_add_idx(s, STAT_IDX(field), n)
+
+/* io.c */
+struct io_uring *io_thread_ring(void);
+struct io_uring_sqe *io_get_sqe(struct io_uring *ring);
+void io_prep(struct io_uring_sqe *sqe, struct gs_io *io);
+/* Submit and reap on @ring until io->done. */
+int io_wait(struct io_uring *ring, struct gs_io *io);
+uint64_t now_ns(void);
+int64_t now_real_ns(void);
+
+void *iobuf_get(struct gs_store *s);	/* called with s->lock held */
+void iobuf_put(struct gs_store *s, void *b);	/* called with s->lock held */
+
+#define GS_MAX_DEPTH 32
+
+/* reader.c */
+struct gs_reader *reader_waiter_next(struct gs_reader *r);
+void reader_notify(struct gs_reader *r);
+struct gs_reader *reader_free_next(struct gs_reader *r);
+/* Check the block checksums of object bytes [off, off+len) held in @buf
+ * (off block aligned; len reaching a block end or the object's end). */
+bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
+		   uint64_t len);
+
+/* store.c, called with s->lock held */
+struct gs_obj *obj_new(const void *key, size_t klen);
+struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen);
+void obj_publish(struct gs_store *s, struct gs_obj *o);
+void obj_remove(struct gs_store *s, struct gs_obj *o);
+void obj_meta(const struct gs_obj *o, struct gs_meta *m);
+void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
+int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
+int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size);
+int journal_write(struct gs_store *s, const void *buf, size_t len);
+void journal_maybe_rewrite(struct gs_store *s);
+void obj_unref(struct gs_store *s, struct gs_obj *o);
+void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o);
+uint8_t *head_slot_get(struct gs_store *s, struct gs_obj *o);
+bool obj_expired(const struct gs_obj *o, int64_t now);
+void obj_wake(struct gs_store *s, struct gs_obj *o);
+
+/* SSD allocation units held by @o. */
+uint32_t obj_units(const struct gs_obj *o);
+/* Map object offset @off to a device offset; *run = bytes left in extent. */
+uint64_t obj_dev_off(const struct gs_obj *o, uint64_t off, uint64_t *run);
+
+#endif

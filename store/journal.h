@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The journal: an append-only log of checksummed records that is the
+ * durable index of the store.  A put of a small object carries its value
+ * (the log is the small objects' durable home); a put of a large object
+ * carries its extents on the SSD tier and one checksum per GS_CSUM_BLOCK.
+ * Replay applies records in order; a torn or corrupt record ends it.
+ */
+#ifndef GS_JOURNAL_H
+#define GS_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "space.h"
+
+enum {
+	J_PUT_SMALL = 1,
+	J_PUT_LARGE = 2,
+	J_DEL = 3,
+	J_TOUCH = 4,
+};
+
+#define J_MAGIC 0x314a5347u	/* "GSJ1" little-endian */
+#define J_HDR 24
+#define J_PUT_BODY 56
+#define J_MAX_RECORD (1u << 30)
+
+/* A record, decoded in place: pointers refer to the source buffer. */
+struct jrec {
+	uint8_t type;
+	uint64_t seq;
+	const uint8_t *key;
+	uint32_t klen;
+	/* J_PUT_*, and exptime for J_TOUCH */
+	uint64_t size, cas, xxh3;
+	int64_t exptime, mtime_ns;
+	uint32_t flags;
+	const uint8_t *attr;
+	uint32_t attr_len;
+	const uint8_t *value;	/* J_PUT_SMALL: size bytes */
+	uint32_t next;		/* J_PUT_LARGE: extents ... */
+	const uint8_t *ext;
+	uint32_t ncsum;		/* ... and block checksums */
+	const uint8_t *csum;
+};
+
+/* Encoded length of @r; 0 when it would exceed J_MAX_RECORD. */
+size_t jrec_size(const struct jrec *r);
+
+/*
+ * Encode @r into @buf (jrec_size(r) bytes).  For J_PUT_LARGE the extents
+ * and checksums come from @ext and @csum, not r->ext/r->csum.
+ */
+void jrec_encode(const struct jrec *r, const struct extent *ext,
+		 const uint32_t *csum, uint8_t *buf);
+
+/*
+ * Decode one record at @buf.  Returns its length, 0 when @len is too short
+ * to hold it (a torn tail), or -EBADMSG when it is not a valid record.
+ */
+long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r);
+
+void jrec_get_ext(const struct jrec *r, uint32_t i, struct extent *e);
+uint32_t jrec_get_csum(const struct jrec *r, uint32_t i);
+
+/* Blocks of GS_CSUM_BLOCK bytes covering @size bytes. */
+uint64_t csum_blocks(uint64_t size);
+/* The block checksum: low 32 bits of XXH3-64. */
+uint32_t csum_block(const void *p, size_t len);
+
+#endif

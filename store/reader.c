@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Streaming gets.  A reader pins one version of an object.  A large
+ * object's RAM head is handed out first, zero copy, after the first tail
+ * reads have been queued, so the head is on its way while the device
+ * works; tail chunks then come back in order from a ring of io_depth
+ * O_DIRECT reads, each verified against its block checksums before any
+ * byte of it is handed out.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+struct rslot {
+	struct gs_io io;
+	uint8_t *buf;
+	uint64_t off;		/* object offset of buf[0], block aligned */
+	uint64_t len;		/* object bytes in buf */
+	bool checked;
+};
+
+struct gs_reader {
+	struct gs_store *s;
+	struct gs_obj *o;
+	struct gs_meta meta;
+	uint64_t pos, end;	/* next byte to hand out; end of the range */
+	uint64_t sub;		/* next object offset to read from the device */
+	uint64_t hlen;		/* bytes [0, hlen) come from the RAM head */
+	struct rslot slot[GS_MAX_DEPTH];
+	unsigned first, n;	/* in-order ring of reads */
+	unsigned depth;
+	unsigned inflight;	/* reads not completed */
+	int err;
+	struct io_uring *ring;
+	bool attached, waiting, closing;
+	void (*notify)(void *arg);
+	void *narg;
+	struct gs_reader *wnext;	/* in o->waiters, protected by s->lock */
+	struct gs_reader *fnext;	/* in s->reader_free */
+};
+
+struct gs_reader *reader_waiter_next(struct gs_reader *r)
+{
+	return r->wnext;
+}
+
+struct gs_reader *reader_free_next(struct gs_reader *r)
+{
+	return r->fnext;
+}
+
+void reader_notify(struct gs_reader *r)
+{
+	r->waiting = false;
+	r->wnext = NULL;
+	if (r->notify)
+		r->notify(r->narg);
+}
+
+bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
+		   uint64_t len)
+{
+	for (uint64_t b = off / GS_CSUM_BLOCK; b * GS_CSUM_BLOCK < off + len;
+	     b++) {
+		uint64_t start = b * GS_CSUM_BLOCK;
+		uint64_t bl = o->size - start < GS_CSUM_BLOCK ? o->size - start
+							      : GS_CSUM_BLOCK;
+
+		if (start + bl > off + len ||
+		    csum_block(buf + (start - off), bl) != o->csum[b])
+			return false;
+	}
+	return true;
+}
+
+static unsigned hist_bucket(uint64_t ns)
+{
+	uint64_t us16 = ns / 16000;
+	unsigned b = 0;
+
+	while (us16 && b < 15) {
+		us16 >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static void reader_finish_close(struct gs_reader *r);
+
+static void slot_done(struct gs_io *io)
+{
+	struct gs_reader *r = io->owner;
+	uint64_t ns = now_ns() - io->t0;
+
+	stat_add(r->s, ssd_reads, 1);
+	stat_add(r->s, ssd_read_ns, ns);
+	stat_add_idx(r->s, STAT_IDX(ssd_read_hist) + hist_bucket(ns), 1);
+	assert(r->inflight > 0);
+	if (--r->inflight == 0 && r->closing) {
+		reader_finish_close(r);
+		return;
+	}
+	if (r->attached && r->notify)
+		r->notify(r->narg);
+}
+
+static struct io_uring *reader_ring(struct gs_reader *r)
+{
+	if (!r->ring)
+		r->ring = io_thread_ring();
+	return r->ring;
+}
+
+int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
+		struct gs_reader **out)
+{
+	struct gs_reader *r;
+	struct gs_obj *o;
+
+	if (!key || klen == 0 || klen > GS_KEY_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	stat_add(s, gets, 1);
+	o = obj_lookup(s, key, klen);
+	if (!o && (getflags & GS_GET_FILL)) {
+		struct idx_node *n = index_find(&s->fills,
+						index_hash(key, klen), key,
+						klen);
+		if (n)
+			o = list_entry(n, struct gs_obj, node);
+	}
+	if (!o) {
+		pthread_mutex_unlock(&s->lock);
+		stat_add(s, get_misses, 1);
+		return -ENOENT;
+	}
+	r = s->reader_free;
+	if (r)
+		s->reader_free = r->fnext;
+	else if (!(r = malloc(sizeof(*r)))) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOMEM;
+	}
+	memset(r, 0, offsetof(struct gs_reader, meta));
+	memset(&r->pos, 0, sizeof(*r) - offsetof(struct gs_reader, pos));
+	o->refs++;
+	r->s = s;
+	r->o = o;
+	r->end = o->size;
+	r->depth = s->o.io_depth;
+	obj_meta(o, &r->meta);
+	if (o->small) {
+		stat_add(s, small_hits, 1);
+		slru_hit(&s->lru_small, &o->lru);
+	} else {
+		slru_hit(&s->lru_ssd, &o->lru);
+		if (o->head) {
+			r->hlen = o->size < s->o.ram_head ? o->size
+							   : s->o.ram_head;
+			slru_hit(&s->lru_head, &o->hlru);
+			stat_add(s, head_hits, 1);
+		} else {
+			stat_add(s, head_misses, 1);
+		}
+	}
+	r->sub = r->hlen;
+	pthread_mutex_unlock(&s->lock);
+	stat_add(s, get_hits, 1);
+	*out = r;
+	return 0;
+}
+
+const struct gs_meta *gs_reader_meta(const struct gs_reader *r)
+{
+	return &r->meta;
+}
+
+/* Release slots whose bytes have all been handed out.  Lock held. */
+static void release_consumed(struct gs_reader *r, bool all)
+{
+	while (r->n) {
+		struct rslot *sl = &r->slot[r->first];
+
+		if (!sl->io.done ||
+		    (!all && sl->off + sl->len > r->pos))
+			break;
+		iobuf_put(r->s, sl->buf);
+		sl->buf = NULL;
+		r->first = (r->first + 1) % GS_MAX_DEPTH;
+		r->n--;
+	}
+}
+
+/* Queue reads ahead of the reader, up to its depth.  Lock held. */
+static void pump(struct gs_reader *r)
+{
+	struct gs_store *s = r->s;
+	struct gs_obj *o = r->o;
+	uint64_t end_dev = (r->end + GS_CSUM_BLOCK - 1) & ~(uint64_t)(GS_CSUM_BLOCK - 1);
+	uint64_t limit = o->state == OBJ_FILLING ? o->durable : o->size;
+	uint64_t hl = o->size < s->o.ram_head ? o->size : s->o.ram_head;
+
+	if (end_dev > o->size)
+		end_dev = o->size;
+	if (!reader_ring(r))
+		return;
+	while (r->n < r->depth && r->sub < end_dev && r->sub < limit) {
+		struct rslot *sl;
+		uint64_t len = s->o.io_chunk, run, dev;
+		struct io_uring_sqe *sqe;
+		uint8_t *buf;
+
+		/* a read of the whole head lets it be promoted to RAM */
+		if (r->sub == 0 && !o->head && hl > len && hl <= limit)
+			len = hl;
+		if (len > end_dev - r->sub && !(r->sub == 0 && len == hl))
+			len = end_dev - r->sub;
+		if (len > limit - r->sub)
+			len = limit - r->sub;
+		dev = obj_dev_off(o, r->sub, &run);
+		if (len > run)
+			len = run;
+		buf = iobuf_get(s);
+		sqe = buf ? io_get_sqe(r->ring) : NULL;
+		if (!sqe) {
+			if (buf)
+				iobuf_put(s, buf);
+			break;
+		}
+		sl = &r->slot[(r->first + r->n) % GS_MAX_DEPTH];
+		sl->buf = buf;
+		sl->off = r->sub;
+		sl->len = len;
+		sl->checked = false;
+		io_uring_prep_read(sqe, s->data_fd, buf,
+				   (unsigned)((len + 4095) & ~4095ull), dev);
+		io_prep(sqe, &sl->io);
+		sl->io.complete = slot_done;
+		sl->io.owner = r;
+		r->inflight++;
+		r->n++;
+		r->sub += len;
+	}
+}
+
+/* Wait for a fill to advance.  Lock held; returns with it released. */
+static int wait_fill(struct gs_reader *r, bool block)
+{
+	struct gs_store *s = r->s;
+
+	if (block) {
+		pthread_cond_wait(&s->fill_cond, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	if (!r->waiting) {
+		r->waiting = true;
+		r->wnext = r->o->waiters;
+		r->o->waiters = r;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return -EAGAIN;
+}
+
+/* Copy a RAM head read from the device into a head slot.  Lock held. */
+static void promote_head(struct gs_reader *r, const struct rslot *sl)
+{
+	struct gs_store *s = r->s;
+	struct gs_obj *o = r->o;
+	uint64_t hl = o->size < s->o.ram_head ? o->size : s->o.ram_head;
+	uint8_t *slot;
+
+	if (o->head || o->state != OBJ_LIVE || hl == 0 || sl->off != 0 ||
+	    sl->len < hl || !(slot = head_slot_get(s, o)))
+		return;
+	memcpy(slot, sl->buf, hl);
+	o->head = slot;
+	slru_insert(&s->lru_head, &o->hlru, 1);
+	stat_add(s, head_promotions, 1);
+}
+
+static void submit(struct gs_reader *r)
+{
+	if (!r->attached && r->ring)
+		io_uring_submit(r->ring);
+}
+
+/*
+ * The next chunk, at most @max bytes.  Blocking (@block) or not.
+ * 1: chunk in *c; 0: end of range; <0: error or -EAGAIN.
+ */
+static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
+		       bool block)
+{
+	struct gs_store *s = r->s;
+	struct gs_obj *o = r->o;
+
+	for (;;) {
+		struct rslot *sl;
+		uint64_t avail, n;
+
+		submit(r);	/* reads queued by the previous call */
+		if (r->err)
+			return r->err;
+		if (r->pos >= r->end)
+			return 0;
+		pthread_mutex_lock(&s->lock);
+		release_consumed(r, false);
+		if (o->aborted || o->corrupt) {
+			r->err = o->aborted ? -ECANCELED : -EBADMSG;
+			pthread_mutex_unlock(&s->lock);
+			continue;
+		}
+		if (o->small || r->pos < r->hlen) {
+			const uint8_t *base = o->small ? o->item.ptr : o->head;
+
+			if (!o->small)
+				pump(r);	/* the tail starts now */
+			avail = o->small ? r->end : r->hlen;
+			if (avail > r->end)
+				avail = r->end;
+			if (avail > o->written)
+				avail = o->written;
+			if (r->pos >= avail) {
+				if (!r->attached && r->ring &&
+				    io_uring_sq_ready(r->ring)) {
+					/* start the tail before sleeping */
+					pthread_mutex_unlock(&s->lock);
+					continue;
+				}
+				if (wait_fill(r, block) < 0)
+					return -EAGAIN;
+				continue;
+			}
+			n = avail - r->pos < max ? avail - r->pos : max;
+			c->data = base + r->pos;
+			c->len = n;
+			c->off = r->pos;
+			r->pos += n;
+			pthread_mutex_unlock(&s->lock);
+			/*
+			 * The tail reads are queued but go to the kernel on the
+			 * next call: a submit can issue the reads inline (tens
+			 * of us on some devices), and the head must not wait.
+			 */
+			stat_add(s, bytes_read_ram, n);
+			return 1;
+		}
+		pump(r);
+		if (r->n == 0) {
+			if (o->state != OBJ_FILLING) {
+				r->err = -EIO;	/* no buffer or sqe to be had */
+				pthread_mutex_unlock(&s->lock);
+				continue;
+			}
+			if (wait_fill(r, block) < 0)
+				return -EAGAIN;
+			continue;
+		}
+		pthread_mutex_unlock(&s->lock);
+		submit(r);
+		sl = &r->slot[r->first];
+		if (!sl->io.done) {
+			int ret;
+
+			if (!block)
+				return -EAGAIN;
+			ret = io_wait(r->ring, &sl->io);
+			if (ret < 0)
+				r->err = ret;
+			continue;
+		}
+		if (!sl->checked) {
+			if (sl->io.res < 0 ||
+			    (uint64_t)sl->io.res < sl->len) {
+				r->err = sl->io.res < 0 ? sl->io.res : -EIO;
+				continue;
+			}
+			if (!blocks_verify(o, sl->buf, sl->off, sl->len)) {
+				pthread_mutex_lock(&s->lock);
+				obj_drop_corrupt(s, o);
+				pthread_mutex_unlock(&s->lock);
+				r->err = -EBADMSG;
+				continue;
+			}
+			sl->checked = true;
+			if (sl->off == 0 && !o->head) {
+				pthread_mutex_lock(&s->lock);
+				promote_head(r, sl);
+				pthread_mutex_unlock(&s->lock);
+			}
+		}
+		avail = sl->off + sl->len < r->end ? sl->off + sl->len : r->end;
+		n = avail - r->pos < max ? avail - r->pos : max;
+		c->data = sl->buf + (r->pos - sl->off);
+		c->len = n;
+		c->off = r->pos;
+		r->pos += n;
+		stat_add(s, bytes_read_ssd, n);
+		return 1;
+	}
+}
+
+int gs_reader_next(struct gs_reader *r, struct gs_chunk *c)
+{
+	if (r->attached)
+		return -EINVAL;
+	return reader_step(r, c, UINT64_MAX, true);
+}
+
+int gs_reader_poll(struct gs_reader *r, struct gs_chunk *c)
+{
+	return reader_step(r, c, UINT64_MAX, false);
+}
+
+int gs_reader_attach(struct gs_reader *r, struct io_uring *ring,
+		     void (*notify)(void *arg), void *arg)
+{
+	if (r->inflight)
+		return -EBUSY;
+	r->ring = ring;
+	r->attached = true;
+	r->notify = notify;
+	r->narg = arg;
+	return 0;
+}
+
+/* Wait out every read in flight (blocking readers only). */
+static int drain(struct gs_reader *r)
+{
+	if (r->inflight && r->attached)
+		return -EBUSY;
+	for (unsigned i = 0; i < r->n; i++) {
+		struct rslot *sl = &r->slot[(r->first + i) % GS_MAX_DEPTH];
+
+		if (!sl->io.done)
+			io_wait(r->ring, &sl->io);
+	}
+	return 0;
+}
+
+int gs_reader_range(struct gs_reader *r, uint64_t off, uint64_t len)
+{
+	uint64_t size = r->o->size;
+	int ret = drain(r);
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&r->s->lock);
+	release_consumed(r, true);
+	pthread_mutex_unlock(&r->s->lock);
+	if (off > size)
+		off = size;
+	r->pos = off;
+	r->end = len > size - off ? size : off + len;
+	r->sub = off < r->hlen ? r->hlen : off & ~(uint64_t)(GS_CSUM_BLOCK - 1);
+	if (r->err != -EBADMSG && r->err != -ECANCELED)
+		r->err = 0;
+	return 0;
+}
+
+ssize_t gs_read(struct gs_reader *r, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off >= r->o->size || len == 0)
+		return 0;
+	if (off != r->pos || r->end != r->o->size) {
+		int ret = gs_reader_range(r, off, UINT64_MAX);
+
+		if (ret < 0)
+			return ret;
+	}
+	while (done < len) {
+		struct gs_chunk c;
+		int ret = reader_step(r, &c, len - done, true);
+
+		if (ret < 0)	/* what was copied is not handed back */
+			return ret;
+		if (ret == 0)
+			break;
+		memcpy((uint8_t *)buf + done, c.data, c.len);
+		done += c.len;
+	}
+	return (ssize_t)done;
+}
+
+static void reader_finish_close(struct gs_reader *r)
+{
+	struct gs_store *s = r->s;
+
+	pthread_mutex_lock(&s->lock);
+	release_consumed(r, true);
+	assert(r->n == 0);
+	obj_unref(s, r->o);
+	r->fnext = s->reader_free;
+	s->reader_free = r;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void gs_reader_close(struct gs_reader *r)
+{
+	struct gs_store *s = r->s;
+
+	pthread_mutex_lock(&s->lock);
+	if (r->waiting) {
+		struct gs_reader **p = &r->o->waiters;
+
+		while (*p && *p != r)
+			p = &(*p)->wnext;
+		if (*p)
+			*p = r->wnext;
+		r->waiting = false;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r->inflight && r->attached) {
+		r->closing = true;	/* the last completion closes it */
+		return;
+	}
+	drain(r);
+	reader_finish_close(r);
+}
+
+int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
+	   size_t *len, struct gs_meta *meta)
+{
+	struct gs_reader *r;
+	uint8_t *buf;
+	ssize_t n;
+	int ret = gs_get_open(s, key, klen, 0, &r);
+
+	if (ret < 0)
+		return ret;
+	buf = malloc(r->meta.size ? r->meta.size : 1);
+	if (!buf) {
+		gs_reader_close(r);
+		return -ENOMEM;
+	}
+	n = gs_read(r, buf, r->meta.size, 0);
+	if (n >= 0 && (uint64_t)n != r->meta.size)
+		n = -EIO;
+	if (n < 0) {
+		free(buf);
+		gs_reader_close(r);
+		return (int)n;
+	}
+	if (meta)
+		*meta = r->meta;
+	*len = r->meta.size;
+	*val = buf;
+	gs_reader_close(r);
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * SSD space: a bitmap of fixed allocation units over one data file.  An
+ * object gets a short list of extents (runs of free units), found next-fit
+ * from a rotating cursor so that fresh writes stay mostly sequential.
+ */
+#ifndef GS_SPACE_H
+#define GS_SPACE_H
+
+#include <stdint.h>
+
+struct extent {
+	uint64_t off;		/* device offset, bytes, unit aligned */
+	uint64_t len;		/* bytes, unit multiple */
+};
+
+struct space {
+	uint64_t *bits;		/* 1 = used */
+	uint64_t units;		/* units the bitmap covers */
+	uint64_t limit;		/* capacity: allocation stays below it */
+	uint64_t used;		/* units in use, beyond the limit too */
+	uint64_t cursor;	/* next-fit start */
+	uint64_t unit;		/* bytes per unit */
+};
+
+int space_init(struct space *sp, uint64_t capacity, uint64_t unit);
+/*
+ * Let the bitmap cover @units units, beyond the capacity, so that extents
+ * written under a larger capacity can still be claimed (and then evicted).
+ */
+int space_grow_map(struct space *sp, uint64_t units);
+void space_release(struct space *sp);
+
+/*
+ * Allocate @bytes (rounded up to units) as at most @max extents into @ext.
+ * Returns the number of extents, -ENOSPC when not enough free units (nothing
+ * is allocated then), or -E2BIG when it would take more than @max extents.
+ */
+int space_alloc(struct space *sp, uint64_t bytes, struct extent *ext, int max);
+
+/* Mark an extent used (recovery).  -EEXIST when any unit is taken, -ERANGE
+ * when it lies beyond the capacity; nothing changes then. */
+int space_claim(struct space *sp, const struct extent *e);
+
+void space_free(struct space *sp, const struct extent *e);
+
+static inline uint64_t space_free_units(const struct space *sp)
+{
+	return sp->used < sp->limit ? sp->limit - sp->used : 0;
+}
+
+#endif

@@ -1,0 +1,1277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The store: open and recovery, the object lifecycle, eviction, delete,
+ * stat, inspect, iterate and statistics.  Puts live in writer.c, gets in
+ * reader.c.
+ */
+#include <assert.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define FORMAT_VERSION 1
+#define SUPER_NAME "goblin.super"
+#define IOBUF_PREALLOC 32
+#define JOURNAL_REWRITE_MIN (64ull << 20)
+
+void gs_options_init(struct gs_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->memory = 64ull << 20;
+	o->small_memory = 16ull << 20;
+	o->block = 2ull << 20;
+	o->ram_head = 256ull << 10;
+	o->io_chunk = 256ull << 10;
+	o->write_io_chunk = 1ull << 20;
+	o->io_depth = 4;
+}
+
+int gs_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	switch (toupper((unsigned char)*end)) {
+	case 'K': mul = 1ull << 10; end++; break;
+	case 'M': mul = 1ull << 20; end++; break;
+	case 'G': mul = 1ull << 30; end++; break;
+	case 'T': mul = 1ull << 40; end++; break;
+	}
+	/* an optional unit word: "B" alone, or "B"/"iB" after a prefix */
+	if (strcmp(end, "B") == 0 || (mul > 1 && strcmp(end, "iB") == 0))
+		end += strlen(end);
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*out = v * mul;
+	return 0;
+}
+
+const char *gs_strerror(int err)
+{
+	switch (-err) {
+	case EBADMSG: return "data failed its checksum";
+	case ECANCELED: return "the fill was aborted";
+	case EPROTO: return "fewer bytes written than declared";
+	case ESTALE: return "cas mismatch";
+	case EFBIG: return "object larger than the store can hold";
+	case EBUSY: return "store is in use";
+	default: return strerror(-err);
+	}
+}
+
+static unsigned stat_shard_of_thread(void)
+{
+	static _Atomic unsigned next;
+	static __thread unsigned mine = UINT_MAX;
+
+	if (mine == UINT_MAX)
+		mine = atomic_fetch_add_explicit(&next, 1,
+						 memory_order_relaxed) %
+		       NSTAT_SHARDS;
+	return mine;
+}
+
+void stat_add_idx(struct gs_store *s, size_t idx, uint64_t n)
+{
+	atomic_fetch_add_explicit(&s->stats[stat_shard_of_thread()].v[idx], n,
+				  memory_order_relaxed);
+}
+
+static int errf(char *err, size_t len, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+/* ---- object lifecycle (called with s->lock held) ---- */
+
+bool obj_expired(const struct gs_obj *o, int64_t now)
+{
+	return o->exptime != 0 && o->exptime <= now;
+}
+
+static void obj_free(struct gs_store *s, struct gs_obj *o)
+{
+	if (o->small && o->item.ptr)
+		arena_free(&s->arena, &o->item);
+	slru_remove(&s->lru_head, &o->hlru);
+	if (o->head)
+		slots_put(&s->slots, o->head);
+	for (uint32_t i = 0; i < o->next; i++)
+		space_free(&s->space, &o->ext[i]);
+	free(o->ext);
+	free(o->csum);
+	free(o->attr);
+	free(o);
+}
+
+void obj_unref(struct gs_store *s, struct gs_obj *o)
+{
+	assert(o->refs > 0);
+	if (--o->refs == 0)
+		obj_free(s, o);
+}
+
+void obj_wake(struct gs_store *s, struct gs_obj *o)
+{
+	struct gs_reader *w = o->waiters;
+
+	o->waiters = NULL;
+	pthread_cond_broadcast(&s->fill_cond);
+	while (w) {
+		struct gs_reader *next = reader_waiter_next(w);
+
+		reader_notify(w);
+		w = next;
+	}
+}
+
+/* Take @o out of the index; its space goes when the last reader leaves. */
+static void obj_unlink(struct gs_store *s, struct gs_obj *o)
+{
+	assert(o->state == OBJ_LIVE);
+	index_remove(&s->idx, &o->node);
+	o->state = OBJ_GONE;
+	s->bytes -= o->size;
+	s->jlive -= o->jlen;
+	if (o->small) {
+		s->nsmall--;
+		slru_remove(&s->lru_small, &o->lru);
+	} else {
+		slru_remove(&s->lru_ssd, &o->lru);
+	}
+	slru_remove(&s->lru_head, &o->hlru);
+	obj_unref(s, o);
+}
+
+int journal_write(struct gs_store *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	size_t left = len;
+
+	while (left) {
+		ssize_t n = write(s->jfd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int ret = n < 0 ? -errno : -EIO;
+
+			/* never leave a torn record in front of later ones */
+			if (ftruncate(s->jfd, (off_t)s->jbytes) < 0)
+				ret = -EIO;
+			return ret;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	s->jbytes += len;
+	if (s->o.sync && fdatasync(s->jfd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Journal a record that carries only a key (and an exptime for touch). */
+static int journal_key_record(struct gs_store *s, uint8_t type,
+			      const struct gs_obj *o, int64_t exptime)
+{
+	struct jrec r = {
+		.type = type, .seq = ++s->seq, .key = o->key,
+		.klen = o->node.klen, .exptime = exptime,
+	};
+	uint8_t stackbuf[256];
+	size_t len = jrec_size(&r);
+	uint8_t *buf = len <= sizeof(stackbuf) ? stackbuf : malloc(len);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	jrec_encode(&r, NULL, NULL, buf);
+	ret = journal_write(s, buf, len);
+	if (buf != stackbuf)
+		free(buf);
+	return ret;
+}
+
+/* Fill a record describing live object @o. */
+void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = o->small ? J_PUT_SMALL : J_PUT_LARGE;
+	r->seq = seq;
+	r->key = o->key;
+	r->klen = o->node.klen;
+	r->size = o->size;
+	r->cas = o->cas;
+	r->exptime = o->exptime;
+	r->mtime_ns = o->mtime_ns;
+	r->xxh3 = o->xxh3;
+	r->flags = o->flags;
+	r->attr = o->attr;
+	r->attr_len = o->attr_len;
+	r->value = o->small ? o->item.ptr : NULL;
+	r->next = o->small ? 0 : o->next;
+	r->ncsum = o->small ? 0 : (uint32_t)csum_blocks(o->size);
+}
+
+/* Remove a live object for good (delete, expiry, eviction, corruption). */
+void obj_remove(struct gs_store *s, struct gs_obj *o)
+{
+	/*
+	 * The DEL record must precede any reuse of the object's extents, so
+	 * that replay never sees two live owners of one unit.
+	 */
+	journal_key_record(s, J_DEL, o, 0);
+	obj_unlink(s, o);
+}
+
+void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o)
+{
+	stat_add(s, csum_failures, 1);
+	if (o->corrupt)
+		return;
+	o->corrupt = 1;
+	if (o->state == OBJ_LIVE)
+		obj_remove(s, o);
+}
+
+/* ---- eviction (called with s->lock held) ---- */
+
+/* Evict cold SSD objects until @units are free.  Pinned objects stay. */
+static bool evict_ssd(struct gs_store *s, uint64_t units)
+{
+	struct slru_node *n = slru_next_victim(&s->lru_ssd, NULL);
+
+	while ((space_free_units(&s->space) < units ||
+		s->space.used > s->space.limit) && n) {
+		struct slru_node *next = slru_next_victim(&s->lru_ssd, n);
+		struct gs_obj *o = list_entry(n, struct gs_obj, lru);
+
+		if (o->refs == 1) {
+			obj_remove(s, o);
+			stat_add(s, evictions_ssd, 1);
+		}
+		n = next;
+	}
+	return space_free_units(&s->space) >= units;
+}
+
+/* A free head slot, taking one from the coldest unpinned head if need be. */
+uint8_t *head_slot_get(struct gs_store *s, struct gs_obj *o)
+{
+	uint8_t *slot = slots_get(&s->slots);
+	struct slru_node *n;
+
+	if (slot)
+		return slot;
+	for (n = slru_next_victim(&s->lru_head, NULL); n;
+	     n = slru_next_victim(&s->lru_head, n)) {
+		struct gs_obj *v = list_entry(n, struct gs_obj, hlru);
+
+		if (v == o || v->refs != 1)
+			continue;
+		slru_remove(&s->lru_head, &v->hlru);
+		slot = v->head;
+		v->head = NULL;
+		stat_add(s, evictions_head, 1);
+		return slot;
+	}
+	return NULL;
+}
+
+static bool item_movable(struct arena_item *it, void *arg)
+{
+	struct gs_obj *o = list_entry(it, struct gs_obj, item);
+
+	(void)arg;
+	return o->refs == 1 && o->state == OBJ_LIVE;
+}
+
+/* Arena space for small object @o: compact, then evict cold small ones. */
+int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len)
+{
+	for (;;) {
+		int ret = arena_alloc(&s->arena, &o->item, len);
+		struct slru_node *n;
+		struct gs_obj *v = NULL;
+
+		if (ret != -ENOSPC)
+			return ret;
+		if (arena_compact(&s->arena, item_movable, NULL)) {
+			stat_add(s, compactions, 1);
+			continue;
+		}
+		for (n = slru_next_victim(&s->lru_small, NULL); n;
+		     n = slru_next_victim(&s->lru_small, n)) {
+			v = list_entry(n, struct gs_obj, lru);
+			if (v->refs == 1)
+				break;
+			v = NULL;
+		}
+		if (!v)
+			return -ENOSPC;
+		obj_remove(s, v);
+		stat_add(s, evictions_small, 1);
+	}
+}
+
+/* Reserve SSD extents for @size bytes of @o. */
+int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size)
+{
+	uint64_t units = (size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
+	struct extent *ext;
+	int n;
+
+	if (size > s->space.limit * GS_ALLOC_UNIT)
+		return -EFBIG;	/* checked first: the rounding below can wrap */
+	if (units == 0)
+		units = 1;
+	if (space_free_units(&s->space) < units && !evict_ssd(s, units))
+		return -ENOSPC;
+	ext = malloc(units * sizeof(*ext));
+	if (!ext)
+		return -ENOMEM;
+	n = space_alloc(&s->space, units * GS_ALLOC_UNIT, ext, (int)units);
+	if (n < 0) {
+		free(ext);
+		return n;
+	}
+	o->ext = realloc(ext, n * sizeof(*ext)) ?: ext;
+	o->next = (uint32_t)n;
+	return 0;
+}
+
+uint32_t obj_units(const struct gs_obj *o)
+{
+	uint64_t u = 0;
+
+	for (uint32_t i = 0; i < o->next; i++)
+		u += o->ext[i].len / GS_ALLOC_UNIT;
+	return u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
+}
+
+uint64_t obj_dev_off(const struct gs_obj *o, uint64_t off, uint64_t *run)
+{
+	for (uint32_t i = 0; i < o->next; i++) {
+		if (off < o->ext[i].len) {
+			*run = o->ext[i].len - off;
+			return o->ext[i].off + off;
+		}
+		off -= o->ext[i].len;
+	}
+	*run = 0;
+	return UINT64_MAX;
+}
+
+struct gs_obj *obj_new(const void *key, size_t klen)
+{
+	struct gs_obj *o = calloc(1, sizeof(*o) + klen);
+
+	if (!o)
+		return NULL;
+	memcpy(o->key, key, klen);
+	o->node.key = o->key;
+	o->node.klen = (uint32_t)klen;
+	o->node.hash = index_hash(key, klen);
+	o->refs = 1;
+	slru_node_init(&o->lru);
+	slru_node_init(&o->hlru);
+	list_init(&o->item.l);
+	return o;
+}
+
+/* Publish @o under its key, replacing any live version.  Lock held. */
+void obj_publish(struct gs_store *s, struct gs_obj *o)
+{
+	struct idx_node *n = index_find(&s->idx, o->node.hash, o->key,
+					o->node.klen);
+
+	if (n)
+		obj_unlink(s, list_entry(n, struct gs_obj, node));
+	index_insert(&s->idx, &o->node);
+	o->state = OBJ_LIVE;
+	s->bytes += o->size;
+	s->jlive += o->jlen;
+	if (o->small) {
+		s->nsmall++;
+		slru_insert(&s->lru_small, &o->lru, o->item.len);
+	} else {
+		slru_insert(&s->lru_ssd, &o->lru, obj_units(o));
+		if (o->head && !slru_linked(&o->hlru))
+			slru_insert(&s->lru_head, &o->hlru, 1);
+	}
+}
+
+/* Live, unexpired object for @key, or NULL (an expired one is removed). */
+struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen)
+{
+	struct idx_node *n = index_find(&s->idx, index_hash(key, klen), key,
+					klen);
+	struct gs_obj *o;
+
+	if (!n)
+		return NULL;
+	o = list_entry(n, struct gs_obj, node);
+	if (obj_expired(o, time(NULL))) {
+		stat_add(s, expired, 1);
+		obj_remove(s, o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- journal rewrite and replay ---- */
+
+/* Write every live object's record to a new journal and switch to it. */
+static int journal_rewrite(struct gs_store *s)
+{
+	char *tmp = NULL, *path = NULL;
+	uint64_t pos = 0, total = 0, seq = 0;
+	uint8_t *buf = NULL;
+	size_t cap = 1u << 20, used = 0;
+	struct idx_node *n = NULL;
+	int fd = -1, ret = -ENOMEM;
+
+	if (asprintf(&tmp, "%s/journal.new", s->dir) < 0)
+		tmp = NULL;
+	if (asprintf(&path, "%s/journal", s->dir) < 0)
+		path = NULL;
+	buf = malloc(cap);
+	if (!tmp || !path || !buf)
+		goto fail;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	while ((n = index_next(&s->idx, &pos, n))) {
+		struct gs_obj *o = list_entry(n, struct gs_obj, node);
+		struct jrec r;
+		size_t len;
+
+		obj_jrec(o, ++seq, &r);
+		len = jrec_size(&r);
+		if (used + len > cap) {
+			if (used && write(fd, buf, used) != (ssize_t)used) {
+				ret = -EIO;
+				goto fail;
+			}
+			used = 0;
+			if (len > cap) {
+				uint8_t *nb = realloc(buf, len);
+
+				if (!nb)
+					goto fail;
+				buf = nb;
+				cap = len;
+			}
+		}
+		jrec_encode(&r, o->ext, o->csum, buf + used);
+		used += len;
+		o->jlen = len;
+		total += len;
+	}
+	if (used && write(fd, buf, used) != (ssize_t)used) {
+		ret = -EIO;
+		goto fail;
+	}
+	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	close(s->jfd);
+	s->jfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (s->jfd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	s->jbytes = s->jlive = total;
+	s->seq = seq;
+	stat_add(s, journal_rewrites, 1);
+	ret = 0;
+fail:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(buf);
+	free(tmp);
+	free(path);
+	return ret;
+}
+
+/* Journal garbage grows with replaces and deletes; rewrite when it wins. */
+void journal_maybe_rewrite(struct gs_store *s)
+{
+	if (s->jbytes > JOURNAL_REWRITE_MIN && s->jbytes > 2 * s->jlive)
+		journal_rewrite(s);
+}
+
+static int attr_copy(struct gs_obj *o, const void *attr, size_t len)
+{
+	o->attr_len = (uint16_t)len;
+	if (!len)
+		return 0;
+	o->attr = malloc(len);
+	if (!o->attr)
+		return -ENOMEM;
+	memcpy(o->attr, attr, len);
+	return 0;
+}
+
+/* Apply one put record during replay.  Returns 0, or <0 to drop it. */
+static int replay_put(struct gs_store *s, const struct jrec *r, long len,
+		      int64_t now)
+{
+	struct gs_obj *o = obj_new(r->key, r->klen), *old;
+	uint32_t i;
+
+	if (!o)
+		return -ENOMEM;
+	o->size = r->size;
+	o->cas = r->cas;
+	o->exptime = r->exptime;
+	o->mtime_ns = r->mtime_ns;
+	o->xxh3 = r->xxh3;
+	o->flags = r->flags;
+	o->jlen = (uint64_t)len;
+	o->written = o->durable = r->size;
+	if (attr_copy(o, r->attr, r->attr_len) < 0)
+		goto fail;
+	if (r->cas > s->cas)
+		s->cas = r->cas;
+	/* Older version out first: its extents may be reused below. */
+	old = obj_lookup(s, r->key, r->klen);
+	if (old)
+		obj_unlink(s, old);
+	if (r->exptime && r->exptime <= now)
+		goto fail;
+	if (r->type == J_PUT_SMALL) {
+		if (XXH3_64bits(r->value, r->size) != r->xxh3) {
+			stat_add(s, csum_failures, 1);
+			goto fail;
+		}
+		o->small = 1;
+		if (small_alloc(s, o, r->size) < 0) {
+			stat_add(s, evictions_small, 1);
+			goto fail;
+		}
+		memcpy(o->item.ptr, r->value, r->size);
+	} else {
+		o->ext = malloc(r->next * sizeof(*o->ext));
+		o->csum = malloc(r->ncsum * sizeof(uint32_t));
+		if (!o->ext || !o->csum)
+			goto fail;
+		for (i = 0; i < r->next; i++) {
+			jrec_get_ext(r, i, &o->ext[i]);
+			if (space_claim(&s->space, &o->ext[i]) < 0)
+				break;
+		}
+		o->next = i;	/* obj_free releases what was claimed */
+		if (i < r->next)
+			goto fail;
+		for (i = 0; i < r->ncsum; i++)
+			o->csum[i] = jrec_get_csum(r, i);
+	}
+	obj_publish(s, o);
+	return 0;
+fail:
+	obj_free(s, o);
+	return -EINVAL;
+}
+
+/*
+ * Rebuild the index from the journal.  A record that does not verify is
+ * skipped (the scan resynchronises on the next valid record); a torn tail
+ * is cut off.  Anything dropped makes the journal be rewritten.
+ */
+static int journal_replay(struct gs_store *s, bool *dirty)
+{
+	struct stat st;
+	uint8_t *map;
+	uint64_t pos = 0, good = 0;
+	int64_t now = time(NULL);
+
+	if (fstat(s->jfd, &st) < 0)
+		return -errno;
+	s->jbytes = (uint64_t)st.st_size;
+	if (st.st_size == 0)
+		return 0;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, s->jfd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	madvise(map, st.st_size, MADV_SEQUENTIAL);
+	while (pos < (uint64_t)st.st_size) {
+		struct jrec r;
+		long len = jrec_decode(map + pos, st.st_size - pos, &r);
+		struct gs_obj *o;
+
+		if (len <= 0) {
+			/* skip to the next plausible record */
+			const uint32_t magic = J_MAGIC;
+			uint8_t *m = memmem(map + pos + 1, st.st_size - pos - 1,
+					    &magic, 4);
+
+			stat_add(s, recovery_dropped, 1);
+			*dirty = true;
+			if (!m)
+				break;
+			pos = (uint64_t)(m - map);
+			continue;
+		}
+		if (r.seq > s->seq)
+			s->seq = r.seq;
+		switch (r.type) {
+		case J_PUT_SMALL:
+		case J_PUT_LARGE:
+			if (replay_put(s, &r, len, now) < 0) {
+				stat_add(s, recovery_dropped, 1);
+				*dirty = true;
+			}
+			break;
+		case J_DEL:
+			o = obj_lookup(s, r.key, r.klen);
+			if (o)
+				obj_unlink(s, o);
+			break;
+		case J_TOUCH:
+			o = obj_lookup(s, r.key, r.klen);
+			if (o)
+				o->exptime = r.exptime;
+			break;
+		}
+		pos += (uint64_t)len;
+		good = pos;
+	}
+	munmap(map, st.st_size);
+	if (good < (uint64_t)st.st_size)
+		*dirty = true;
+	return 0;
+}
+
+/* Read the heads of recovered objects back into RAM while slots are free. */
+static void preload_heads(struct gs_store *s)
+{
+	struct io_uring *ring = io_thread_ring();
+	struct list_head *p, *next;
+	void *buf;
+
+	if (!ring || !(buf = iobuf_get(s)))
+		return;
+	/* most recently written first: probation from its front */
+	for (p = s->lru_ssd.prob.next; p != &s->lru_ssd.prob && s->slots.nfree;
+	     p = next) {
+		struct gs_obj *o = list_entry(p, struct gs_obj, lru.l);
+		uint64_t hlen = o->size < s->o.ram_head ? o->size
+							 : s->o.ram_head;
+		uint64_t run, dev = obj_dev_off(o, 0, &run);
+		struct gs_io io = { 0 };
+		struct io_uring_sqe *sqe;
+
+		next = p->next;
+		if (o->head || hlen == 0 || run < hlen)
+			continue;
+		sqe = io_get_sqe(ring);
+		io_uring_prep_read(sqe, s->data_fd, buf,
+				   (hlen + 4095) & ~4095ull, dev);
+		io_prep(sqe, &io);
+		if (io_wait(ring, &io) < 0 || io.res < (int)hlen)
+			continue;
+		if (!blocks_verify(o, buf, 0, hlen)) {
+			obj_drop_corrupt(s, o);
+			continue;
+		}
+		o->head = slots_get(&s->slots);
+		memcpy(o->head, buf, hlen);
+		slru_insert(&s->lru_head, &o->hlru, 1);
+	}
+	iobuf_put(s, buf);
+}
+
+/* ---- open and close ---- */
+
+/* The SSD tier's directory as an absolute path (created if need be). */
+static int ssd_dir_resolve(const char *want, char *out, char *err, size_t len)
+{
+	if (mkdir(want, 0755) < 0 && errno != EEXIST)
+		return errf(err, len, -errno, "cannot create '%s': %s", want,
+			    strerror(errno));
+	if (!realpath(want, out))
+		return errf(err, len, -errno, "cannot resolve '%s': %s", want,
+			    strerror(errno));
+	return 0;
+}
+
+/*
+ * Check (or, creating, write) the superblock, and settle where the SSD tier
+ * lives: the superblock keeps the directory given at creation ("-" for
+ * the default <store>/ssd), and a later open may not name another one.
+ */
+static int super_check(const char *dir, const struct gs_options *o,
+		       char *ssd_dir, char *err, size_t len)
+{
+	char path[PATH_MAX], line[PATH_MAX + 32], rec[PATH_MAX] = "-";
+	char dflt[PATH_MAX], given[PATH_MAX];
+	FILE *f;
+	int version = 0, ret;
+	unsigned long unit = 0, block = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SUPER_NAME);
+	snprintf(dflt, sizeof(dflt), "%s/ssd", dir);
+	f = fopen(path, "r");
+	if (!f && errno == ENOENT && o->create) {
+		ret = ssd_dir_resolve(o->ssd_dir ? o->ssd_dir : dflt, ssd_dir,
+				      err, len);
+		if (ret < 0)
+			return ret;
+		f = fopen(path, "w");
+		if (!f)
+			return errf(err, len, -errno, "cannot create '%s': %s",
+				    path, strerror(errno));
+		fprintf(f, "goblin-store-format %d\nalloc-unit %d\n"
+			   "csum-block %d\nssd-dir %s\ncreated %lld\n",
+			FORMAT_VERSION, GS_ALLOC_UNIT, GS_CSUM_BLOCK,
+			o->ssd_dir ? ssd_dir : "-", (long long)time(NULL));
+		if (fflush(f) || fsync(fileno(f))) {
+			fclose(f);
+			return errf(err, len, -EIO, "cannot write '%s'", path);
+		}
+		fclose(f);
+		return 0;
+	}
+	if (!f) {
+		if (errno == ENOENT)
+			return errf(err, len, -ENOENT,
+				    "'%s' is not a goblin store", dir);
+		return errf(err, len, -errno, "cannot read '%s': %s", path,
+			    strerror(errno));
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		sscanf(line, "goblin-store-format %d", &version);
+		sscanf(line, "alloc-unit %lu", &unit);
+		sscanf(line, "csum-block %lu", &block);
+		if (strncmp(line, "ssd-dir ", 8) == 0 &&
+		    strlen(line + 8) < sizeof(rec))
+			memcpy(rec, line + 8, strlen(line + 8) + 1);
+	}
+	fclose(f);
+	if (version != FORMAT_VERSION || unit != GS_ALLOC_UNIT ||
+	    block != GS_CSUM_BLOCK)
+		return errf(err, len, -EPROTO,
+			    "store '%s' has format %d (unit %lu, block %lu); "
+			    "this build reads format %d",
+			    dir, version, unit, block, FORMAT_VERSION);
+	ret = ssd_dir_resolve(strcmp(rec, "-") ? rec : dflt, ssd_dir, err,
+			      len);
+	if (ret < 0)
+		return ret;
+	if (o->ssd_dir) {
+		ret = ssd_dir_resolve(o->ssd_dir, given, err, len);
+		if (ret < 0)
+			return ret;
+		if (strcmp(given, ssd_dir))
+			return errf(err, len, -EINVAL,
+				    "store '%s' keeps its SSD tier in '%s', "
+				    "not '%s'", dir, ssd_dir, o->ssd_dir);
+	}
+	return 0;
+}
+
+static int lock_store(struct gs_store *s, char *err, size_t len)
+{
+	char path[PATH_MAX], pid[32];
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/lock", s->dir);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (s->lock_fd < 0)
+		return errf(err, len, -errno, "cannot open '%s': %s", path,
+			    strerror(errno));
+	if (fcntl(s->lock_fd, F_OFD_SETLK, &fl) < 0) {
+		n = pread(s->lock_fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		return errf(err, len, -EBUSY,
+			    "store '%s' is in use by pid %s", s->dir,
+			    *pid ? pid : "(unknown)");
+	}
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(s->lock_fd, 0) < 0 || pwrite(s->lock_fd, pid, n, 0) != n)
+		return errf(err, len, -EIO, "cannot write '%s'", path);
+	return 0;
+}
+
+static int options_check(const struct gs_options *o, char *err, size_t len)
+{
+	if (o->ram_head % GS_CSUM_BLOCK || o->io_chunk == 0 ||
+	    o->io_chunk % GS_CSUM_BLOCK || o->write_io_chunk == 0 ||
+	    o->write_io_chunk % GS_CSUM_BLOCK)
+		return errf(err, len, -EINVAL,
+			    "--ram-head, --io-chunk and --write-io-chunk must "
+			    "be multiples of %d", GS_CSUM_BLOCK);
+	if (o->block == 0 || o->block % 4096)
+		return errf(err, len, -EINVAL,
+			    "--block must be a multiple of 4096");
+	if (o->ram_head > o->block && o->memory)
+		return errf(err, len, -EINVAL,
+			    "--ram-head must not exceed --block");
+	if (o->io_depth == 0 || o->io_depth > GS_MAX_DEPTH)
+		return errf(err, len, -EINVAL, "io depth must be 1..%d",
+			    GS_MAX_DEPTH);
+	return 0;
+}
+
+static uint64_t ssd_capacity(struct gs_store *s, const char *ssd_dir)
+{
+	struct statvfs vfs;
+	struct stat st;
+	uint64_t avail, floor, have = 0;
+
+	if (s->o.ssd_size)
+		return s->o.ssd_size / GS_ALLOC_UNIT * GS_ALLOC_UNIT;
+	if (statvfs(ssd_dir, &vfs) < 0)
+		return 0;
+	if (fstat(s->data_fd, &st) == 0)
+		have = (uint64_t)st.st_blocks * 512;
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize + have;
+	floor = s->o.ssd_floor;
+	if (!floor) {	/* default: keep 5% of the fs, at least 1 GiB */
+		floor = (uint64_t)vfs.f_blocks * vfs.f_frsize / 20;
+		if (floor < (1ull << 30))
+			floor = 1ull << 30;
+	}
+	return avail > floor ? (avail - floor) / GS_ALLOC_UNIT * GS_ALLOC_UNIT
+			     : 0;
+}
+
+/* Units the data file spans: extents from an earlier, larger capacity. */
+static uint64_t data_units(struct gs_store *s)
+{
+	struct stat st;
+
+	if (fstat(s->data_fd, &st) < 0)
+		return 0;
+	return ((uint64_t)st.st_size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
+}
+
+static int bufs_init(struct gs_store *s)
+{
+	uint64_t sz = s->o.io_chunk;
+
+	if (sz < s->o.ram_head)
+		sz = s->o.ram_head;
+	if (sz < s->o.write_io_chunk)
+		sz = s->o.write_io_chunk;
+	s->iobuf_size = sz;
+	s->iobuf_n = IOBUF_PREALLOC;
+	/* virtual until first use: only buffers that are used cost RSS */
+	if (posix_memalign((void **)&s->iobuf_mem, 4096, sz * s->iobuf_n))
+		return -ENOMEM;
+	s->iobuf_free = malloc(s->iobuf_n * sizeof(void *));
+	if (!s->iobuf_free)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->iobuf_n; i++)
+		s->iobuf_free[i] = s->iobuf_mem + (uint64_t)i * sz;
+	s->iobuf_nfree = s->iobuf_n;
+	return 0;
+}
+
+int gs_open(const char *dir, const struct gs_options *opt,
+	    struct gs_store **out, char *err, size_t errlen)
+{
+	struct gs_store *s;
+	char ssd_dir[PATH_MAX], path[PATH_MAX];
+	uint64_t cap;
+	bool dirty = false;
+	int ret;
+
+	if (err && errlen)
+		*err = '\0';
+	ret = options_check(opt, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (opt->create && mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return errf(err, errlen, -errno, "cannot create '%s': %s", dir,
+			    strerror(errno));
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->lock_fd = s->data_fd = s->jfd = -1;
+	s->o = *opt;
+	s->dir = strdup(dir);
+	slru_init(&s->lru_ssd, 0);	/* sized below, once capacities are known */
+	slru_init(&s->lru_small, 0);
+	slru_init(&s->lru_head, 0);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->fill_cond, NULL);
+	if (!s->dir) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	s->o.ssd_dir = NULL;	/* not kept: the caller owns the string */
+	snprintf(path, sizeof(path), "%s/%s", dir, SUPER_NAME);
+	if (!opt->create && access(path, F_OK) < 0) {
+		/* before the lock, which would leave a file behind */
+		ret = errf(err, errlen, -ENOENT, "'%s' is not a goblin store",
+			   dir);
+		goto fail;
+	}
+	ret = lock_store(s, err, errlen);
+	if (ret < 0)
+		goto fail;
+	ret = super_check(dir, opt, ssd_dir, err, errlen);
+	if (ret < 0)
+		goto fail;
+	if (snprintf(path, sizeof(path), "%s/data", ssd_dir) >=
+	    (int)sizeof(path)) {
+		ret = errf(err, errlen, -ENAMETOOLONG, "path too long: '%s'",
+			   ssd_dir);
+		goto fail;
+	}
+	s->data_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+	if (s->data_fd < 0) {
+		ret = errf(err, errlen, -errno,
+			   "cannot open '%s' with O_DIRECT: %s", path,
+			   strerror(errno));
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	s->jfd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (s->jfd < 0) {
+		ret = errf(err, errlen, -errno, "cannot open '%s': %s", path,
+			   strerror(errno));
+		goto fail;
+	}
+	cap = ssd_capacity(s, ssd_dir);
+	if (cap < GS_ALLOC_UNIT) {
+		ret = errf(err, errlen, -ENOSPC,
+			   "no room for the SSD tier in '%s'", ssd_dir);
+		goto fail;
+	}
+	ret = ram_region_map(&s->head_mem, opt->memory, opt->block,
+			     !opt->no_hugetlb, !opt->no_mlock);
+	if (ret == 0)
+		ret = ram_region_map(&s->small_mem, opt->small_memory,
+				     opt->block, !opt->no_hugetlb,
+				     !opt->no_mlock);
+	if (ret < 0) {
+		errf(err, errlen, ret, "cannot map RAM pools: %s",
+		     strerror(-ret));
+		goto fail;
+	}
+	if ((ret = slots_init(&s->slots, s->head_mem.base, s->head_mem.size,
+			      opt->ram_head)) < 0 ||
+	    (ret = arena_init(&s->arena, s->small_mem.base,
+			      s->small_mem.size, opt->block)) < 0 ||
+	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
+	    (ret = space_grow_map(&s->space, data_units(s))) < 0 ||
+	    (ret = index_init(&s->idx, 1024)) < 0 ||
+	    (ret = index_init(&s->fills, 16)) < 0 ||
+	    (ret = bufs_init(s)) < 0)
+		goto fail;
+	/* protected segments: 80% of each tier's capacity */
+	slru_init(&s->lru_ssd, s->space.limit * 4 / 5);
+	slru_init(&s->lru_small, s->small_mem.size * 4 / 5);
+	slru_init(&s->lru_head, (uint64_t)s->slots.nslots * 4 / 5);
+	ret = journal_replay(s, &dirty);
+	if (ret < 0) {
+		errf(err, errlen, ret, "cannot read the journal: %s",
+		     strerror(-ret));
+		goto fail;
+	}
+	/* a smaller capacity than last time: evict down to it, by policy */
+	if (s->space.used > s->space.limit) {
+		evict_ssd(s, 0);
+		dirty = true;
+	}
+	stat_add(s, recovered, s->idx.count);
+	if ((dirty || s->jbytes > 2 * s->jlive + (1u << 20)) &&
+	    (ret = journal_rewrite(s)) < 0) {
+		errf(err, errlen, ret, "cannot rewrite the journal: %s",
+		     strerror(-ret));
+		goto fail;
+	}
+	if (opt->preload_heads)
+		preload_heads(s);
+	*out = s;
+	return 0;
+fail:
+	gs_close(s);
+	return ret;
+}
+
+void gs_close(struct gs_store *s)
+{
+	uint64_t pos = 0;
+	struct idx_node *n;
+
+	if (!s)
+		return;
+	/* drop the index's references; readers must all be closed */
+	while (s->idx.b && (n = index_next(&s->idx, &pos, NULL))) {
+		struct gs_obj *o = list_entry(n, struct gs_obj, node);
+
+		obj_unlink(s, o);
+		pos = 0;
+	}
+	while (s->reader_free) {
+		struct gs_reader *r = s->reader_free;
+
+		s->reader_free = reader_free_next(r);
+		free(r);
+	}
+	if (s->jfd >= 0 && s->o.sync)
+		fdatasync(s->jfd);
+	index_release(&s->idx);
+	index_release(&s->fills);
+	space_release(&s->space);
+	arena_release(&s->arena);
+	slots_release(&s->slots);
+	ram_region_unmap(&s->head_mem);
+	ram_region_unmap(&s->small_mem);
+	free(s->iobuf_mem);
+	free(s->iobuf_free);
+	if (s->data_fd >= 0)
+		close(s->data_fd);
+	if (s->jfd >= 0)
+		close(s->jfd);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->fill_cond);
+	free(s->dir);
+	free(s);
+}
+
+/* ---- simple operations ---- */
+
+int gs_delete(struct gs_store *s, const void *key, size_t klen)
+{
+	struct gs_obj *o;
+	int ret = -ENOENT;
+
+	if (klen == 0 || klen > GS_KEY_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	o = obj_lookup(s, key, klen);
+	if (o) {
+		obj_remove(s, o);
+		stat_add(s, deletes, 1);
+		journal_maybe_rewrite(s);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void obj_meta(const struct gs_obj *o, struct gs_meta *m)
+{
+	m->size = o->size;
+	m->cas = o->cas;
+	m->exptime = o->exptime;
+	m->mtime_ns = o->mtime_ns;
+	m->xxh3 = o->xxh3;
+	m->flags = o->flags;
+	m->attr_len = o->attr_len;
+	if (o->attr_len)
+		memcpy(m->attr, o->attr, o->attr_len);
+}
+
+int gs_stat(struct gs_store *s, const void *key, size_t klen,
+	    struct gs_meta *meta)
+{
+	struct gs_obj *o;
+
+	if (klen == 0 || klen > GS_KEY_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	o = obj_lookup(s, key, klen);
+	if (o)
+		obj_meta(o, meta);
+	pthread_mutex_unlock(&s->lock);
+	return o ? 0 : -ENOENT;
+}
+
+int gs_touch(struct gs_store *s, const void *key, size_t klen, int64_t exptime)
+{
+	struct gs_obj *o;
+	int ret = -ENOENT;
+
+	if (klen == 0 || klen > GS_KEY_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	o = obj_lookup(s, key, klen);
+	if (o) {
+		ret = journal_key_record(s, J_TOUCH, o, exptime);
+		if (ret == 0)
+			o->exptime = exptime;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int gs_inspect(struct gs_store *s, const void *key, size_t klen,
+	       struct gs_range *rg, int max)
+{
+	struct gs_obj *o;
+	int n = 0;
+
+	if (klen == 0 || klen > GS_KEY_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	o = obj_lookup(s, key, klen);
+	if (!o) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOENT;
+	}
+	if (o->small) {
+		if (n < max)
+			rg[n] = (struct gs_range){ GS_TIER_SMALL, 0, o->size, 0 };
+		n++;
+	} else {
+		uint64_t off = 0;
+
+		if (o->head) {
+			uint64_t h = o->size < s->o.ram_head ? o->size
+							      : s->o.ram_head;
+			if (n < max)
+				rg[n] = (struct gs_range){ GS_TIER_RAM, 0, h, 0 };
+			n++;
+		}
+		/* the SSD copy is whole: it is the head's durable home too */
+		for (uint32_t i = 0; i < o->next && off < o->size; i++) {
+			uint64_t len = o->ext[i].len;
+
+			if (len > o->size - off)
+				len = o->size - off;
+			if (n < max)
+				rg[n] = (struct gs_range){ GS_TIER_SSD, off, len,
+							   o->ext[i].off };
+			n++;
+			off += len;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
+	       int (*fn)(void *arg, const void *key, size_t klen,
+			 const struct gs_meta *m),
+	       void *arg)
+{
+	struct gs_meta *m = malloc(sizeof(*m));
+	uint8_t *key = malloc(GS_KEY_MAX);
+	uint64_t pos = 0, done = 0;
+	int64_t now = time(NULL);
+	int ret = 0;
+
+	if (!m || !key) {
+		free(m);
+		free(key);
+		return -ENOMEM;
+	}
+	/*
+	 * Walk bucket by bucket, copying one entry out at a time so that @fn
+	 * runs unlocked.  A bucket's chain is re-walked from its start, and
+	 * entries already reported in it are skipped by count.
+	 */
+	for (;;) {
+		struct idx_node *n;
+		size_t klen = 0;
+		uint64_t i = 0;
+		bool found = false;
+
+		pthread_mutex_lock(&s->lock);
+		if (pos > s->idx.mask) {
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		for (n = s->idx.b[pos]; n; n = n->next) {
+			struct gs_obj *o = list_entry(n, struct gs_obj, node);
+
+			if (n->klen < plen || memcmp(n->key, prefix, plen) ||
+			    obj_expired(o, now))
+				continue;
+			if (i++ < done)
+				continue;
+			klen = n->klen;
+			memcpy(key, n->key, klen);
+			obj_meta(o, m);
+			found = true;
+			break;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!found) {
+			pos++;
+			done = 0;
+			continue;
+		}
+		done++;
+		ret = fn(arg, key, klen, m);
+		if (ret)
+			break;
+	}
+	free(m);
+	free(key);
+	return ret;
+}
+
+void gs_stats_get(struct gs_store *s, struct gs_stats *st)
+{
+	uint64_t *v = (uint64_t *)st;
+
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < NSTAT_SHARDS; i++)
+		for (size_t k = 0; k < sizeof(*st) / 8; k++)
+			v[k] += atomic_load_explicit(&s->stats[i].v[k],
+						     memory_order_relaxed);
+	pthread_mutex_lock(&s->lock);
+	st->objects = s->idx.count;
+	st->small_objects = s->nsmall;
+	st->bytes = s->bytes;
+	st->ram_capacity = s->head_mem.size;
+	st->ram_slots = s->slots.nslots;
+	st->ram_slots_used = s->slots.nslots - s->slots.nfree;
+	st->small_capacity = s->small_mem.size;
+	st->small_used = arena_used(&s->arena);
+	st->small_live = s->arena.live;
+	st->ssd_capacity = s->space.limit * GS_ALLOC_UNIT;
+	st->ssd_used = s->space.used * GS_ALLOC_UNIT;
+	st->journal_bytes = s->jbytes;
+	st->hugetlb = s->head_mem.hugetlb;
+	st->mlocked = s->head_mem.mlocked || !s->head_mem.size;
+	pthread_mutex_unlock(&s->lock);
+}

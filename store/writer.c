@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Streaming puts.  A small object is copied straight into its arena
+ * allocation.  A large object's head is copied into its RAM slot, and all
+ * of its bytes (the head too: the SSD copy is the durable home) go through
+ * two write_io_chunk buffers written with O_DIRECT, one filling while the
+ * other is on the device, so memory does not grow with the object.
+ * Nothing is visible until commit journals the object and indexes it.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+struct gs_writer {
+	struct gs_store *s;
+	struct gs_obj *o;
+	uint64_t pos;		/* bytes accepted */
+	XXH3_state_t *xs;	/* whole-value checksum */
+	enum gs_put_mode mode;
+	uint64_t cas_match;
+	bool fill;
+	int err;
+	struct io_uring *ring;
+	/* large objects: buffer i holds object bytes [boff[i], +blen[i]) */
+	uint8_t *buf[2];
+	uint64_t boff[2], blen[2];
+	struct gs_io *io[2];	/* the buffer's writes, one per extent run */
+	uint32_t npieces[2];
+	uint32_t maxpieces;
+	bool busy[2];
+	int cur;
+};
+
+static bool args_valid(const void *key, size_t klen,
+		       const struct gs_put_args *a)
+{
+	return key && klen > 0 && klen <= GS_KEY_MAX &&
+	       a->attr_len <= GS_ATTR_MAX && (a->attr || !a->attr_len) &&
+	       a->mode <= GS_CAS;
+}
+
+/* Called with s->lock held: choose the tier and reserve the space. */
+static int writer_place(struct gs_writer *w)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+	int ret;
+
+	if (o->size < s->o.ram_head) {
+		o->small = 1;
+		if (small_alloc(s, o, o->size) == 0)
+			return 0;
+		/* no arena room: it becomes a one-piece large object */
+		o->small = 0;
+	}
+	ret = ssd_alloc(s, o, o->size);
+	if (ret < 0)
+		return ret;
+	o->csum = calloc(csum_blocks(o->size) + 1, sizeof(uint32_t));
+	w->buf[0] = iobuf_get(s);
+	w->buf[1] = iobuf_get(s);
+	w->maxpieces = (uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2;
+	w->io[0] = calloc(w->maxpieces, sizeof(struct gs_io));
+	w->io[1] = calloc(w->maxpieces, sizeof(struct gs_io));
+	if (!o->csum || !w->buf[0] || !w->buf[1] || !w->io[0] || !w->io[1])
+		return -ENOMEM;
+	if (s->o.ram_head)
+		o->head = head_slot_get(s, o);
+	return 0;
+}
+
+/* Called with s->lock held. */
+static void writer_free_locked(struct gs_writer *w)
+{
+	for (int i = 0; i < 2; i++) {
+		if (w->buf[i])
+			iobuf_put(w->s, w->buf[i]);
+		free(w->io[i]);
+	}
+}
+
+static void writer_free(struct gs_writer *w)
+{
+	if (w->xs)
+		XXH3_freeState(w->xs);
+	free(w);
+}
+
+int gs_put_begin(struct gs_store *s, const void *key, size_t klen,
+		 const struct gs_put_args *a, struct gs_writer **out)
+{
+	struct gs_writer *w;
+	struct gs_obj *o;
+	int ret;
+
+	if (!args_valid(key, klen, a))
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	o = obj_new(key, klen);
+	if (!w || !o || !(w->xs = XXH3_createState()) ||
+	    !(w->ring = io_thread_ring()) ||
+	    (a->attr_len && !(o->attr = malloc(a->attr_len)))) {
+		ret = -ENOMEM;
+		if (o)
+			free(o->attr);
+		free(o);
+		if (w)
+			writer_free(w);
+		return ret;
+	}
+	XXH3_64bits_reset(w->xs);
+	w->s = s;
+	w->o = o;
+	w->mode = a->mode;
+	w->cas_match = a->cas_match;
+	w->fill = a->fill;
+	o->state = OBJ_FILLING;
+	o->size = a->size;
+	o->flags = a->flags;
+	o->exptime = a->exptime;
+	o->attr_len = (uint16_t)a->attr_len;
+	if (a->attr_len)
+		memcpy(o->attr, a->attr, a->attr_len);
+
+	pthread_mutex_lock(&s->lock);
+	if (a->fill && index_find(&s->fills, o->node.hash, key, klen)) {
+		ret = -EEXIST;
+		goto fail;
+	}
+	ret = writer_place(w);
+	if (ret < 0)
+		goto fail;
+	if (a->fill) {
+		index_insert(&s->fills, &o->node);
+		o->refs++;	/* the fill table's reference */
+	}
+	pthread_mutex_unlock(&s->lock);
+	*out = w;
+	return 0;
+fail:
+	writer_free_locked(w);
+	o->state = OBJ_GONE;
+	obj_unref(s, o);
+	pthread_mutex_unlock(&s->lock);
+	writer_free(w);
+	return ret;
+}
+
+/* Block checksums, 4 KiB padding and the O_DIRECT writes of buffer @b. */
+static void flush_buffer(struct gs_writer *w, int b)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+	uint64_t len = w->blen[b], plen = (len + 4095) & ~4095ull, done = 0;
+
+	for (uint64_t off = 0; off < len; off += GS_CSUM_BLOCK) {
+		uint64_t bl = len - off < GS_CSUM_BLOCK ? len - off
+							 : GS_CSUM_BLOCK;
+
+		o->csum[(w->boff[b] + off) / GS_CSUM_BLOCK] =
+			csum_block(w->buf[b] + off, bl);
+	}
+	memset(w->buf[b] + len, 0, plen - len);
+	w->npieces[b] = 0;
+	while (done < plen) {
+		uint64_t run, dev = obj_dev_off(o, w->boff[b] + done, &run);
+		uint64_t n = plen - done < run ? plen - done : run;
+		struct gs_io *io = &w->io[b][w->npieces[b]++];
+		struct io_uring_sqe *sqe = io_get_sqe(w->ring);
+
+		assert(dev != UINT64_MAX && w->npieces[b] <= w->maxpieces);
+		io_uring_prep_write(sqe, s->data_fd, w->buf[b] + done,
+				    (unsigned)n, dev);
+		io_prep(sqe, io);
+		io->owner = (void *)(uintptr_t)n;	/* expected length */
+		done += n;
+	}
+	io_uring_submit(w->ring);
+	w->busy[b] = true;
+}
+
+/* Wait for buffer @b's writes; its bytes become durable (and fill-visible). */
+static int wait_buffer(struct gs_writer *w, int b)
+{
+	struct gs_store *s = w->s;
+	int ret = 0;
+
+	if (!w->busy[b])
+		return 0;
+	for (uint32_t i = 0; i < w->npieces[b]; i++) {
+		struct gs_io *io = &w->io[b][i];
+		int r = io_wait(w->ring, io);
+
+		if (r == 0 && io->res != (int)(uintptr_t)io->owner)
+			r = io->res < 0 ? io->res : -EIO;
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	w->busy[b] = false;
+	if (ret < 0)
+		return w->err = ret;
+	stat_add(s, bytes_written_ssd, w->blen[b]);
+	pthread_mutex_lock(&s->lock);
+	w->o->durable = w->boff[b] + w->blen[b];
+	if (w->fill)
+		obj_wake(s, w->o);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int gs_put_write(struct gs_writer *w, const void *buf, size_t len)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+	const uint8_t *p = buf;
+	uint64_t wchunk = s->o.write_io_chunk;
+
+	if (w->err)
+		return w->err;
+	if (len > o->size - w->pos)
+		return -EOVERFLOW;
+	if (len == 0)
+		return 0;
+	XXH3_64bits_update(w->xs, buf, len);
+	if (o->small) {
+		memcpy(o->item.ptr + w->pos, buf, len);
+		w->pos += len;
+		goto progress;
+	}
+	if (o->head && w->pos < s->o.ram_head) {
+		uint64_t n = s->o.ram_head - w->pos;
+
+		memcpy(o->head + w->pos, buf, n < len ? n : len);
+	}
+	while (len) {
+		int b = w->cur;
+		uint64_t n = wchunk - w->blen[b];
+
+		if (n > len)
+			n = len;
+		memcpy(w->buf[b] + w->blen[b], p, n);
+		w->blen[b] += n;
+		w->pos += n;
+		p += n;
+		len -= n;
+		if (w->blen[b] == wchunk) {
+			flush_buffer(w, b);
+			w->cur = !b;
+			if (wait_buffer(w, w->cur) < 0)
+				return w->err;
+			w->boff[w->cur] = w->boff[b] + wchunk;
+			w->blen[w->cur] = 0;
+		}
+	}
+progress:
+	if (w->fill) {
+		pthread_mutex_lock(&s->lock);
+		o->written = w->pos;
+		obj_wake(s, o);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return 0;
+}
+
+/* Finish the device writes of a large object: the last partial buffer. */
+static int writer_drain(struct gs_writer *w)
+{
+	int b = w->cur, ret;
+
+	if (w->o->small)
+		return w->err;
+	if (w->blen[b] && !w->err)
+		flush_buffer(w, b);
+	ret = wait_buffer(w, !b);	/* the older buffer first */
+	if (wait_buffer(w, b) < 0 && ret == 0)
+		ret = w->err;
+	return ret ? ret : w->err;
+}
+
+/* Called with s->lock held: end a put that will not be published. */
+static void writer_discard_locked(struct gs_writer *w, bool aborted)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+
+	if (w->fill) {
+		index_remove(&s->fills, &o->node);
+		o->aborted = aborted;
+		o->state = OBJ_GONE;
+		obj_wake(s, o);
+		obj_unref(s, o);	/* the fill table's reference */
+	}
+	o->state = OBJ_GONE;
+	writer_free_locked(w);
+	obj_unref(s, o);
+}
+
+void gs_put_abort(struct gs_writer *w)
+{
+	struct gs_store *s = w->s;
+
+	writer_drain(w);	/* no write may land after the space is freed */
+	pthread_mutex_lock(&s->lock);
+	writer_discard_locked(w, true);
+	pthread_mutex_unlock(&s->lock);
+	stat_add(s, put_aborts, 1);
+	writer_free(w);
+}
+
+/* Called with s->lock held: does the put's mode allow it now? */
+static int mode_check(struct gs_writer *w)
+{
+	struct gs_obj *o = w->o;
+	struct gs_obj *cur = obj_lookup(w->s, o->key, o->node.klen);
+
+	switch (w->mode) {
+	case GS_ADD:
+		return cur ? -EEXIST : 0;
+	case GS_REPLACE:
+		return cur ? 0 : -ENOENT;
+	case GS_CAS:
+		if (!cur)
+			return -ENOENT;
+		return cur->cas == w->cas_match ? 0 : -ESTALE;
+	default:
+		return 0;
+	}
+}
+
+int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+	uint8_t stackbuf[512], *rec = stackbuf;
+	struct jrec r;
+	size_t len;
+	int ret;
+
+	ret = writer_drain(w);
+	if (ret == 0 && w->pos != o->size)
+		ret = -EPROTO;
+	if (ret == 0 && !o->small && s->o.sync && fdatasync(s->data_fd) < 0)
+		ret = -errno;
+	o->xxh3 = XXH3_64bits_digest(w->xs);
+
+	pthread_mutex_lock(&s->lock);
+	if (ret == 0)
+		ret = mode_check(w);
+	if (ret < 0)
+		goto fail;
+	o->cas = ++s->cas;
+	o->mtime_ns = now_real_ns();
+	obj_jrec(o, ++s->seq, &r);
+	len = jrec_size(&r);
+	if (len == 0) {
+		ret = -EFBIG;
+		goto fail;
+	}
+	if (len > sizeof(stackbuf) && !(rec = malloc(len))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	jrec_encode(&r, o->ext, o->csum, rec);
+	ret = journal_write(s, rec, len);
+	if (rec != stackbuf)
+		free(rec);
+	if (ret < 0)
+		goto fail;
+	o->jlen = len;
+	o->written = o->durable = o->size;
+	if (w->fill) {
+		index_remove(&s->fills, &o->node);
+		obj_unref(s, o);	/* the fill table's; the writer's remains */
+	}
+	writer_free_locked(w);
+	obj_publish(s, o);	/* the index takes the writer's reference */
+	obj_wake(s, o);
+	if (cas_out)
+		*cas_out = o->cas;
+	journal_maybe_rewrite(s);
+	pthread_mutex_unlock(&s->lock);
+	stat_add(s, puts, 1);
+	writer_free(w);
+	return 0;
+fail:
+	writer_discard_locked(w, true);
+	pthread_mutex_unlock(&s->lock);
+	writer_free(w);
+	return ret;
+}
+
+int gs_put(struct gs_store *s, const void *key, size_t klen, const void *val,
+	   size_t len, const struct gs_put_args *a)
+{
+	struct gs_put_args args = *a;
+	struct gs_writer *w;
+	int ret;
+
+	args.size = len;
+	ret = gs_put_begin(s, key, klen, &args, &w);
+	if (ret < 0)
+		return ret;
+	ret = gs_put_write(w, val, len);
+	if (ret < 0) {
+		gs_put_abort(w);
+		return ret;
+	}
+	return gs_put_commit(w, NULL);
+}

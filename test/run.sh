@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Run every unit test binary (cmocka, TAP output) and every bats file, and
+# end with one line: "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+pass=0 fail=0 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {	# count TAP results in $log, echoing failures
+	local p f
+	p=$(grep -cE '^ok ' "$log")
+	f=$(grep -cE '^not ok ' "$log")
+	grep -E '^not ok ' "$log" | sed 's/^/  FAIL: /'
+	pass=$((pass + p)) fail=$((fail + f))
+	echo "  $p passed, $f failed"
+}
+
+for t in build/test/test_*; do
+	[ -x "$t" ] || continue
+	echo "unit: $t"
+	CMOCKA_MESSAGE_OUTPUT=TAP "$t" >"$log" 2>&1
+	rc=$?
+	count
+	if [ $rc -ne 0 ] && ! grep -qE '^not ok ' "$log"; then
+		echo "  FAIL: $t exited $rc without a failing test:"
+		tail -20 "$log" | sed 's/^/    /'
+		fail=$((fail + 1))
+	fi
+done
+
+for f in build/fuzz/fuzz_*; do	# replay each fuzz target's corpus
+	[ -x "$f" ] || continue
+	n=$(basename "$f") corpus=test/fuzz/corpus_${n#fuzz_}
+	[ -d "$corpus" ] || continue
+	if "$f" -runs=0 "$corpus" >"$log" 2>&1; then
+		echo "fuzz: $n corpus replay: ok"
+		pass=$((pass + 1))
+	else
+		echo "fuzz: $n corpus replay: FAIL"
+		tail -20 "$log" | sed 's/^/    /'
+		fail=$((fail + 1))
+	fi
+done
+
+if ls test/bats/*.bats >/dev/null 2>&1; then
+	echo "bats: test/bats"
+	bats --tap test/bats >"$log" 2>&1
+	rc=$?
+	count
+	if [ $rc -ne 0 ] && ! grep -qE '^not ok ' "$log"; then
+		echo "  FAIL: bats exited $rc:"
+		tail -20 "$log" | sed 's/^/    /'
+		fail=$((fail + 1))
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
