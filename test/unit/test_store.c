@@ -1,0 +1,1144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The store through its public API: placement, streaming, persistence,
+ * verification, eviction, read-while-fill, concurrency, a randomized model
+ * test and a kill -9 crash test.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include "goblin.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define GiB (1024ull * MiB)
+#define H (256 * KiB)
+
+static char dir[64];
+
+/* ---- deterministic payloads: byte i of (seed) ---- */
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t gen_word(uint64_t seed, uint64_t w)
+{
+	uint64_t x = seed ^ w * 0x2545f4914f6cdd1dull;
+
+	return splitmix(&x);
+}
+
+/* Fill buf with bytes [off, off+len) of the stream for @seed. */
+static void gen(uint64_t seed, uint64_t off, uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t v = gen_word(seed, (off + i) / 8);
+		size_t skip = (off + i) % 8, n = 8 - skip;
+
+		if (n > len - i)
+			n = len - i;
+		memcpy(buf + i, (uint8_t *)&v + skip, n);
+		i += n;
+	}
+}
+
+static uint64_t seed_of(const char *key, uint64_t version)
+{
+	return XXH3_64bits_withSeed(key, strlen(key), version);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gs-unit-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static void opts(struct gs_options *o)
+{
+	gs_options_init(o);
+	o->create = true;
+	o->no_mlock = true;
+	o->memory = 8 * MiB;
+	o->small_memory = 4 * MiB;
+	o->ssd_size = 256 * MiB;
+}
+
+static struct gs_store *open_store(const struct gs_options *o)
+{
+	struct gs_store *s = NULL;
+	char err[256];
+	int ret = gs_open(dir, o, &s, err, sizeof(err));
+
+	if (ret)
+		fail_msg("gs_open: %d %s", ret, err);
+	return s;
+}
+
+/* Stream @size bytes of seed into @key, in pieces of @piece. */
+static int put_gen(struct gs_store *s, const char *key, uint64_t seed,
+		   uint64_t size, size_t piece)
+{
+	struct gs_put_args a = { .size = size };
+	struct gs_writer *w;
+	uint8_t *buf = malloc(piece);
+	int ret = gs_put_begin(s, key, strlen(key), &a, &w);
+
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	for (uint64_t off = 0; off < size; off += piece) {
+		size_t n = size - off < piece ? size - off : piece;
+
+		gen(seed, off, buf, n);
+		ret = gs_put_write(w, buf, n);
+		if (ret < 0) {
+			gs_put_abort(w);
+			free(buf);
+			return ret;
+		}
+	}
+	free(buf);
+	return gs_put_commit(w, NULL);
+}
+
+/* Stream @key back with gs_reader_next and compare to the generator. */
+static int check_gen(struct gs_store *s, const char *key, uint64_t seed,
+		     uint64_t size)
+{
+	struct gs_reader *r;
+	struct gs_chunk c;
+	uint64_t off = 0;
+	uint8_t *ref = NULL;
+	size_t cap = 0;
+	int ret = gs_get_open(s, key, strlen(key), 0, &r);
+
+	if (ret < 0)
+		return ret;
+	if (gs_reader_meta(r)->size != size) {
+		gs_reader_close(r);
+		return -EINVAL;
+	}
+	while ((ret = gs_reader_next(r, &c)) == 1) {
+		if (c.off != off) {
+			ret = -EILSEQ;
+			break;
+		}
+		if (c.len + 16 > cap) {
+			cap = c.len + 16;
+			ref = realloc(ref, cap);
+		}
+		gen(seed, off, ref, c.len);
+		if (memcmp(ref, c.data, c.len)) {
+			ret = -EBADE;
+			break;
+		}
+		off += c.len;
+	}
+	gs_reader_close(r);
+	free(ref);
+	if (ret < 0)
+		return ret;
+	return off == size ? 0 : -ENODATA;
+}
+
+static int tier_bytes(struct gs_store *s, const char *key, enum gs_tier t,
+		      uint64_t *bytes)
+{
+	struct gs_range rg[64];
+	int n = gs_inspect(s, key, strlen(key), rg, 64);
+
+	*bytes = 0;
+	for (int i = 0; i < n && i < 64; i++)
+		if (rg[i].tier == t)
+			*bytes += rg[i].len;
+	return n;
+}
+
+/* ---- placement ---- */
+
+static void test_placement_sizes(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	const uint64_t sizes[] = { 0, 1, H - 1, H, H + 1, H + 256 * KiB,
+				   H + 256 * KiB + 1, 3 * MiB + 17 };
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[32];
+		uint64_t ram, small, ssd;
+
+		snprintf(key, sizeof(key), "p%zu", i);
+		assert_int_equal(put_gen(s, key, i, sizes[i], 100000), 0);
+		assert_int_equal(check_gen(s, key, i, sizes[i]), 0);
+		tier_bytes(s, key, GS_TIER_RAM, &ram);
+		tier_bytes(s, key, GS_TIER_SMALL, &small);
+		tier_bytes(s, key, GS_TIER_SSD, &ssd);
+		if (sizes[i] < H) {
+			/* below a head: packed in the small arena only */
+			assert_int_equal(small, sizes[i]);
+			assert_int_equal(ram, 0);
+			assert_int_equal(ssd, 0);
+		} else {
+			/* head in RAM, whole durable copy on SSD */
+			assert_int_equal(small, 0);
+			assert_int_equal(ram, H);
+			assert_int_equal(ssd, sizes[i]);
+		}
+	}
+	gs_close(s);
+	/* and all of it after a restart */
+	s = open_store(&o);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "p%zu", i);
+		assert_int_equal(check_gen(s, key, i, sizes[i]), 0);
+	}
+	gs_close(s);
+}
+
+static void test_range_reads(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r;
+	uint64_t size = 2 * MiB + 12345;
+	uint8_t *ref = malloc(size + 8), *buf = malloc(size);
+	const uint64_t offs[] = { 0, 1, H - 1, H, H + 1, 65535, 65536,
+				  1 * MiB + 3, size - 1, size };
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "r", 7, size, 1 * MiB), 0);
+	gen(7, 0, ref, size);
+	assert_int_equal(gs_get_open(s, "r", 1, 0, &r), 0);
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		for (uint64_t len = 1; len <= 600 * KiB; len *= 7) {
+			uint64_t want = offs[i] + len > size ? size - offs[i]
+							     : len;
+			ssize_t n = gs_read(r, buf, len, offs[i]);
+
+			assert_int_equal(n, want);
+			assert_memory_equal(buf, ref + offs[i], want);
+		}
+	}
+	/* streaming a sub-range returns exactly that range, in order */
+	assert_int_equal(gs_reader_range(r, H - 10, 100000), 0);
+	{
+		struct gs_chunk c;
+		uint64_t off = H - 10;
+
+		while (gs_reader_next(r, &c) == 1) {
+			assert_int_equal(c.off, off);
+			assert_memory_equal(c.data, ref + off, c.len);
+			off += c.len;
+		}
+		assert_int_equal(off, H - 10 + 100000);
+	}
+	gs_reader_close(r);
+	gs_close(s);
+	free(ref);
+	free(buf);
+}
+
+/* A multi-GiB object, streamed in and out, never held in RAM. */
+static void test_multi_gib(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	uint64_t size = 2 * GiB + 4097, ssd;
+	struct gs_stats st;
+	(void)state;
+
+	opts(&o);
+	o.ssd_size = 3 * GiB;
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "big", 99, size, 1 * MiB), 0);
+	tier_bytes(s, "big", GS_TIER_SSD, &ssd);
+	assert_int_equal(ssd, size);
+	assert_int_equal(check_gen(s, "big", 99, size), 0);
+	gs_stats_get(s, &st);
+	assert_true(st.bytes_read_ssd >= size - H);
+	gs_close(s);
+}
+
+/* ---- checksums ---- */
+
+static void corrupt_byte(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	fsync(fd);
+	close(fd);
+}
+
+static void test_corrupt_tail_is_miss(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_range rg[8];
+	struct gs_stats st;
+	char path[128];
+	void *val = NULL;
+	size_t len;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "c", 3, 1 * MiB, 1 * MiB), 0);
+	assert_true(gs_inspect(s, "c", 1, rg, 8) >= 2);
+	assert_int_equal(rg[1].tier, GS_TIER_SSD);
+	snprintf(path, sizeof(path), "%s/ssd/data", dir);
+	corrupt_byte(path, rg[1].dev_off + 700 * KiB);
+	/* a reader gets an error before any byte of the bad block */
+	assert_int_equal(gs_get(s, "c", 1, &val, &len, NULL), -EBADMSG);
+	assert_null(val);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.csum_failures, 1);
+	/* and the object is gone: a miss from now on, after restart too */
+	assert_int_equal(gs_get(s, "c", 1, &val, &len, NULL), -ENOENT);
+	gs_close(s);
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "c", 1, &(struct gs_meta){ 0 }), -ENOENT);
+	gs_close(s);
+}
+
+static void test_corrupt_head_dropped_at_open(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_range rg[8];
+	struct gs_stats st;
+	char path[128];
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "h1", 1, 600 * KiB, 4096), 0);
+	assert_int_equal(put_gen(s, "h2", 2, 600 * KiB, 4096), 0);
+	assert_true(gs_inspect(s, "h1", 2, rg, 8) >= 2);
+	gs_close(s);
+	snprintf(path, sizeof(path), "%s/ssd/data", dir);
+	corrupt_byte(path, rg[1].dev_off + 10);
+	o.preload_heads = true;
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.csum_failures, 1);
+	assert_int_equal(gs_stat(s, "h1", 2, &(struct gs_meta){ 0 }), -ENOENT);
+	assert_int_equal(check_gen(s, "h2", 2, 600 * KiB), 0);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.head_hits, 1);	/* preloaded */
+	gs_close(s);
+}
+
+static void test_corrupt_journal_record(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char path[128];
+	struct stat sb;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "a", 1, 1000, 1000), 0);
+	assert_int_equal(put_gen(s, "b", 2, 1000, 1000), 0);
+	assert_int_equal(put_gen(s, "c", 3, 1000, 1000), 0);
+	gs_close(s);
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	assert_int_equal(stat(path, &sb), 0);
+	/* flip a byte inside the middle record's value */
+	corrupt_byte(path, sb.st_size / 2);
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.recovery_dropped, 1);
+	assert_int_equal(check_gen(s, "a", 1, 1000), 0);
+	assert_int_equal(gs_stat(s, "b", 1, &(struct gs_meta){ 0 }), -ENOENT);
+	assert_int_equal(check_gen(s, "c", 3, 1000), 0);
+	gs_close(s);
+}
+
+/* ---- versions, modes, metadata ---- */
+
+static void test_reader_keeps_old_version(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r1, *r2;
+	uint8_t *buf = malloc(1 * MiB), *ref = malloc(1 * MiB);
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "v", 1, 1 * MiB, 65536), 0);
+	assert_int_equal(put_gen(s, "s", 1, 100, 100), 0);
+	assert_int_equal(gs_get_open(s, "v", 1, 0, &r1), 0);
+	assert_int_equal(gs_get_open(s, "s", 1, 0, &r2), 0);
+	assert_int_equal(put_gen(s, "v", 2, 1 * MiB, 65536), 0);
+	assert_int_equal(gs_delete(s, "s", 1), 0);
+	/* the space of the old version must not be reused while pinned */
+	assert_int_equal(put_gen(s, "w", 3, 8 * MiB, 1 * MiB), 0);
+	assert_int_equal(gs_read(r1, buf, 1 * MiB, 0), 1 * MiB);
+	gen(1, 0, ref, 1 * MiB);
+	assert_memory_equal(buf, ref, 1 * MiB);
+	assert_int_equal(gs_read(r2, buf, 100, 0), 100);
+	gen(1, 0, ref, 100);
+	assert_memory_equal(buf, ref, 100);
+	gs_reader_close(r1);
+	gs_reader_close(r2);
+	assert_int_equal(check_gen(s, "v", 2, 1 * MiB), 0);
+	assert_int_equal(gs_delete(s, "s", 1), -ENOENT);
+	gs_close(s);
+	free(buf);
+	free(ref);
+}
+
+static void test_modes_and_meta(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_put_args a = { .flags = 42, .attr = "text/plain",
+				 .attr_len = 10 };
+	struct gs_meta m;
+	uint64_t cas;
+	struct gs_writer *w;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	a.mode = GS_REPLACE;
+	assert_int_equal(gs_put(s, "m", 1, "x", 1, &a), -ENOENT);
+	a.mode = GS_ADD;
+	assert_int_equal(gs_put(s, "m", 1, "x", 1, &a), 0);
+	assert_int_equal(gs_put(s, "m", 1, "y", 1, &a), -EEXIST);
+	assert_int_equal(gs_stat(s, "m", 1, &m), 0);
+	assert_int_equal(m.flags, 42);
+	assert_int_equal(m.attr_len, 10);
+	assert_memory_equal(m.attr, "text/plain", 10);
+	assert_int_equal(m.xxh3, XXH3_64bits("x", 1));
+	a.mode = GS_CAS;
+	a.cas_match = m.cas + 1000;
+	assert_int_equal(gs_put(s, "m", 1, "z", 1, &a), -ESTALE);
+	a.cas_match = m.cas;
+	a.size = 1;
+	assert_int_equal(gs_put_begin(s, "m", 1, &a, &w), 0);
+	assert_int_equal(gs_put_write(w, "z", 1), 0);
+	assert_int_equal(gs_put_write(w, "!", 1), -EOVERFLOW);
+	assert_int_equal(gs_put_commit(w, &cas), 0);
+	assert_true(cas > m.cas);
+	/* short writes do not commit */
+	a.mode = GS_SET;
+	a.size = 10;
+	assert_int_equal(gs_put_begin(s, "m", 1, &a, &w), 0);
+	assert_int_equal(gs_put_write(w, "abc", 3), 0);
+	assert_int_equal(gs_put_commit(w, NULL), -EPROTO);
+	assert_int_equal(gs_stat(s, "m", 1, &m), 0);
+	assert_int_equal(m.size, 1);
+	assert_int_equal(m.cas, cas);
+	/* bad keys and args */
+	assert_int_equal(gs_put(s, "", 0, "x", 1, &a), -EINVAL);
+	a.attr_len = GS_ATTR_MAX + 1;
+	assert_int_equal(gs_put(s, "k", 1, "x", 1, &a), -EINVAL);
+	/* expiry: in the past is a miss; touch persists */
+	a.attr_len = 0;
+	a.exptime = time(NULL) - 1;
+	assert_int_equal(gs_put(s, "e", 1, "x", 1, &a), 0);
+	assert_int_equal(gs_stat(s, "e", 1, &m), -ENOENT);
+	a.exptime = 0;
+	assert_int_equal(gs_put(s, "t", 1, "x", 1, &a), 0);
+	assert_int_equal(gs_touch(s, "t", 1, time(NULL) + 1000), 0);
+	gs_close(s);
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "t", 1, &m), 0);
+	assert_true(m.exptime > time(NULL));
+	assert_int_equal(gs_stat(s, "m", 1, &m), 0);
+	assert_int_equal(m.cas, cas);
+	/* cas stays unique across restarts */
+	assert_int_equal(gs_put(s, "n", 1, "x", 1, &a), 0);
+	assert_int_equal(gs_stat(s, "n", 1, &m), 0);
+	assert_true(m.cas > cas);
+	gs_close(s);
+}
+
+static void test_lock_names_holder(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s, *s2 = NULL;
+	char err[256], pid[32];
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(gs_open(dir, &o, &s2, err, sizeof(err)), -EBUSY);
+	assert_null(s2);
+	snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
+	assert_non_null(strstr(err, pid));
+	gs_close(s);
+	s = open_store(&o);
+	gs_close(s);
+	/* not a store, and no create: a clear error */
+	o.create = false;
+	assert_int_equal(gs_open("/tmp", &o, &s2, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "not a goblin store"));
+}
+
+/* ---- eviction ---- */
+
+static void test_ssd_eviction_scan_resistant(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[32];
+	(void)state;
+
+	opts(&o);
+	o.ssd_size = 32 * MiB;
+	s = open_store(&o);
+	/* 8 hot objects, each read twice (protected) */
+	for (int i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "hot%d", i);
+		assert_int_equal(put_gen(s, key, i, 1 * MiB, 1 * MiB), 0);
+		assert_int_equal(check_gen(s, key, i, 1 * MiB), 0);
+		assert_int_equal(check_gen(s, key, i, 1 * MiB), 0);
+	}
+	/* a one-pass scan of 60 MiB through a 32 MiB tier */
+	for (int i = 0; i < 60; i++) {
+		snprintf(key, sizeof(key), "scan%d", i);
+		assert_int_equal(put_gen(s, key, 100 + i, 1 * MiB, 1 * MiB), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.evictions_ssd >= 36);
+	assert_true(st.ssd_used <= 32 * MiB);
+	for (int i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "hot%d", i);
+		assert_int_equal(check_gen(s, key, i, 1 * MiB), 0);
+	}
+	/* the oldest scan objects went first, the newest are there */
+	assert_int_equal(gs_stat(s, "scan0", 5, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	assert_int_equal(check_gen(s, "scan59", 159, 1 * MiB), 0);
+	/* too big for the tier */
+	assert_int_equal(put_gen(s, "huge", 1, 33 * MiB, 1 * MiB), -EFBIG);
+	gs_close(s);
+	/* evictions are durable: evicted objects do not come back */
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "scan0", 5, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	assert_int_equal(check_gen(s, "hot3", 3, 1 * MiB), 0);
+	gs_close(s);
+}
+
+static void test_head_eviction_and_promotion(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	uint64_t ram;
+	char key[32];
+	(void)state;
+
+	opts(&o);
+	o.memory = 2 * MiB;	/* 8 head slots */
+	s = open_store(&o);
+	for (int i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "o%d", i);
+		assert_int_equal(put_gen(s, key, i, 512 * KiB, 65536), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_int_equal(st.ram_slots, 8);
+	assert_int_equal(st.ram_slots_used, 8);
+	assert_int_equal(st.evictions_head, 12);
+	/* the first object lost its head but not its data */
+	tier_bytes(s, "o0", GS_TIER_RAM, &ram);
+	assert_int_equal(ram, 0);
+	assert_int_equal(check_gen(s, "o0", 0, 512 * KiB), 0);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.head_misses, 1);
+	assert_int_equal(st.head_promotions, 1);
+	tier_bytes(s, "o0", GS_TIER_RAM, &ram);
+	assert_int_equal(ram, H);
+	assert_int_equal(check_gen(s, "o0", 0, 512 * KiB), 0);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.head_hits, 1);
+	gs_close(s);
+}
+
+static void test_small_arena_compaction(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[32];
+	(void)state;
+
+	opts(&o);
+	o.block = 256 * KiB;
+	o.small_memory = 1 * MiB;	/* 4 blocks */
+	s = open_store(&o);
+	/* ~900 KiB of 3000-byte objects, then delete 3 of every 4 */
+	for (int i = 0; i < 300; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(put_gen(s, key, i, 3000, 3000), 0);
+	}
+	for (int i = 0; i < 300; i++) {
+		if (i % 4 == 0)
+			continue;
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(gs_delete(s, key, strlen(key)), 0);
+	}
+	/* more objects: room must come from compaction, not eviction */
+	for (int i = 300; i < 400; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(put_gen(s, key, i, 3000, 3000), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.compactions >= 1);
+	assert_int_equal(st.evictions_small, 0);
+	assert_int_equal(st.small_objects, 75 + 100);
+	for (int i = 0; i < 400; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		if (i < 300 && i % 4)
+			continue;
+		assert_int_equal(check_gen(s, key, i, 3000), 0);
+	}
+	/* and when it is really full, the coldest small objects go */
+	for (int i = 400; i < 800; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(put_gen(s, key, i, 3000, 3000), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.evictions_small > 0);
+	assert_true(st.small_live <= 1 * MiB);
+	assert_int_equal(check_gen(s, "s799", 799, 3000), 0);
+	gs_close(s);
+}
+
+static void test_journal_rewritten_at_open(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st, st2;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	for (int i = 0; i < 400; i++)	/* 400 versions of one key */
+		assert_int_equal(put_gen(s, "k", i, 10000, 10000), 0);
+	gs_stats_get(s, &st);
+	assert_true(st.journal_bytes > 400 * 10000);
+	gs_close(s);
+	s = open_store(&o);
+	gs_stats_get(s, &st2);
+	assert_true(st2.journal_bytes < 20000);
+	assert_int_equal(st2.journal_rewrites, 1);
+	assert_int_equal(check_gen(s, "k", 399, 10000), 0);
+	gs_close(s);
+}
+
+/* ---- read-while-fill ---- */
+
+struct fill_arg {
+	struct gs_store *s;
+	const char *key;
+	uint64_t size;
+	int ret;
+	int abort_at;	/* abort after this many MiB, -1: never */
+};
+
+static void *fill_writer(void *p)
+{
+	struct fill_arg *fa = p;
+	struct gs_put_args a = { .size = fa->size, .fill = true };
+	struct gs_writer *w;
+	uint8_t *buf = malloc(64 * KiB);
+
+	fa->ret = gs_put_begin(fa->s, fa->key, 1, &a, &w);
+	if (fa->ret)
+		return NULL;
+	for (uint64_t off = 0; off < fa->size; off += 64 * KiB) {
+		size_t n = fa->size - off < 64 * KiB ? fa->size - off
+						     : 64 * KiB;
+
+		if (fa->abort_at >= 0 && off == (uint64_t)fa->abort_at * MiB) {
+			gs_put_abort(w);
+			free(buf);
+			return NULL;
+		}
+		gen(5, off, buf, n);
+		gs_put_write(w, buf, n);
+		usleep(500);
+	}
+	fa->ret = gs_put_commit(w, NULL);
+	free(buf);
+	return NULL;
+}
+
+static void test_read_while_fill(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct fill_arg fa = { .key = "f", .size = 5 * MiB + 77,
+			       .abort_at = -1 };
+	struct gs_reader *r;
+	struct gs_chunk c;
+	pthread_t t;
+	uint8_t *ref = malloc(6 * MiB);
+	uint64_t off = 0;
+	int ret;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	fa.s = s;
+	gen(5, 0, ref, fa.size);
+	/* not visible to plain readers before commit */
+	pthread_create(&t, NULL, fill_writer, &fa);
+	while (gs_get_open(s, "f", 1, GS_GET_FILL, &r) == -ENOENT)
+		usleep(100);
+	assert_int_equal(gs_stat(s, "f", 1, &(struct gs_meta){ 0 }), -ENOENT);
+	assert_int_equal(gs_reader_meta(r)->size, fa.size);
+	while ((ret = gs_reader_next(r, &c)) == 1) {
+		assert_int_equal(c.off, off);
+		assert_memory_equal(c.data, ref + off, c.len);
+		off += c.len;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(off, fa.size);
+	gs_reader_close(r);
+	pthread_join(t, NULL);
+	assert_int_equal(fa.ret, 0);
+	assert_int_equal(check_gen(s, "f", 5, fa.size), 0);
+
+	/* an aborted fill: readers get an error, never a short object */
+	fa.abort_at = 2;
+	fa.ret = 0;
+	fa.key = "g";
+	pthread_create(&t, NULL, fill_writer, &fa);
+	for (int i = 0; gs_get_open(s, "g", 1, GS_GET_FILL, &r) == -ENOENT;
+	     i++) {
+		assert_true(i < 100000);
+		usleep(10);
+	}
+	off = 0;
+	while ((ret = gs_reader_next(r, &c)) == 1)
+		off += c.len;
+	assert_int_equal(ret, -ECANCELED);
+	assert_true(off < fa.size);
+	gs_reader_close(r);
+	pthread_join(t, NULL);
+	assert_int_equal(gs_stat(s, "g", 1, &(struct gs_meta){ 0 }), -ENOENT);
+	/* the committed one is untouched */
+	assert_int_equal(check_gen(s, "f", 5, fa.size), 0);
+	gs_close(s);
+	free(ref);
+}
+
+/* ---- async API ---- */
+
+static void test_async_reader(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r;
+	struct io_uring ring;
+	struct gs_chunk c;
+	uint64_t size = 3 * MiB + 5, off = 0;
+	uint8_t *ref = malloc(size + 8);
+	int ret, eagain = 0;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "a", 11, size, 1 * MiB), 0);
+	gen(11, 0, ref, size);
+	assert_int_equal(io_uring_queue_init(64, &ring, 0), 0);
+	assert_int_equal(gs_get_open(s, "a", 1, 0, &r), 0);
+	assert_int_equal(gs_reader_attach(r, &ring, NULL, NULL), 0);
+	/* the head comes at once, before any completion is reaped */
+	assert_int_equal(gs_reader_poll(r, &c), 1);
+	assert_int_equal(c.off, 0);
+	assert_int_equal(c.len, H);
+	assert_memory_equal(c.data, ref, H);
+	off = H;
+	for (;;) {
+		struct io_uring_cqe *cqe;
+
+		ret = gs_reader_poll(r, &c);
+		if (ret == 1) {
+			assert_int_equal(c.off, off);
+			assert_memory_equal(c.data, ref + off, c.len);
+			off += c.len;
+			continue;
+		}
+		if (ret == 0)
+			break;
+		assert_int_equal(ret, -EAGAIN);
+		eagain++;
+		io_uring_submit_and_wait(&ring, 1);
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			assert_true(gs_handle_cqe(cqe));
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	}
+	assert_int_equal(off, size);
+	assert_true(eagain > 0);
+	gs_reader_close(r);
+	/* close with reads in flight: the last completion finishes it */
+	assert_int_equal(gs_get_open(s, "a", 1, 0, &r), 0);
+	assert_int_equal(gs_reader_attach(r, &ring, NULL, NULL), 0);
+	assert_int_equal(gs_reader_poll(r, &c), 1);
+	io_uring_submit(&ring);
+	gs_reader_close(r);
+	for (int i = 0; i < 64; i++) {
+		struct io_uring_cqe *cqe;
+
+		if (io_uring_peek_cqe(&ring, &cqe) != 0) {
+			struct __kernel_timespec ts = { 0, 50000000 };
+
+			if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts) != 0)
+				break;
+		}
+		gs_handle_cqe(cqe);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_queue_exit(&ring);
+	gs_close(s);	/* asserts (debug) that no reference leaked */
+	free(ref);
+}
+
+/* ---- concurrency ---- */
+
+struct conc_arg {
+	struct gs_store *s;
+	int id;
+	int errors;
+};
+
+/* Values are (key, version) streams; the version is in the flags. */
+static void *conc_worker(void *p)
+{
+	struct conc_arg *ca = p;
+	uint64_t x = ca->id;
+
+	for (int i = 0; i < 300; i++) {
+		char key[16];
+		uint64_t r = splitmix(&x);
+		uint64_t size = r % 3 == 0 ? 600 * KiB + r % 1000 : r % 5000;
+
+		snprintf(key, sizeof(key), "c%d", (int)(r >> 32) % 16);
+		if (r % 4 == 0) {
+			struct gs_put_args a = { .size = size,
+						 .flags = (uint32_t)r };
+			struct gs_writer *w;
+			uint8_t *buf = malloc(size + 8);
+
+			gen(seed_of(key, (uint32_t)r), 0, buf, size);
+			if (gs_put_begin(ca->s, key, strlen(key), &a, &w) == 0) {
+				gs_put_write(w, buf, size);
+				if (gs_put_commit(w, NULL))
+					ca->errors++;
+			} else {
+				ca->errors++;
+			}
+			free(buf);
+		} else if (r % 9 == 1) {
+			gs_delete(ca->s, key, strlen(key));
+		} else {
+			struct gs_reader *rd;
+
+			if (gs_get_open(ca->s, key, strlen(key), 0, &rd) == 0) {
+				const struct gs_meta *m = gs_reader_meta(rd);
+				uint64_t sz = m->size;
+				uint8_t *buf = malloc(sz + 8), *ref = malloc(sz + 8);
+
+				gen(seed_of(key, m->flags), 0, ref, sz);
+				if (gs_read(rd, buf, sz, 0) != (ssize_t)sz ||
+				    memcmp(buf, ref, sz))
+					ca->errors++;
+				gs_reader_close(rd);
+				free(buf);
+				free(ref);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void test_concurrent_readers_writers(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct conc_arg ca[4];
+	pthread_t t[4];
+	struct gs_stats st;
+	(void)state;
+
+	opts(&o);
+	o.memory = 2 * MiB;	/* heads get evicted and promoted under load */
+	s = open_store(&o);
+	for (int i = 0; i < 4; i++) {
+		ca[i] = (struct conc_arg){ .s = s, .id = i + 1 };
+		pthread_create(&t[i], NULL, conc_worker, &ca[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(ca[i].errors, 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.puts > 100);
+	assert_true(st.get_hits > 100);
+	assert_int_equal(st.csum_failures, 0);
+	gs_close(s);
+}
+
+/* ---- randomized model test ---- */
+
+struct model_ent {
+	bool present;
+	uint64_t seed, size;
+};
+
+static void test_model_random(void **state)
+{
+	enum { NKEYS = 64, STEPS = 3000 };
+	struct model_ent *m = calloc(NKEYS, sizeof(*m));
+	struct gs_options o;
+	struct gs_store *s;
+	uint64_t x = 20261129;
+	(void)state;
+
+	opts(&o);
+	o.memory = 4 * MiB;
+	o.small_memory = 64 * MiB;	/* no evictions: the model has none */
+	o.ssd_size = 1 * GiB;
+	s = open_store(&o);
+	for (int step = 0; step < STEPS; step++) {
+		uint64_t r = splitmix(&x);
+		int k = (int)(r % NKEYS);
+		char key[16];
+		int op = (int)((r >> 8) % 100);
+
+		snprintf(key, sizeof(key), "m%d", k);
+		if (op < 35) {			/* put / replace */
+			uint64_t size;
+			switch ((r >> 16) % 4) {
+			case 0: size = (r >> 20) % 300; break;
+			case 1: size = (r >> 20) % (2 * H); break;
+			case 2: size = H - 2 + (r >> 20) % 4; break;
+			default: size = (r >> 20) % (3 * MiB); break;
+			}
+			assert_int_equal(put_gen(s, key, r, size,
+						 1 + (r >> 40) % 300000), 0);
+			m[k] = (struct model_ent){ true, r, size };
+		} else if (op < 45) {		/* delete */
+			assert_int_equal(gs_delete(s, key, strlen(key)),
+					 m[k].present ? 0 : -ENOENT);
+			m[k].present = false;
+		} else if (op < 47) {		/* reopen */
+			gs_close(s);
+			o.preload_heads = r & 1;
+			s = open_store(&o);
+		} else if (op < 50) {		/* aborted put changes nothing */
+			struct gs_put_args a = { .size = 5000 };
+			struct gs_writer *w;
+
+			assert_int_equal(gs_put_begin(s, key, strlen(key), &a,
+						      &w), 0);
+			assert_int_equal(gs_put_write(w, "junk", 4), 0);
+			gs_put_abort(w);
+		} else {			/* get */
+			int ret = check_gen(s, key, m[k].seed, m[k].size);
+
+			if (m[k].present && ret)
+				print_message("step %d key %s size %" PRIu64 " ret %d\n",
+					      step, key, m[k].size, ret);
+			if (m[k].present)
+				assert_int_equal(ret, 0);
+			else
+				assert_int_equal(ret, -ENOENT);
+		}
+	}
+	for (int k = 0; k < NKEYS; k++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "m%d", k);
+		assert_int_equal(check_gen(s, key, m[k].seed, m[k].size),
+				 m[k].present ? 0 : -ENOENT);
+	}
+	{
+		struct gs_stats st;
+
+		gs_stats_get(s, &st);
+		assert_int_equal(st.evictions_small + st.evictions_ssd, 0);
+	}
+	gs_close(s);
+	free(m);
+}
+
+/* ---- crash test: kill -9 during population ---- */
+
+static uint64_t crash_size(uint64_t i)
+{
+	return (i * 7919u) % 3 == 0 ? 700 * KiB + i : (i * 131) % 5000;
+}
+
+static void crash_opts(struct gs_options *o)
+{
+	opts(o);
+	/* room for everything: a cache may evict, and this test is not
+	 * about eviction (the child reports its evictions: must be 0) */
+	o->small_memory = 64 * MiB;
+	o->ssd_size = 4 * GiB;
+}
+
+/* shared[0]: objects committed; shared[1]: evictions seen by the child */
+static void crash_child(volatile uint64_t *shared, int round)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[32];
+
+	crash_opts(&o);
+	s = open_store(&o);
+	for (uint64_t i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "r%d-%" PRIu64, round, i);
+		if (put_gen(s, key, seed_of(key, 0), crash_size(i), 100000))
+			_exit(3);
+		shared[0] = i + 1;
+		gs_stats_get(s, &st);
+		shared[1] = st.evictions_small + st.evictions_ssd;
+	}
+	_exit(0);
+}
+
+static void test_crash_kill9(void **state)
+{
+	enum { ROUNDS = 6 };
+	volatile uint64_t *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t x = 77, done[ROUNDS], checked = 0;
+	struct gs_options o;
+	(void)state;
+
+	assert_true(shared != MAP_FAILED);
+	crash_opts(&o);
+	for (int round = 0; round < ROUNDS; round++) {
+		struct gs_store *s;
+		pid_t pid;
+		int st;
+
+		shared[0] = shared[1] = 0;
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			crash_child(shared, round);
+		usleep(20000 + splitmix(&x) % 300000);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		assert_true(WIFSIGNALED(st));
+		done[round] = shared[0];
+		assert_int_equal(shared[1], 0);
+		s = open_store(&o);
+		/*
+		 * Every round so far: each commit that returned is there and
+		 * exact; the one in flight at the kill may be there (whole);
+		 * nothing after it is.
+		 */
+		for (int r = 0; r <= round; r++) {
+			for (uint64_t i = 0; i <= done[r] + 1; i++) {
+				char key[32];
+				int ret;
+
+				snprintf(key, sizeof(key), "r%d-%" PRIu64, r, i);
+				ret = check_gen(s, key, seed_of(key, 0),
+						crash_size(i));
+				if (i < done[r])
+					assert_int_equal(ret, 0);
+				else if (i == done[r] && ret == 0)
+					done[r]++;	/* committed, not yet told */
+				else
+					assert_int_equal(ret, -ENOENT);
+				checked++;
+			}
+		}
+		gs_close(s);
+	}
+	assert_true(checked > ROUNDS * 10);
+	munmap((void *)shared, 4096);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_placement_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_range_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_multi_gib, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_tail_is_miss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_head_dropped_at_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_journal_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_keeps_old_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_modes_and_meta, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_names_holder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_head_eviction_and_promotion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_while_fill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_async_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_readers_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model_random, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
+	};
+
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
