@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblinctl: what the command files share.  The tool context (store
+ * directory, options, the open store), git-style error helpers and the
+ * command table entries.
+ */
+#ifndef GOBLINCTL_CTL_H
+#define GOBLINCTL_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <getopt.h>
+#include <sys/types.h>
+
+#include "../store/goblin.h"
+
+#define CTL_NAME "goblinctl"
+#define CTL_IO_BUF (1u << 20)	/* put/populate read unit: 1 MiB */
+
+/* Exit codes (git's idiom; 1 is "no such key"). */
+#define CTL_EXIT_MISS 1
+#define CTL_EXIT_DIE 128
+#define CTL_EXIT_USAGE 129
+
+struct ctl {
+	const char *dir;	 /* --store, else $GOBLIN_STORE, else NULL */
+	struct gs_options opts;	 /* from gs_options_init() and the flags */
+	struct gs_store *store;	 /* set by ctl_open() */
+	bool show_stats;	 /* --show-stats: counters on stderr at exit */
+};
+
+struct ctl_cmd {
+	const char *name;
+	int (*fn)(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+		  char **argv);
+	const char *synopsis;	/* "put [--flags N] [--ttl SECONDS] KEY [FILE]" */
+	const char *summary;	/* one line for the command list */
+	const char *help;	/* option lines, may be NULL */
+};
+
+/* ---- errors (util.c) ---- */
+
+/* Print "goblinctl: <msg>" on stderr, close the store, exit 128. */
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
+							   ...);
+/* Print "goblinctl: <msg>" on stderr; returns -1. */
+__attribute__((format(printf, 1, 2))) int error(const char *fmt, ...);
+/* A usage error: message, the command's usage on stderr, exit 129. */
+__attribute__((noreturn, format(printf, 2, 3))) void
+usage_error(const struct ctl_cmd *cmd, const char *fmt, ...);
+/* The usage of @cmd (NULL: the whole tool) on @f. */
+void usage_print(FILE *f, const struct ctl_cmd *cmd);
+/* Usage on stderr, exit 129. */
+__attribute__((noreturn)) void usage_exit(const struct ctl_cmd *cmd);
+/* Flush and check standard output; die on a write failure. */
+void ctl_finish_stdout(void);
+
+/* ---- store and helpers (util.c) ---- */
+
+/*
+ * Open the store named by c->dir, creating it when @create.  Dies with
+ * "cannot open store 'DIR': ..." on failure.
+ */
+void ctl_open(struct ctl *c, bool create);
+/* Print --show-stats counters if asked, then gs_close() the store. */
+void ctl_close(struct ctl *c);
+/* The open store's counters, one "name value" line each, on @f. */
+void ctl_print_stats(struct gs_store *s, FILE *f);
+
+/* Write all of @buf to @fd; 0 or -1 with errno set. */
+int write_all(int fd, const void *buf, size_t len);
+/* Read up to @len bytes, retrying on EINTR and short reads; -1 on error. */
+ssize_t read_full(int fd, void *buf, size_t len);
+/* Parse an unsigned decimal or 0x hex number no larger than @max. */
+int parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* Seconds since the epoch (with nanoseconds) as a local ISO 8601 string. */
+void fmt_time_ns(char *buf, size_t len, int64_t ns, bool frac);
+/* Monotonic seconds. */
+double now_mono(void);
+
+/* ---- put (cmd_put.c) ---- */
+
+struct put_opts {
+	uint32_t flags;
+	int64_t exptime;	/* absolute, 0: never */
+};
+
+/*
+ * Store @size bytes read from @fd under @key, through @buf (CTL_IO_BUF
+ * bytes).  @what names the source in messages.  Returns 0, or -1 after
+ * printing an error (the put is aborted, nothing becomes visible).
+ */
+int ctl_put_fd(struct ctl *c, const char *key, size_t klen, int fd,
+	       uint64_t size, const struct put_opts *po, const char *what,
+	       void *buf);
+
+/* ---- commands ---- */
+
+int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_del(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_ls(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_stat(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_stats(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+
+/*
+ * Option parsing shared by the commands: getopt_long() over @argv (argv[0]
+ * is the command name) with --help added.  Returns the option character,
+ * -1 at the end; prints help and exits 0 on --help, exits 129 on an
+ * unknown option or a missing argument.
+ */
+int ctl_getopt(const struct ctl_cmd *cmd, int argc, char **argv,
+	       const char *shortopts, const struct option *longopts);
+/* Exit 129 unless @min <= argc - optind <= @max. */
+void ctl_want_args(const struct ctl_cmd *cmd, int argc, int min, int max);
+
+#endif
