@@ -18,7 +18,7 @@ ifneq ($(DEVELOPER)$(CI),)
 WARN += -Werror
 endif
 ifneq ($(SANITIZE),)
-SAN = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SAN = -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT = -O1
 endif
 FINAL_CFLAGS = $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) $(CFLAGS) -MMD -MP
@@ -58,7 +58,14 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(B)/%.o: %.c
+# Rebuild everything when the flags change (SANITIZE=, OPT=, ...): the
+# stamp holds the last flags and is rewritten only when they differ.
+FLAGS_STAMP = $(B)/.flags
+$(shell mkdir -p $(B); echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' | \
+	cmp -s - $(FLAGS_STAMP) || \
+	echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' > $(FLAGS_STAMP))
+
+$(B)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QCC)$(CC) $(FINAL_CFLAGS) -c $< -o $@
 
@@ -68,11 +75,11 @@ $(B)/libgoblin.a: $(STORE_OBJ)
 $(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS)
 
-$(B)/test/%: test/unit/%.c $(B)/libgoblin.a
+$(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka
 
-$(B)/bench/%: bench/%.c $(B)/libgoblin.a
+$(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
 
