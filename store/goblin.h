@@ -251,7 +251,7 @@ struct gs_stats {
 	uint64_t evictions_small;	/* objects evicted from the small arena */
 	uint64_t evictions_head;	/* heads dropped from RAM */
 	uint64_t head_promotions;	/* heads read back into RAM */
-	uint64_t csum_failures;		/* blocks or records failing XXH3 */
+	uint64_t csum_failures;		/* blocks, heads or small values failing XXH3 */
 	uint64_t recovered;		/* objects restored at open */
 	uint64_t recovery_dropped;	/* journal entries dropped at open */
 	uint64_t compactions;		/* small-arena block compactions */

@@ -528,6 +528,67 @@ static void test_lock_names_holder(void **state)
 	assert_non_null(strstr(err, "not a goblin store"));
 }
 
+static void test_ssd_dir_recorded(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s = NULL;
+	char ssd[96], other[96], err[256];
+	(void)state;
+
+	snprintf(ssd, sizeof(ssd), "%s/elsewhere", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	opts(&o);
+	o.ssd_dir = ssd;
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "k", 1, 1 * MiB, 1 * MiB), 0);
+	gs_close(s);
+	/* not named again: the recorded directory is used */
+	o.ssd_dir = NULL;
+	s = open_store(&o);
+	assert_int_equal(check_gen(s, "k", 1, 1 * MiB), 0);
+	gs_close(s);
+	/* another one: refused, with both named */
+	o.ssd_dir = other;
+	s = NULL;
+	assert_int_equal(gs_open(dir, &o, &s, err, sizeof(err)), -EINVAL);
+	assert_null(s);
+	assert_non_null(strstr(err, "elsewhere"));
+	assert_non_null(strstr(err, "other"));
+}
+
+static void test_capacity_shrink_evicts_by_policy(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[16];
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	for (int i = 0; i < 6; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(put_gen(s, key, i, 1 * MiB, 1 * MiB), 0);
+	}
+	gs_close(s);
+	o.ssd_size = 2 * MiB;
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.evictions_ssd, 4);
+	assert_int_equal(st.recovery_dropped, 0);
+	assert_true(st.ssd_used <= 2 * MiB);
+	assert_int_equal(st.ssd_capacity, 2 * MiB);
+	/* the oldest went, the newest stayed */
+	assert_int_equal(gs_stat(s, "k0", 2, &(struct gs_meta){ 0 }), -ENOENT);
+	assert_int_equal(check_gen(s, "k5", 5, 1 * MiB), 0);
+	assert_int_equal(check_gen(s, "k4", 4, 1 * MiB), 0);
+	/* new puts stay within the new capacity */
+	assert_int_equal(put_gen(s, "n", 9, 1 * MiB, 1 * MiB), 0);
+	gs_stats_get(s, &st);
+	assert_true(st.ssd_used <= 2 * MiB);
+	gs_close(s);
+}
+
 /* ---- eviction ---- */
 
 static void test_ssd_eviction_scan_resistant(void **state)
@@ -1127,6 +1188,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reader_keeps_old_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_modes_and_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_names_holder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_eviction_and_promotion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
