@@ -91,8 +91,12 @@ enum gs_put_mode {
 	GS_CAS,		/* fail with -ESTALE unless the live cas is cas_match */
 };
 
+/* A put whose size is not known until commit (a file being written). */
+#define GS_SIZE_UNKNOWN UINT64_MAX
+
 struct gs_put_args {
-	uint64_t size;		/* declared size: exactly this many bytes follow */
+	uint64_t size;		/* declared size: exactly this many bytes follow,
+				 * or GS_SIZE_UNKNOWN: commit fixes the size */
 	uint32_t flags;
 	int64_t exptime;	/* absolute unix seconds, 0: never */
 	const void *attr;	/* may be NULL */
@@ -196,6 +200,14 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 	   size_t *len, struct gs_meta *meta);
 
 /* ---- other operations ---- */
+
+/*
+ * Give the live object @from the key @to, atomically, replacing what @to
+ * held (publish-by-rename).  Readers of either keep their versions.
+ * Returns 0, -ENOENT when @from is absent, -EINVAL on bad keys.
+ */
+int gs_rename(struct gs_store *s, const void *from, size_t flen,
+	      const void *to, size_t tlen);
 
 /* Delete @key: -ENOENT when absent.  Pinned readers keep their version. */
 int gs_delete(struct gs_store *s, const void *key, size_t klen);

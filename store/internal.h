@@ -59,6 +59,8 @@ struct gs_obj {
 
 	struct slru_node lru;	/* SSD tier, or small arena when small */
 	struct slru_node hlru;	/* RAM head pool */
+	/* the key as created; node.key points here, or after a rename to a
+	 * malloc'ed copy of the new key: use node.key, not this */
 	uint8_t key[];
 };
 
@@ -147,6 +149,8 @@ void obj_meta(const struct gs_obj *o, struct gs_meta *m);
 void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
 int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
 int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size);
+void ssd_trim(struct gs_store *s, struct gs_obj *o, uint64_t size);
+void obj_release_large(struct gs_store *s, struct gs_obj *o);
 int journal_write(struct gs_store *s, const void *buf, size_t len);
 void journal_maybe_rewrite(struct gs_store *s);
 void obj_unref(struct gs_store *s, struct gs_obj *o);

@@ -30,6 +30,8 @@ static uint64_t body_len(const struct jrec *r)
 		       4ull * r->ncsum;
 	case J_TOUCH:
 		return 8;
+	case J_RENAME:
+		return 4 + (uint64_t)r->klen2;
 	default:
 		return 0;
 	}
@@ -72,9 +74,15 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 		PUT(p, r->type == J_PUT_LARGE ? r->ncsum : 0u);
 	} else if (r->type == J_TOUCH) {
 		PUT(p, r->exptime);
+	} else if (r->type == J_RENAME) {
+		PUT(p, r->klen2);
 	}
 	memcpy(p, r->key, r->klen);
 	p += r->klen;
+	if (r->type == J_RENAME) {
+		memcpy(p, r->key2, r->klen2);
+		p += r->klen2;
+	}
 	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE) {
 		if (r->attr_len)
 			memcpy(p, r->attr, r->attr_len);
@@ -153,6 +161,13 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 			return -EBADMSG;
 		GET(p, r->exptime);
 		break;
+	case J_RENAME:
+		if (rlen < J_HDR + 4)
+			return -EBADMSG;
+		GET(p, r->klen2);
+		if (r->klen2 == 0 || r->klen2 > GS_KEY_MAX)
+			return -EBADMSG;
+		break;
 	case J_DEL:
 		break;
 	default:
@@ -162,6 +177,8 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 		return -EBADMSG;
 	r->key = p;
 	p += klen;
+	if (r->type == J_RENAME)
+		r->key2 = p;
 	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE) {
 		r->attr = p;
 		p += r->attr_len;

@@ -18,6 +18,7 @@ enum {
 	J_PUT_LARGE = 2,
 	J_DEL = 3,
 	J_TOUCH = 4,
+	J_RENAME = 5,		/* key is the old key, key2 the new one */
 };
 
 #define J_MAGIC 0x314a5347u	/* "GSJ1" little-endian */
@@ -31,6 +32,8 @@ struct jrec {
 	uint64_t seq;
 	const uint8_t *key;
 	uint32_t klen;
+	const uint8_t *key2;	/* J_RENAME */
+	uint32_t klen2;
 	/* J_PUT_*, and exptime for J_TOUCH */
 	uint64_t size, cas, xxh3;
 	int64_t exptime, mtime_ns;

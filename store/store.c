@@ -130,6 +130,8 @@ static void obj_free(struct gs_store *s, struct gs_obj *o)
 	free(o->ext);
 	free(o->csum);
 	free(o->attr);
+	if (o->node.key != o->key)	/* renamed */
+		free((uint8_t *)o->node.key);
 	free(o);
 }
 
@@ -204,7 +206,7 @@ static int journal_key_record(struct gs_store *s, uint8_t type,
 			      const struct gs_obj *o, int64_t exptime)
 {
 	struct jrec r = {
-		.type = type, .seq = ++s->seq, .key = o->key,
+		.type = type, .seq = ++s->seq, .key = o->node.key,
 		.klen = o->node.klen, .exptime = exptime,
 	};
 	uint8_t stackbuf[256];
@@ -227,7 +229,7 @@ void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r)
 	memset(r, 0, sizeof(*r));
 	r->type = o->small ? J_PUT_SMALL : J_PUT_LARGE;
 	r->seq = seq;
-	r->key = o->key;
+	r->key = o->node.key;
 	r->klen = o->node.klen;
 	r->size = o->size;
 	r->cas = o->cas;
@@ -343,17 +345,24 @@ int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len)
 	}
 }
 
-/* Reserve SSD extents for @size bytes of @o. */
+/*
+ * Make @o's extents cover at least @size bytes, appending to what it has
+ * (a put of unknown size grows as it is written).  Evicts cold objects
+ * for room.  0, -EFBIG (more than the tier) or -ENOSPC.
+ */
 int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size)
 {
-	uint64_t units = (size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
-	struct extent *ext;
+	uint64_t have = (uint64_t)obj_units(o) * GS_ALLOC_UNIT, units;
+	struct extent *ext, *all;
 	int n;
 
 	if (size > s->space.limit * GS_ALLOC_UNIT)
 		return -EFBIG;	/* checked first: the rounding below can wrap */
-	if (units == 0)
-		units = 1;
+	if (size == 0)
+		size = 1;	/* every large object has an extent */
+	if (have >= size)
+		return 0;
+	units = (size - have + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
 	if (space_free_units(&s->space) < units && !evict_ssd(s, units))
 		return -ENOSPC;
 	ext = malloc(units * sizeof(*ext));
@@ -364,9 +373,63 @@ int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size)
 		free(ext);
 		return n;
 	}
-	o->ext = realloc(ext, n * sizeof(*ext)) ?: ext;
-	o->next = (uint32_t)n;
+	all = realloc(o->ext, (o->next + n) * sizeof(*all));
+	if (!all) {
+		for (int i = 0; i < n; i++)
+			space_free(&s->space, &ext[i]);
+		free(ext);
+		return -ENOMEM;
+	}
+	memcpy(all + o->next, ext, n * sizeof(*ext));
+	free(ext);
+	o->ext = all;
+	o->next += (uint32_t)n;
 	return 0;
+}
+
+/* Give back the units past the first @size bytes (a put of unknown size,
+ * committed). */
+void ssd_trim(struct gs_store *s, struct gs_obj *o, uint64_t size)
+{
+	uint64_t keep = size / GS_ALLOC_UNIT + (size % GS_ALLOC_UNIT != 0);
+	uint64_t off = 0;
+	uint32_t n = 0;
+
+	keep = (keep ? keep : 1) * GS_ALLOC_UNIT;
+	for (uint32_t i = 0; i < o->next; i++) {
+		struct extent *e = &o->ext[i];
+
+		if (off >= keep) {
+			space_free(&s->space, e);
+			continue;
+		}
+		if (off + e->len > keep) {
+			struct extent tail = { e->off + (keep - off),
+					       off + e->len - keep };
+
+			space_free(&s->space, &tail);
+			e->len = keep - off;
+		}
+		off += e->len;
+		n = i + 1;
+	}
+	o->next = n;
+}
+
+/* Give up the SSD space and RAM head of @o (it became a small object). */
+void obj_release_large(struct gs_store *s, struct gs_obj *o)
+{
+	for (uint32_t i = 0; i < o->next; i++)
+		space_free(&s->space, &o->ext[i]);
+	free(o->ext);
+	o->ext = NULL;
+	o->next = 0;
+	free(o->csum);
+	o->csum = NULL;
+	if (o->head) {
+		slots_put(&s->slots, o->head);
+		o->head = NULL;
+	}
 }
 
 uint32_t obj_units(const struct gs_obj *o)
@@ -411,7 +474,7 @@ struct gs_obj *obj_new(const void *key, size_t klen)
 /* Publish @o under its key, replacing any live version.  Lock held. */
 void obj_publish(struct gs_store *s, struct gs_obj *o)
 {
-	struct idx_node *n = index_find(&s->idx, o->node.hash, o->key,
+	struct idx_node *n = index_find(&s->idx, o->node.hash, o->node.key,
 					o->node.klen);
 
 	if (n)
@@ -446,6 +509,42 @@ struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen)
 		return NULL;
 	}
 	return o;
+}
+
+/* Give @o the key @key; it must not be in use.  Lock held. */
+static void obj_rekey(struct gs_store *s, struct gs_obj *o, uint8_t *key,
+		      size_t klen)
+{
+	index_remove(&s->idx, &o->node);
+	if (o->node.key != o->key)
+		free((uint8_t *)o->node.key);
+	o->node.key = key;
+	o->node.klen = (uint32_t)klen;
+	o->node.hash = index_hash(key, klen);
+	index_insert(&s->idx, &o->node);
+}
+
+/* Apply a rename to the index (live call or replay).  Lock held. */
+static int rename_apply(struct gs_store *s, const void *from, size_t flen,
+			const void *to, size_t tlen, uint64_t jlen)
+{
+	struct gs_obj *o = obj_lookup(s, from, flen), *dst;
+	uint8_t *key;
+
+	if (!o)
+		return -ENOENT;
+	key = malloc(tlen);
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, to, tlen);
+	dst = obj_lookup(s, to, tlen);
+	if (dst)
+		obj_unlink(s, dst);
+	obj_rekey(s, o, key, tlen);
+	/* replay needs the rename record as well as the put */
+	o->jlen += jlen;
+	s->jlive += jlen;
+	return 0;
 }
 
 /* ---- journal rewrite and replay ---- */
@@ -668,6 +767,10 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 			o = obj_lookup(s, r.key, r.klen);
 			if (o)
 				o->exptime = r.exptime;
+			break;
+		case J_RENAME:
+			rename_apply(s, r.key, r.klen, r.key2, r.klen2,
+				     (uint64_t)len);
 			break;
 		}
 		pos += (uint64_t)len;
@@ -1093,6 +1196,41 @@ int gs_delete(struct gs_store *s, const void *key, size_t klen)
 		ret = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int gs_rename(struct gs_store *s, const void *from, size_t flen,
+	      const void *to, size_t tlen)
+{
+	struct jrec r = { .type = J_RENAME, .key = from, .klen = (uint32_t)flen,
+			  .key2 = to, .klen2 = (uint32_t)tlen };
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	if (!from || !to || flen == 0 || flen > GS_KEY_MAX || tlen == 0 ||
+	    tlen > GS_KEY_MAX)
+		return -EINVAL;
+	len = jrec_size(&r);
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	if (!obj_lookup(s, from, flen)) {
+		ret = -ENOENT;
+	} else if (flen == tlen && memcmp(from, to, flen) == 0) {
+		ret = 0;
+	} else {
+		r.seq = ++s->seq;
+		jrec_encode(&r, NULL, NULL, buf);
+		ret = journal_write(s, buf, len);
+		if (ret == 0)
+			ret = rename_apply(s, from, flen, to, tlen, len);
+		if (ret == 0)
+			journal_maybe_rewrite(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(buf);
 	return ret;
 }
 

@@ -22,6 +22,7 @@ struct gs_writer {
 	enum gs_put_mode mode;
 	uint64_t cas_match;
 	bool fill;
+	bool unknown;		/* GS_SIZE_UNKNOWN: extents grow as it is written */
 	int err;
 	struct io_uring *ring;
 	/* large objects: buffer i holds object bytes [boff[i], +blen[i]) */
@@ -39,7 +40,8 @@ static bool args_valid(const void *key, size_t klen,
 {
 	return key && klen > 0 && klen <= GS_KEY_MAX &&
 	       a->attr_len <= GS_ATTR_MAX && (a->attr || !a->attr_len) &&
-	       a->mode <= GS_CAS;
+	       a->mode <= GS_CAS &&
+	       !(a->fill && a->size == GS_SIZE_UNKNOWN);
 }
 
 /* Called with s->lock held: choose the tier and reserve the space. */
@@ -56,10 +58,13 @@ static int writer_place(struct gs_writer *w)
 		/* no arena room: it becomes a one-piece large object */
 		o->small = 0;
 	}
-	ret = ssd_alloc(s, o, o->size);
+	/* unknown size: start with one write buffer's worth, grow later */
+	ret = ssd_alloc(s, o, w->unknown ? s->o.write_io_chunk : o->size);
 	if (ret < 0)
 		return ret;
-	o->csum = calloc(csum_blocks(o->size) + 1, sizeof(uint32_t));
+	o->csum = calloc(csum_blocks(w->unknown ? s->o.write_io_chunk
+						 : o->size) + 1,
+			 sizeof(uint32_t));
 	w->buf[0] = iobuf_get(s);
 	w->buf[1] = iobuf_get(s);
 	w->maxpieces = (uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2;
@@ -117,6 +122,7 @@ int gs_put_begin(struct gs_store *s, const void *key, size_t klen,
 	w->mode = a->mode;
 	w->cas_match = a->cas_match;
 	w->fill = a->fill;
+	w->unknown = a->size == GS_SIZE_UNKNOWN;
 	o->state = OBJ_FILLING;
 	o->size = a->size;
 	o->flags = a->flags;
@@ -149,13 +155,41 @@ fail:
 	return ret;
 }
 
+/* A put of unknown size: extents and checksums for @end bytes. */
+static int writer_grow(struct gs_writer *w, uint64_t end)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+	uint64_t nb = csum_blocks(end) + 1;
+	uint32_t *c;
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	ret = ssd_alloc(s, o, end);
+	pthread_mutex_unlock(&s->lock);
+	if (ret < 0)
+		return ret;
+	/* no reader sees a put of unknown size: csum can move */
+	c = realloc(o->csum, nb * sizeof(uint32_t));
+	if (!c)
+		return -ENOMEM;
+	o->csum = c;
+	return 0;
+}
+
 /* Block checksums, 4 KiB padding and the O_DIRECT writes of buffer @b. */
-static void flush_buffer(struct gs_writer *w, int b)
+static int flush_buffer(struct gs_writer *w, int b)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
 	uint64_t len = w->blen[b], plen = (len + 4095) & ~4095ull, done = 0;
 
+	if (w->unknown) {
+		int ret = writer_grow(w, w->boff[b] + plen);
+
+		if (ret < 0)
+			return w->err = ret;
+	}
 	for (uint64_t off = 0; off < len; off += GS_CSUM_BLOCK) {
 		uint64_t bl = len - off < GS_CSUM_BLOCK ? len - off
 							 : GS_CSUM_BLOCK;
@@ -180,6 +214,7 @@ static void flush_buffer(struct gs_writer *w, int b)
 	}
 	io_uring_submit(w->ring);
 	w->busy[b] = true;
+	return 0;
 }
 
 /* Wait for buffer @b's writes; its bytes become durable (and fill-visible). */
@@ -247,7 +282,8 @@ int gs_put_write(struct gs_writer *w, const void *buf, size_t len)
 		p += n;
 		len -= n;
 		if (w->blen[b] == wchunk) {
-			flush_buffer(w, b);
+			if (flush_buffer(w, b) < 0)
+				return w->err;
 			w->cur = !b;
 			if (wait_buffer(w, w->cur) < 0)
 				return w->err;
@@ -273,7 +309,7 @@ static int writer_drain(struct gs_writer *w)
 	if (w->o->small)
 		return w->err;
 	if (w->blen[b] && !w->err)
-		flush_buffer(w, b);
+		flush_buffer(w, b);	/* an error lands in w->err */
 	ret = wait_buffer(w, !b);	/* the older buffer first */
 	if (wait_buffer(w, b) < 0 && ret == 0)
 		ret = w->err;
@@ -314,7 +350,7 @@ void gs_put_abort(struct gs_writer *w)
 static int mode_check(struct gs_writer *w)
 {
 	struct gs_obj *o = w->o;
-	struct gs_obj *cur = obj_lookup(w->s, o->key, o->node.klen);
+	struct gs_obj *cur = obj_lookup(w->s, o->node.key, o->node.klen);
 
 	switch (w->mode) {
 	case GS_ADD:
@@ -330,6 +366,33 @@ static int mode_check(struct gs_writer *w)
 	}
 }
 
+/*
+ * A put of unknown size learns its size at commit.  One that stayed below
+ * a head becomes a small object: its bytes are all still in the first
+ * write buffer (at most one write of it may be in flight).
+ */
+static void finish_unknown(struct gs_writer *w)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+
+	o->size = w->pos;
+	if (w->pos >= s->o.ram_head || w->pos > s->o.write_io_chunk)
+		return;
+	if (wait_buffer(w, 0) < 0 || wait_buffer(w, 1) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	o->small = 1;
+	if (small_alloc(s, o, o->size) == 0) {
+		memcpy(o->item.ptr, w->buf[0], o->size);
+		obj_release_large(s, o);
+		w->blen[0] = w->blen[1] = 0;
+	} else {
+		o->small = 0;	/* no arena room: stays on the SSD tier */
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 {
 	struct gs_store *s = w->s;
@@ -339,6 +402,8 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	size_t len;
 	int ret;
 
+	if (w->unknown)
+		finish_unknown(w);
 	ret = writer_drain(w);
 	if (ret == 0 && w->pos != o->size)
 		ret = -EPROTO;
@@ -351,6 +416,8 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		ret = mode_check(w);
 	if (ret < 0)
 		goto fail;
+	if (w->unknown && !o->small)
+		ssd_trim(s, o, o->size);
 	o->cas = ++s->cas;
 	o->mtime_ns = now_real_ns();
 	obj_jrec(o, ++s->seq, &r);

@@ -54,10 +54,9 @@ static void check_record(const uint8_t *rec, long len, const struct jrec *r)
 		}
 		/*
 		 * The extents cover the value, padded by less than a unit
-		 * and a page.  A wrapped sum is a known decoder hole (see
-		 * test_hostile_extent_sum_overflow) and not judged here.
+		 * and a page; a sum that wraps is refused by the decoder.
 		 */
-		CHECK(wrapped || (total >= r->size &&
+		CHECK(!wrapped && (total >= r->size &&
 				  total - r->size < GS_ALLOC_UNIT + 4096));
 		for (uint32_t i = 0; i < r->ncsum; i++)
 			csum[i] = jrec_get_csum(r, i);
@@ -66,6 +65,11 @@ static void check_record(const uint8_t *rec, long len, const struct jrec *r)
 	case J_DEL:
 	case J_TOUCH:
 		CHECK(r->key + r->klen == end);
+		break;
+	case J_RENAME:
+		CHECK(r->klen2 > 0 && r->klen2 <= GS_KEY_MAX);
+		CHECK(r->key2 == r->key + r->klen);
+		CHECK(r->key2 + r->klen2 == end);
 		break;
 	default:
 		CHECK(0);

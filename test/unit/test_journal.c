@@ -91,6 +91,19 @@ static void rec_touch(struct rec *x)
 	x->r.exptime = 86400;
 }
 
+static const uint8_t key2[] = "objects/2024/blob-0001.published";
+
+static void rec_rename(struct rec *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->r.type = J_RENAME;
+	x->r.seq = 46;
+	x->r.key = key;
+	x->r.klen = sizeof(key) - 1;
+	x->r.key2 = key2;
+	x->r.klen2 = sizeof(key2) - 1;
+}
+
 static uint8_t *encode(const struct rec *x, size_t *len)
 {
 	uint8_t *buf;
@@ -137,6 +150,10 @@ static void assert_same(const struct rec *x, const struct jrec *d)
 	case J_TOUCH:
 		assert_int_equal(d->exptime, r->exptime);
 		break;
+	case J_RENAME:
+		assert_int_equal(d->klen2, r->klen2);
+		assert_memory_equal(d->key2, r->key2, r->klen2);
+		break;
 	}
 	if (r->type == J_PUT_SMALL) {
 		assert_int_equal(d->next, 0);
@@ -160,7 +177,7 @@ static void assert_same(const struct rec *x, const struct jrec *d)
 }
 
 static void (*const makers[])(struct rec *) = {
-	rec_small, rec_large, rec_del, rec_touch,
+	rec_small, rec_large, rec_del, rec_touch, rec_rename,
 };
 enum { NMAKERS = sizeof(makers) / sizeof(makers[0]) };
 
@@ -638,6 +655,28 @@ static void test_hostile_extent_sum_overflow(void **state)
 	expect_bad(&x);
 }
 
+/* A rename's new key: empty or longer than GS_KEY_MAX is not a record. */
+static void test_hostile_rename(void **state)
+{
+	struct rec x;
+	struct jrec d;
+	uint8_t *buf;
+	size_t len;
+	uint32_t k2;
+	(void)state;
+
+	rec_rename(&x);
+	buf = encode(&x, &len);
+	assert_int_equal(jrec_decode(buf, len, &d), (long)len);
+	for (int i = 0; i < 2; i++) {
+		k2 = i == 0 ? 0 : GS_KEY_MAX + 1;
+		memcpy(buf + J_HDR, &k2, 4);
+		reseal(buf);
+		assert_int_equal(jrec_decode(buf, len, &d), -EBADMSG);
+	}
+	free(buf);
+}
+
 static void test_csum_blocks(void **state)
 {
 	const uint8_t data[] = "abcdefgh";
@@ -751,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_key_attr),
 		cmocka_unit_test(test_hostile_extents),
 		cmocka_unit_test(test_hostile_extent_sum_overflow),
+		cmocka_unit_test(test_hostile_rename),
 		cmocka_unit_test(test_csum_blocks),
 		cmocka_unit_test(test_csum_blocks_no_overflow),
 		cmocka_unit_test(test_parse_size_good),

@@ -589,6 +589,134 @@ static void test_capacity_shrink_evicts_by_policy(void **state)
 	gs_close(s);
 }
 
+/* ---- puts of unknown size, rename ---- */
+
+static int put_unknown(struct gs_store *s, const char *key, uint64_t seed,
+		       uint64_t size, size_t piece)
+{
+	struct gs_put_args a = { .size = GS_SIZE_UNKNOWN };
+	struct gs_writer *w;
+	uint8_t *buf = malloc(piece);
+	int ret = gs_put_begin(s, key, strlen(key), &a, &w);
+
+	for (uint64_t off = 0; ret == 0 && off < size; off += piece) {
+		size_t n = size - off < piece ? size - off : piece;
+
+		gen(seed, off, buf, n);
+		ret = gs_put_write(w, buf, n);
+		if (ret < 0)
+			gs_put_abort(w);
+	}
+	free(buf);
+	return ret < 0 ? ret : gs_put_commit(w, NULL);
+}
+
+static void test_put_unknown_size(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	const uint64_t sizes[] = { 0, 1, H - 1, H, H + 1, 1 * MiB,
+				   1 * MiB + 1, 5 * MiB + 3 };
+	uint64_t units = 0;
+	struct gs_put_args fa = { .size = GS_SIZE_UNKNOWN, .fill = true };
+	struct gs_writer *w;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[16];
+		uint64_t ram, small, ssd;
+
+		snprintf(key, sizeof(key), "u%zu", i);
+		assert_int_equal(put_unknown(s, key, i, sizes[i], 70000), 0);
+		assert_int_equal(check_gen(s, key, i, sizes[i]), 0);
+		tier_bytes(s, key, GS_TIER_RAM, &ram);
+		tier_bytes(s, key, GS_TIER_SMALL, &small);
+		tier_bytes(s, key, GS_TIER_SSD, &ssd);
+		if (sizes[i] < H) {	/* learnt small at commit */
+			assert_int_equal(small, sizes[i]);
+			assert_int_equal(ssd + ram, 0);
+		} else {
+			assert_int_equal(ram, H);
+			assert_int_equal(ssd, sizes[i]);
+			units += (sizes[i] + 65535) / 65536;
+		}
+	}
+	/* the over-allocation of the growing puts was given back */
+	gs_stats_get(s, &st);
+	assert_int_equal(st.ssd_used, units * 65536);
+	/* a fill must declare its size */
+	assert_int_equal(gs_put_begin(s, "f", 1, &fa, &w), -EINVAL);
+	gs_close(s);
+	s = open_store(&o);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "u%zu", i);
+		assert_int_equal(check_gen(s, key, i, sizes[i]), 0);
+	}
+	gs_close(s);
+}
+
+static void test_rename(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r_old, *r_src;
+	uint8_t *buf = malloc(1 * MiB), *ref = malloc(1 * MiB);
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "dst", 1, 1 * MiB, 1 * MiB), 0);
+	assert_int_equal(put_gen(s, "tmp.1", 2, 1 * MiB, 1 * MiB), 0);
+	assert_int_equal(put_gen(s, "small.tmp", 3, 100, 100), 0);
+	assert_int_equal(gs_get_open(s, "dst", 3, 0, &r_old), 0);
+	assert_int_equal(gs_get_open(s, "tmp.1", 5, 0, &r_src), 0);
+	/* publish by rename, over an existing key */
+	assert_int_equal(gs_rename(s, "tmp.1", 5, "dst", 3), 0);
+	assert_int_equal(gs_stat(s, "tmp.1", 5, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	assert_int_equal(check_gen(s, "dst", 2, 1 * MiB), 0);
+	/* readers of either version keep theirs */
+	assert_int_equal(gs_read(r_old, buf, 1 * MiB, 0), 1 * MiB);
+	gen(1, 0, ref, 1 * MiB);
+	assert_memory_equal(buf, ref, 1 * MiB);
+	assert_int_equal(gs_read(r_src, buf, 1 * MiB, 0), 1 * MiB);
+	gen(2, 0, ref, 1 * MiB);
+	assert_memory_equal(buf, ref, 1 * MiB);
+	gs_reader_close(r_old);
+	gs_reader_close(r_src);
+	assert_int_equal(gs_rename(s, "small.tmp", 9, "small", 5), 0);
+	assert_int_equal(gs_rename(s, "nothing", 7, "x", 1), -ENOENT);
+	assert_int_equal(gs_rename(s, "small", 5, "small", 5), 0);
+	assert_int_equal(gs_rename(s, "", 0, "x", 1), -EINVAL);
+	/* renamed twice: the last name wins */
+	assert_int_equal(gs_rename(s, "dst", 3, "dst2", 4), 0);
+	gs_close(s);
+	/* after a restart (replay), and after the journal is rewritten */
+	for (int i = 0; i < 2; i++) {
+		struct gs_stats st;
+
+		s = open_store(&o);
+		assert_int_equal(check_gen(s, "dst2", 2, 1 * MiB), 0);
+		assert_int_equal(check_gen(s, "small", 3, 100), 0);
+		assert_int_equal(gs_stat(s, "dst", 3, &(struct gs_meta){ 0 }),
+				 -ENOENT);
+		assert_int_equal(gs_stat(s, "tmp.1", 5,
+					 &(struct gs_meta){ 0 }), -ENOENT);
+		gs_stats_get(s, &st);
+		assert_int_equal(st.objects, 2);
+		/* the old dst's space was freed: 1 MiB object, 16 units */
+		assert_int_equal(st.ssd_used, 1 * MiB);
+		gs_close(s);
+	}
+	free(buf);
+	free(ref);
+}
+
 /* ---- eviction ---- */
 
 static void test_ssd_eviction_scan_resistant(void **state)
@@ -1035,8 +1163,12 @@ static void test_model_random(void **state)
 			case 2: size = H - 2 + (r >> 20) % 4; break;
 			default: size = (r >> 20) % (3 * MiB); break;
 			}
-			assert_int_equal(put_gen(s, key, r, size,
-						 1 + (r >> 40) % 300000), 0);
+			if ((r >> 50) & 1)
+				assert_int_equal(put_gen(s, key, r, size,
+							 1 + (r >> 40) % 300000), 0);
+			else
+				assert_int_equal(put_unknown(s, key, r, size,
+							     1 + (r >> 40) % 300000), 0);
 			m[k] = (struct model_ent){ true, r, size };
 		} else if (op < 45) {		/* delete */
 			assert_int_equal(gs_delete(s, key, strlen(key)),
@@ -1046,7 +1178,19 @@ static void test_model_random(void **state)
 			gs_close(s);
 			o.preload_heads = r & 1;
 			s = open_store(&o);
-		} else if (op < 50) {		/* aborted put changes nothing */
+		} else if (op < 53) {		/* rename, maybe over another */
+			int k2 = (int)((r >> 24) % NKEYS);
+			char key2[16];
+
+			snprintf(key2, sizeof(key2), "m%d", k2);
+			assert_int_equal(gs_rename(s, key, strlen(key), key2,
+						   strlen(key2)),
+					 m[k].present ? 0 : -ENOENT);
+			if (m[k].present && k != k2) {
+				m[k2] = m[k];
+				m[k].present = false;
+			}
+		} else if (op < 58) {		/* aborted put changes nothing */
 			struct gs_put_args a = { .size = 5000 };
 			struct gs_writer *w;
 
@@ -1188,6 +1332,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reader_keeps_old_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_modes_and_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_names_holder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_unknown_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
