@@ -20,21 +20,10 @@
 #include <unistd.h>
 
 #include "goblin.h"
-
-#define KiB (1024ULL)
-#define MiB (1024ULL * KiB)
-#define GiB (1024ULL * MiB)
-
-/* ART sizes: generalized Pareto, redrawn until <= 8 MiB. */
-#define ART_LOC 262144.0
-#define ART_SCALE 583208.0
-#define ART_SHAPE 0.3
-#define ART_MAX (8 * MiB)
+#include "workload.h"
 
 #define PUT_PIECE (1 * MiB)	/* gs_put_write() unit */
 #define KEY_LEN 32
-#define ORDER_SALT 0x243f6a8885a308d3ULL
-#define GOLDEN 0x9e3779b97f4a7c15ULL
 
 static const char *prog = "engine";
 
@@ -76,118 +65,6 @@ static void usage(void)
 	exit(129);
 }
 
-/* ---- randomness: splitmix64 and xoshiro256**, both self-contained ---- */
-
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	*state += GOLDEN;
-	return mix64(*state);
-}
-
-struct rng {
-	uint64_t s[4];
-};
-
-static void rng_init(struct rng *r, uint64_t seed)
-{
-	uint64_t sm = seed;
-
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&sm);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-/* Uniform in (0, 1]: never 0, so pow(u, -shape) stays finite. */
-static double rng_unit(struct rng *r)
-{
-	return (double)((rng_next(r) >> 11) + 1) * 0x1.0p-53;
-}
-
-static uint64_t rng_below(struct rng *r, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
-}
-
-static uint64_t art_size(struct rng *r)
-{
-	for (;;) {
-		double u = rng_unit(r);
-		double x = ART_LOC +
-			   ART_SCALE * (pow(u, -ART_SHAPE) - 1.0) / ART_SHAPE;
-
-		if (x <= (double)ART_MAX)
-			return (uint64_t)llround(x);
-	}
-}
-
-/* ---- payloads: counter-based, so any offset can be regenerated ---- */
-
-static uint64_t payload_seed(const char *key, uint64_t size)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
-
-	for (const char *p = key; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return mix64(h ^ mix64(size + GOLDEN));
-}
-
-static uint64_t payload_word(uint64_t seed, uint64_t i)
-{
-	return mix64(seed + (i + 1) * GOLDEN);
-}
-
-/* Write the object's bytes [off, off+len) into buf. */
-static void payload_fill(uint64_t seed, uint64_t off, void *buf, size_t len)
-{
-	unsigned char *p = buf;
-	uint64_t i = off / 8;
-	size_t skip = off % 8;
-	uint64_t w;
-
-	if (skip) {
-		size_t n = 8 - skip < len ? 8 - skip : len;
-
-		w = payload_word(seed, i++);
-		memcpy(p, (unsigned char *)&w + skip, n);
-		p += n;
-		len -= n;
-	}
-	for (; len >= 8; len -= 8, p += 8) {
-		w = payload_word(seed, i++);
-		memcpy(p, &w, 8);
-	}
-	if (len) {
-		w = payload_word(seed, i);
-		memcpy(p, &w, len);
-	}
-}
-
 /* 0 when data matches the object's bytes at off, else -1. */
 static int payload_check(uint64_t seed, uint64_t off, const void *data,
 			 size_t len, unsigned char *scratch, size_t slen)
@@ -197,7 +74,7 @@ static int payload_check(uint64_t seed, uint64_t off, const void *data,
 	while (len) {
 		size_t n = len < slen ? len : slen;
 
-		payload_fill(seed, off, scratch, n);
+		workload_payload_fill(seed, off, scratch, n);
 		if (memcmp(scratch, p, n))
 			return -1;
 		p += n;
@@ -441,7 +318,7 @@ static int64_t put_object(struct bench *b, const char *key, uint64_t size,
 		size_t n = size - off < PUT_PIECE ? size - off : PUT_PIECE;
 
 		t = now_ns();
-		payload_fill(seed, off, b->buf, n);
+		workload_payload_fill(seed, off, b->buf, n);
 		gen += now_ns() - t;
 		rc = gs_put_write(w, b->buf, n);
 		if (rc) {
@@ -763,13 +640,13 @@ int main(int argc, char **argv)
 		if (!objs)
 			die("out of memory");
 		while (total ? sum < total : n < count) {
-			uint64_t sz = art_size(&rng);
+			uint64_t sz = workload_art_size(&rng);
 
 			if (n == cap)
 				break;	/* cannot happen: sizes >= 256 KiB */
 			art_key(key, sizeof(key), n);
 			objs[n].size = sz;
-			objs[n].seed = payload_seed(key, sz);
+			objs[n].seed = workload_payload_seed(key, sz);
 			sum += sz;
 			n++;
 		}
@@ -839,16 +716,10 @@ int main(int argc, char **argv)
 	for (uint64_t p = 0; p < passes; p++) {
 		struct rng orng;
 
-		rng_init(&orng, seed ^ ORDER_SALT ^ mix64(p + 1));
+		rng_init(&orng, workload_pass_seed(seed, p));
 		for (size_t i = 0; i < n; i++)
 			order[i] = i;
-		for (size_t i = n; i > 1; i--) {
-			size_t j = rng_below(&orng, i);
-			uint64_t t = order[i - 1];
-
-			order[i - 1] = order[j];
-			order[j] = t;
-		}
+		rng_shuffle(&orng, order, n);
 		for (size_t k = 0; k < n; k++) {
 			uint64_t i = order[k];
 			struct obj *ob = &objs[i];
@@ -950,7 +821,7 @@ int main(int argc, char **argv)
 
 		snprintf(key, sizeof(key), "big:%08d", 0);
 		big.size = big_size;
-		big.seed = payload_seed(key, big_size);
+		big.seed = workload_payload_seed(key, big_size);
 		t0 = now_ns();
 		g = put_object(&b, key, big.size, big.seed);
 		pop_ns = now_ns() - t0;

@@ -79,6 +79,8 @@ struct gs_io {
 	uint64_t t0;
 };
 
+struct pooled_ring;
+
 struct gs_store {
 	char *dir;
 	struct gs_options o;
@@ -108,6 +110,7 @@ struct gs_store {
 	uint32_t iobuf_nfree, iobuf_n;
 	uint64_t iobuf_size;
 	struct gs_reader *reader_free;	/* recycled readers */
+	struct pooled_ring *ring_free;	/* rings for the blocking API */
 
 	struct stat_shard stats[NSTAT_SHARDS];	/* lock free */
 };
@@ -118,7 +121,9 @@ void stat_add_idx(struct gs_store *s, size_t idx, uint64_t n);
 #define stat_add(s, field, n) stat_add_idx(s, STAT_IDX(field), n)
 
 /* io.c */
-struct io_uring *io_thread_ring(void);
+struct io_uring *ring_get(struct gs_store *s);
+void ring_put_locked(struct gs_store *s, struct io_uring *ring);
+void ring_pool_free(struct gs_store *s);
 struct io_uring_sqe *io_get_sqe(struct io_uring *ring);
 void io_prep(struct io_uring_sqe *sqe, struct gs_io *io);
 /* Submit and reap on @ring until io->done. */

@@ -10,44 +10,57 @@
 
 #define RING_ENTRIES 128
 
-static __thread struct io_uring tl_ring;
-static __thread bool tl_ring_ok;
-static pthread_key_t ring_key;
-static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
-
-static void ring_exit(void *p)
-{
-	io_uring_queue_exit(p);
-}
-
 /*
- * A forked child must not share its parent's ring: completions would be
- * reaped by the wrong process.  The child drops its copy and makes its own.
+ * Rings for the blocking API come from a pool in the store, one per open
+ * reader or writer for as long as it lives: a reader or writer may be
+ * called from any thread (a FUSE worker pool does that), and a ring may
+ * only be used by one thread at a time.  After warm-up an open costs no
+ * io_uring setup.
  */
-static void ring_atfork_child(void)
+struct pooled_ring {
+	struct io_uring ring;	/* first: the pool hands out &ring */
+	struct pooled_ring *next;
+};
+
+struct io_uring *ring_get(struct gs_store *s)
 {
-	if (tl_ring_ok) {
-		io_uring_queue_exit(&tl_ring);
-		tl_ring_ok = false;
+	struct pooled_ring *p;
+
+	pthread_mutex_lock(&s->lock);
+	p = s->ring_free;
+	if (p)
+		s->ring_free = p->next;
+	pthread_mutex_unlock(&s->lock);
+	if (p)
+		return &p->ring;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	if (io_uring_queue_init(RING_ENTRIES, &p->ring, 0) < 0) {
+		free(p);
+		return NULL;
 	}
+	return &p->ring;
 }
 
-static void ring_key_make(void)
+/* Called with s->lock held.  The ring must have nothing in flight. */
+void ring_put_locked(struct gs_store *s, struct io_uring *ring)
 {
-	pthread_key_create(&ring_key, ring_exit);
-	pthread_atfork(NULL, NULL, ring_atfork_child);
+	struct pooled_ring *p = (struct pooled_ring *)ring;
+
+	p->next = s->ring_free;
+	s->ring_free = p;
 }
 
-struct io_uring *io_thread_ring(void)
+void ring_pool_free(struct gs_store *s)
 {
-	if (!tl_ring_ok) {
-		if (io_uring_queue_init(RING_ENTRIES, &tl_ring, 0) < 0)
-			return NULL;
-		tl_ring_ok = true;
-		pthread_once(&ring_once, ring_key_make);
-		pthread_setspecific(ring_key, &tl_ring);
+	while (s->ring_free) {
+		struct pooled_ring *p = s->ring_free;
+
+		s->ring_free = p->next;
+		io_uring_queue_exit(&p->ring);
+		free(p);
 	}
-	return &tl_ring;
 }
 
 uint64_t now_ns(void)

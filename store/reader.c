@@ -109,7 +109,7 @@ static void slot_done(struct gs_io *io)
 static struct io_uring *reader_ring(struct gs_reader *r)
 {
 	if (!r->ring)
-		r->ring = io_thread_ring();
+		r->ring = ring_get(r->s);	/* given back at close */
 	return r->ring;
 }
 
@@ -204,8 +204,8 @@ static void pump(struct gs_reader *r)
 
 	if (end_dev > o->size)
 		end_dev = o->size;
-	if (!reader_ring(r))
-		return;
+	if (!r->ring)
+		return;	/* reader_step took one before the lock, or failed */
 	while (r->n < r->depth && r->sub < end_dev && r->sub < limit) {
 		struct rslot *sl;
 		uint64_t len = s->o.io_chunk, run, dev;
@@ -304,6 +304,8 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		submit(r);	/* reads queued by the previous call */
 		if (r->err)
 			return r->err;
+		if (!o->small && !reader_ring(r))
+			return -ENOMEM;
 		if (r->pos >= r->end)
 			return 0;
 		pthread_mutex_lock(&s->lock);
@@ -494,6 +496,9 @@ static void reader_finish_close(struct gs_reader *r)
 	pthread_mutex_lock(&s->lock);
 	release_consumed(r, true);
 	assert(r->n == 0);
+	if (r->ring && !r->attached)
+		ring_put_locked(s, r->ring);
+	r->ring = NULL;
 	obj_unref(s, r->o);
 	r->fnext = s->reader_free;
 	s->reader_free = r;

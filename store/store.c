@@ -785,15 +785,16 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 /* Read the heads of recovered objects back into RAM while slots are free. */
 static void preload_heads(struct gs_store *s)
 {
-	struct io_uring *ring = io_thread_ring();
+	struct io_uring *ring = ring_get(s);
 	struct list_head *p, *next;
 	void *buf;
 
-	if (!ring || !(buf = iobuf_get(s)))
+	if (!ring)
 		return;
+	buf = iobuf_get(s);
 	/* most recently written first: probation from its front */
-	for (p = s->lru_ssd.prob.next; p != &s->lru_ssd.prob && s->slots.nfree;
-	     p = next) {
+	for (p = s->lru_ssd.prob.next;
+	     buf && p != &s->lru_ssd.prob && s->slots.nfree; p = next) {
 		struct gs_obj *o = list_entry(p, struct gs_obj, lru.l);
 		uint64_t hlen = o->size < s->o.ram_head ? o->size
 							 : s->o.ram_head;
@@ -818,7 +819,9 @@ static void preload_heads(struct gs_store *s)
 		memcpy(o->head, buf, hlen);
 		slru_insert(&s->lru_head, &o->hlru, 1);
 	}
-	iobuf_put(s, buf);
+	if (buf)
+		iobuf_put(s, buf);
+	ring_put_locked(s, ring);	/* single-threaded at open */
 }
 
 /* ---- open and close ---- */
@@ -1157,6 +1160,7 @@ void gs_close(struct gs_store *s)
 	}
 	if (s->jfd >= 0 && s->o.sync)
 		fdatasync(s->jfd);
+	ring_pool_free(s);
 	index_release(&s->idx);
 	index_release(&s->fills);
 	space_release(&s->space);

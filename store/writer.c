@@ -77,9 +77,12 @@ static int writer_place(struct gs_writer *w)
 	return 0;
 }
 
-/* Called with s->lock held. */
+/* Called with s->lock held; nothing may be in flight. */
 static void writer_free_locked(struct gs_writer *w)
 {
+	if (w->ring)
+		ring_put_locked(w->s, w->ring);
+	w->ring = NULL;
 	for (int i = 0; i < 2; i++) {
 		if (w->buf[i])
 			iobuf_put(w->s, w->buf[i]);
@@ -106,7 +109,7 @@ int gs_put_begin(struct gs_store *s, const void *key, size_t klen,
 	w = calloc(1, sizeof(*w));
 	o = obj_new(key, klen);
 	if (!w || !o || !(w->xs = XXH3_createState()) ||
-	    !(w->ring = io_thread_ring()) ||
+	    !(w->ring = ring_get(s)) ||
 	    (a->attr_len && !(o->attr = malloc(a->attr_len)))) {
 		ret = -ENOMEM;
 		if (o)

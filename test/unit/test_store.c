@@ -1127,6 +1127,74 @@ static void test_concurrent_readers_writers(void **state)
 	gs_close(s);
 }
 
+/* ---- streams used from many threads (a FUSE worker pool does that) ---- */
+
+struct hop {
+	struct gs_writer *w;
+	struct gs_reader *r;
+	uint64_t off, len;
+	uint8_t *buf;
+	int ret;
+};
+
+static void *hop_write(void *p)
+{
+	struct hop *h = p;
+
+	gen(21, h->off, h->buf, h->len);
+	h->ret = gs_put_write(h->w, h->buf, h->len);
+	return NULL;
+}
+
+static void *hop_read(void *p)
+{
+	struct hop *h = p;
+	ssize_t n = gs_read(h->r, h->buf, h->len, h->off);
+
+	h->ret = n == (ssize_t)h->len ? 0 : -EIO;
+	return NULL;
+}
+
+static void test_streams_hop_threads(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_put_args a = { .size = GS_SIZE_UNKNOWN };
+	uint64_t size = 9 * MiB + 333, piece = 700 * KiB;
+	struct hop h = { .buf = malloc(700 * KiB) };
+	uint8_t *ref = malloc(700 * KiB);
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(gs_put_begin(s, "t", 1, &a, &h.w), 0);
+	/* every piece from a new thread, while earlier writes may be in flight */
+	for (h.off = 0; h.off < size; h.off += piece) {
+		pthread_t t;
+
+		h.len = size - h.off < piece ? size - h.off : piece;
+		pthread_create(&t, NULL, hop_write, &h);
+		pthread_join(t, NULL);
+		assert_int_equal(h.ret, 0);
+	}
+	assert_int_equal(gs_put_commit(h.w, NULL), 0);
+	assert_int_equal(gs_get_open(s, "t", 1, 0, &h.r), 0);
+	for (h.off = 0; h.off < size; h.off += piece) {
+		pthread_t t;
+
+		h.len = size - h.off < piece ? size - h.off : piece;
+		pthread_create(&t, NULL, hop_read, &h);
+		pthread_join(t, NULL);
+		assert_int_equal(h.ret, 0);
+		gen(21, h.off, ref, h.len);
+		assert_memory_equal(h.buf, ref, h.len);
+	}
+	gs_reader_close(h.r);
+	gs_close(s);
+	free(h.buf);
+	free(ref);
+}
+
 /* ---- randomized model test ---- */
 
 struct model_ent {
@@ -1343,6 +1411,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_while_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_readers_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streams_hop_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
 	};
