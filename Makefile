@@ -37,6 +37,10 @@ STORE_SRC = $(wildcard store/*.c)
 STORE_OBJ = $(STORE_SRC:%.c=$(B)/%.o)
 CLI_SRC = $(wildcard cli/*.c)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
+FS_SRC = $(wildcard fs/*.c)
+FS_OBJ = $(FS_SRC:%.c=$(B)/%.o)
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 BENCH_SRC = $(wildcard bench/*.c)
@@ -44,9 +48,9 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
-       bats fio time python3 clang libclang-rt-14-dev
+       bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev
 
-all: $(B)/libgoblin.a $(B)/goblinctl $(BENCH_BIN)
+all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(BENCH_BIN)
 
 deps:
 	@missing=; for p in $(DEPS); do \
@@ -74,6 +78,13 @@ $(B)/libgoblin.a: $(STORE_OBJ)
 
 $(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS)
+
+$(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+
+$(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS)
 
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -109,4 +120,4 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all deps units test run bench fuzz clean
--include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(BENCH_BIN:=.d)

@@ -17,6 +17,11 @@
 #define GS_CSUM_BLOCK 65536	/* bytes covered by one block checksum */
 #define GS_ALLOC_UNIT 65536	/* SSD allocation unit */
 
+/*
+ * Thread safety: a store serves many threads at once.  A reader or a writer
+ * may be called from any thread, one call at a time (a FUSE worker pool
+ * hands one open file from thread to thread).
+ */
 struct gs_store;
 struct gs_writer;
 struct gs_reader;

@@ -1,0 +1,1637 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblinfs: the FUSE low-level operations over a Goblin Store.  Reads
+ * stream head-first from pinned store readers; writes are store puts of
+ * unknown size committed at the last close; names live in ns.c.
+ */
+#define FUSE_USE_VERSION 312
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "internal.h"
+
+#define XATTR_TIERS "user.goblin.tiers"
+#define RING_ENTRIES 64		/* >= twice the store's deepest read-ahead */
+#define SKIP_WINDOW (8u << 20)	/* a forward seek shorter than this reads on */
+
+/*
+ * A reader's io_uring.  Every reader is attached (gs_reader_attach) to a
+ * ring of ours and only driven under its handle's lock, from whichever
+ * FUSE thread is free: so we decide when its read-ahead is submitted (after
+ * the reply that carries the head) and reap its completions ourselves.
+ */
+struct gfs_ring {
+	struct io_uring ring;
+	struct gfs_ring *next;		/* in fs->ring_free */
+};
+
+/* The calls on a store writer (any thread may make them). */
+enum writer_op { WRITER_BEGIN, WRITER_WRITE, WRITER_COMMIT, WRITER_ABORT };
+
+/*
+ * An open file: a pinned reader, or a writer.  Fields under fh->lock,
+ * except the list links (fs->lock).
+ */
+struct gfs_fh {
+	pthread_mutex_t lock;
+	struct gfs_fh *next, *prev;	/* in fs->open_fhs */
+	struct gfs_node *node;		/* holds a node->refs reference */
+	bool writing;
+	/* reading */
+	struct gs_reader *r;
+	struct gfs_ring *ring;
+	uint64_t size;			/* of the pinned version */
+	uint64_t pos;			/* next byte the reader hands out... */
+	const uint8_t *lo;		/* ...from here first: the rest of */
+	size_t lolen;			/* the last chunk, [pos, pos+lolen) */
+	/* writing */
+	struct gs_writer *w;
+	uint64_t written;
+	int werr;			/* first write error, reported again */
+	bool flushed;			/* counted in node->closing */
+	uint64_t cas;			/* from the commit */
+	char *key;			/* the key the put began with */
+	size_t klen;
+};
+
+/* ---- small helpers ---- */
+
+static struct gfs *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* Called with fs->lock held (the root is never freed). */
+static struct gfs_node *node_of(struct gfs *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? fs->root : (struct gfs_node *)ino;
+}
+
+static fuse_ino_t ino_of(struct gfs *fs, struct gfs_node *n)
+{
+	return n == fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+static int64_t now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static void ns_to_ts(int64_t ns, struct timespec *ts)
+{
+	ts->tv_sec = ns / 1000000000ll;
+	ts->tv_nsec = ns % 1000000000ll;
+}
+
+/* A committed version is visible; a file only being created is not. */
+static bool node_visible(const struct gfs_node *n)
+{
+	return n->dir || n->committed;
+}
+
+/* Called with fs->lock held. */
+static void node_attr(struct gfs *fs, const struct gfs_node *n,
+		      struct stat *st)
+{
+	int64_t t;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->id;
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	st->st_blksize = GFS_MAX_IO;
+	if (n->dir) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2 + n->nsubdirs;
+		st->st_size = (off_t)n->nkids;
+		t = fs->start_ns;
+	} else {
+		st->st_mode = S_IFREG | 0644;
+		st->st_nlink = 1;
+		st->st_size = (off_t)(n->committed ? n->size : n->wsize);
+		st->st_blocks = (st->st_size + 511) / 512;
+		t = n->committed ? n->mtime_ns : now_real_ns();
+	}
+	ns_to_ts(t, &st->st_mtim);
+	st->st_ctim = st->st_mtim;
+	st->st_atim = st->st_mtim;
+}
+
+/* Called with fs->lock held; counts the lookup the reply gives. */
+static void node_entry(struct gfs *fs, struct gfs_node *n,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = ino_of(fs, n);
+	e->generation = n->id;
+	node_attr(fs, n, &e->attr);
+	e->attr_timeout = fs->o.attr_timeout;
+	e->entry_timeout = fs->o.entry_timeout;
+	n->nlookup++;
+}
+
+/*
+ * close() returns before FUSE's release (where the commit happens) has
+ * run.  So that "write, close, then open or rename" sees the new version,
+ * an operation on a file whose writers have all been flushed waits for
+ * their commit, at most o.commit_wait seconds (a dup()ed descriptor may
+ * still write).  Called with fs->lock held.
+ */
+static void wait_commit(struct gfs *fs, struct gfs_node *n)
+{
+	struct timespec dl;
+	double w = fs->o.commit_wait;
+
+	if (!n || n->dir || !n->writers || n->closing < n->writers)
+		return;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)w;
+	dl.tv_nsec += (long)((w - (double)(time_t)w) * 1e9);
+	if (dl.tv_nsec >= 1000000000l) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000l;
+	}
+	while (n->writers && n->closing >= n->writers)
+		if (pthread_cond_timedwait(&fs->commit_cond, &fs->lock, &dl) ==
+		    ETIMEDOUT)
+			break;
+}
+
+/*
+ * A directory left empty by an unlink, rmdir or rename keeps existing (as
+ * on any filesystem): it gets its "path/" marker object.  Called with
+ * fs->lock held; a failure only means the directory is gone after a
+ * remount.
+ */
+static void keep_dir(struct gfs *fs, struct gfs_node *d)
+{
+	struct gs_put_args a = {0};
+	char key[GFS_KEYBUF];
+	int len;
+
+	if (d == fs->root || d->marker || d->nkids || !d->attached)
+		return;
+	len = ns_key(d, true, key);
+	if (len > 0 && gs_put(fs->s, key, (size_t)len, "", 0, &a) == 0)
+		d->marker = true;
+}
+
+/*
+ * The child @name of @dir, looked up in the store when the tree does not
+ * have it (an object added by another front-end of the same store).
+ * Called with fs->lock held.
+ */
+static struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
+				   const char *name, size_t len)
+{
+	struct gfs_node *n = ns_child(fs, dir, name, len);
+	char key[GFS_KEYBUF];
+	struct gs_meta *m;
+	int klen;
+
+	if (n || ns_name_check(name, len) < 0)
+		return n;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return NULL;
+	klen = ns_child_key(dir, name, len, false, key);
+	if (klen > 0 && gs_stat(fs->s, key, (size_t)klen, m) == 0) {
+		n = ns_add(fs, dir, name, len, false);
+		if (n) {
+			n->committed = true;
+			n->size = m->size;
+			n->mtime_ns = m->mtime_ns;
+			n->cas = m->cas;
+		}
+	} else if (klen > 0 && (size_t)klen < GS_KEY_MAX) {
+		key[klen] = '/';
+		if (gs_stat(fs->s, key, (size_t)klen + 1, m) == 0) {
+			n = ns_add(fs, dir, name, len, true);
+			if (n)
+				n->marker = true;
+		}
+	}
+	free(m);
+	return n;
+}
+
+/* ---- the per-thread reply buffer ---- */
+
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static __thread void *tl_buf;
+
+static void buf_key_make(void)
+{
+	pthread_key_create(&buf_key, free);
+}
+
+/* GFS_MAX_IO bytes, allocated once per thread, freed at thread exit. */
+static void *thread_buf(void)
+{
+	if (!tl_buf) {
+		pthread_once(&buf_once, buf_key_make);
+		tl_buf = malloc(GFS_MAX_IO);
+		if (tl_buf)
+			pthread_setspecific(buf_key, tl_buf);
+	}
+	return tl_buf;
+}
+
+/* ---- reader rings ---- */
+
+static struct gfs_ring *ring_get(struct gfs *fs)
+{
+	struct gfs_ring *rg;
+
+	pthread_mutex_lock(&fs->ring_lock);
+	rg = fs->ring_free;
+	if (rg)
+		fs->ring_free = rg->next;
+	pthread_mutex_unlock(&fs->ring_lock);
+	if (rg)
+		return rg;
+	rg = calloc(1, sizeof(*rg));
+	if (rg && io_uring_queue_init(RING_ENTRIES, &rg->ring, 0) < 0) {
+		free(rg);
+		rg = NULL;
+	}
+	return rg;
+}
+
+/* @rg must have nothing in flight. */
+static void ring_put(struct gfs *fs, struct gfs_ring *rg)
+{
+	pthread_mutex_lock(&fs->ring_lock);
+	rg->next = fs->ring_free;
+	fs->ring_free = rg;
+	pthread_mutex_unlock(&fs->ring_lock);
+}
+
+/* Submit what the reader queued, wait for a completion, dispatch all. */
+static int ring_wait(struct gfs_ring *rg)
+{
+	struct io_uring_cqe *cqe;
+	int ret = io_uring_submit_and_wait(&rg->ring, 1);
+
+	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		return ret;
+	while (io_uring_peek_cqe(&rg->ring, &cqe) == 0) {
+		if (!gs_handle_cqe(cqe))
+			assert(!"a foreign cqe on a reader ring");
+		io_uring_cqe_seen(&rg->ring, cqe);
+	}
+	return 0;
+}
+
+/* ---- reading: positional reads on a streaming reader ---- */
+
+/* Restart the stream at @off (waits out the reads in flight first). */
+static int fh_seek(struct gfs_fh *fh, uint64_t off)
+{
+	int ret;
+
+	fh->lolen = 0;
+	while ((ret = gs_reader_range(fh->r, off, UINT64_MAX)) == -EBUSY)
+		if ((ret = ring_wait(fh->ring)) < 0)
+			break;
+	fh->pos = ret < 0 ? UINT64_MAX : off;
+	return ret;
+}
+
+/*
+ * Take the next @len bytes of the stream into @dst (NULL: skip them).
+ * Returns the count (short at the end) or a negative error.
+ */
+static ssize_t fh_pull(struct gfs_fh *fh, uint8_t *dst, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct gs_chunk c;
+		int ret;
+
+		if (fh->lolen) {
+			size_t n = fh->lolen < len - done ? fh->lolen
+							  : len - done;
+
+			if (dst)
+				memcpy(dst + done, fh->lo, n);
+			fh->lo += n;
+			fh->lolen -= n;
+			fh->pos += n;
+			done += n;
+			continue;
+		}
+		ret = gs_reader_poll(fh->r, &c);
+		if (ret == 1) {
+			assert(c.off == fh->pos);
+			fh->lo = c.data;
+			fh->lolen = c.len;
+		} else if (ret == 0) {
+			break;
+		} else if (ret == -EAGAIN) {
+			if ((ret = ring_wait(fh->ring)) < 0)
+				return ret;
+		} else {
+			return ret;
+		}
+	}
+	return (ssize_t)done;
+}
+
+/* Read [off, off+len) into @buf.  Called with fh->lock held. */
+static ssize_t fh_read(struct gfs_fh *fh, uint8_t *buf, size_t len,
+		       uint64_t off)
+{
+	ssize_t ret;
+
+	if (off >= fh->size)
+		return 0;
+	if (len > fh->size - off)
+		len = (size_t)(fh->size - off);
+	if (off != fh->pos) {
+		if (off > fh->pos && fh->pos != UINT64_MAX &&
+		    off - fh->pos <= SKIP_WINDOW) {
+			/* a little ahead (the kernel's read-ahead came
+			 * first): read on rather than restart the stream */
+			ret = fh_pull(fh, NULL, (size_t)(off - fh->pos));
+		} else {
+			ret = fh_seek(fh, off);
+		}
+		if (ret < 0)
+			goto fail;
+	}
+	ret = fh_pull(fh, buf, len);
+	if (ret >= 0)
+		return ret;
+fail:
+	fh->pos = UINT64_MAX;	/* restart the stream on the next read */
+	fh->lolen = 0;
+	return ret;
+}
+
+/* ---- writers ---- */
+
+/* Run @op on @fh's store writer.  Called with fh->lock held (or alone). */
+static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
+		       const void *buf, size_t len)
+{
+	struct gs_put_args a = {0};
+	int ret = 0;
+
+	switch (op) {
+	case WRITER_BEGIN:
+		a.size = GS_SIZE_UNKNOWN;
+		a.mode = GS_SET;
+		ret = gs_put_begin(fs->s, fh->key, fh->klen, &a, &fh->w);
+		break;
+	case WRITER_WRITE:
+		ret = gs_put_write(fh->w, buf, len);
+		break;
+	case WRITER_COMMIT:
+		ret = gs_put_commit(fh->w, &fh->cas);
+		fh->w = NULL;
+		break;
+	case WRITER_ABORT:
+		gs_put_abort(fh->w);
+		fh->w = NULL;
+		break;
+	}
+	return ret;
+}
+
+/* ---- file handles ---- */
+
+/* Called with fs->lock held. */
+static void fh_link(struct gfs *fs, struct gfs_fh *fh)
+{
+	fh->prev = NULL;
+	fh->next = fs->open_fhs;
+	if (fh->next)
+		fh->next->prev = fh;
+	fs->open_fhs = fh;
+}
+
+/* Called with fs->lock held. */
+static void fh_unlink(struct gfs *fs, struct gfs_fh *fh)
+{
+	if (fh->prev)
+		fh->prev->next = fh->next;
+	else
+		fs->open_fhs = fh->next;
+	if (fh->next)
+		fh->next->prev = fh->prev;
+	fh->next = fh->prev = NULL;
+}
+
+static void fh_free(struct gfs_fh *fh)
+{
+	pthread_mutex_destroy(&fh->lock);
+	free(fh->key);
+	free(fh);
+}
+
+/*
+ * Begin a put of @key for @n (whose writers count already includes this
+ * handle).  Returns the handle or NULL with *err set.
+ */
+static struct gfs_fh *fh_writer(struct gfs *fs, struct gfs_node *n,
+				const char *key, size_t klen, int *err)
+{
+	struct gfs_fh *fh = calloc(1, sizeof(*fh));
+
+	if (!fh || !(fh->key = malloc(klen + 1))) {
+		free(fh);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&fh->lock, NULL);
+	memcpy(fh->key, key, klen + 1);
+	fh->klen = klen;
+	fh->node = n;
+	fh->writing = true;
+	*err = writer_call(fs, fh, WRITER_BEGIN, NULL, 0);
+	if (*err < 0) {
+		fh_free(fh);
+		return NULL;
+	}
+	return fh;
+}
+
+/*
+ * Undo what create/open did for a writer that could not begin.  Called
+ * with fs->lock held.
+ */
+static void writer_undo(struct gfs *fs, struct gfs_node *n, bool lookup)
+{
+	assert(n->writers > 0 && n->refs > 0);
+	n->writers--;
+	n->refs--;
+	if (lookup) {
+		assert(n->nlookup > 0);
+		n->nlookup--;
+	}
+	if (!n->committed && !n->writers && n->attached) {
+		struct gfs_node *d = n->parent;
+
+		ns_detach(fs, n);
+		keep_dir(fs, d);
+	} else {
+		ns_put(fs, n);
+	}
+	pthread_cond_broadcast(&fs->commit_cond);
+}
+
+/* ---- operations ---- */
+
+static void gfs_init(void *data, struct fuse_conn_info *conn)
+{
+	(void)data;
+	conn->max_write = GFS_MAX_IO;
+	conn->max_readahead = GFS_MAX_IO;
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
+		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * Read-ahead requests in order, one at a time per file: sent
+	 * together they reach our threads out of order, and every step
+	 * back restarts the store's read-ahead.  Our own read-ahead (the
+	 * store's io_depth) keeps the device busy meanwhile.
+	 */
+	conn->want &= ~(unsigned)FUSE_CAP_ASYNC_READ;
+}
+
+static void gfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct gfs *fs = req_fs(req);
+	struct fuse_entry_param e;
+	struct gfs_node *d, *n;
+	size_t len = strlen(name);
+
+	if (len > GFS_NAME_MAX) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, parent);
+	if (!d->dir) {
+		pthread_mutex_unlock(&fs->lock);
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	n = find_child(fs, d, name, len);
+	wait_commit(fs, n);
+	if (!n || !n->attached) {
+		pthread_mutex_unlock(&fs->lock);
+		memset(&e, 0, sizeof(e));	/* a cached negative entry */
+		e.entry_timeout = fs->o.entry_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	node_entry(fs, n, &e);
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_entry(req, &e);
+}
+
+static void forget_one(struct gfs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct gfs_node *n = node_of(fs, ino);
+
+	assert(n->nlookup >= nlookup);
+	n->nlookup -= nlookup;
+	ns_put(fs, n);
+}
+
+static void gfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct gfs *fs = req_fs(req);
+
+	pthread_mutex_lock(&fs->lock);
+	forget_one(fs, ino, nlookup);
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_none(req);
+}
+
+static void gfs_forget_multi(fuse_req_t req, size_t count,
+			     struct fuse_forget_data *forgets)
+{
+	struct gfs *fs = req_fs(req);
+
+	pthread_mutex_lock(&fs->lock);
+	for (size_t i = 0; i < count; i++)
+		forget_one(fs, forgets[i].ino, forgets[i].nlookup);
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_none(req);
+}
+
+static void gfs_getattr(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	struct gfs_node *n;
+	struct stat st;
+
+	(void)fi;
+	pthread_mutex_lock(&fs->lock);
+	n = node_of(fs, ino);
+	wait_commit(fs, n);
+	node_attr(fs, n, &st);
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_attr(req, &st, fs->o.attr_timeout);
+}
+
+/*
+ * Only a size change is meaningful, and only the no-op kind: objects are
+ * immutable.  Mode, owner and times are accepted and ignored (cp -p and
+ * tar keep working).
+ */
+static void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+			int to_set, struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	struct gfs_node *n;
+	struct stat st;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	n = node_of(fs, ino);
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		uint64_t want = (uint64_t)attr->st_size, have = 0;
+
+		if (n->dir)
+			err = EISDIR;
+		else if (fi && fi->fh &&
+			 ((struct gfs_fh *)fi->fh)->writing)
+			have = ((struct gfs_fh *)fi->fh)->written;
+		else
+			have = n->writers ? n->wsize : n->size;
+		if (!err && want != have)
+			err = EPERM;
+	}
+	node_attr(fs, n, &st);
+	pthread_mutex_unlock(&fs->lock);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, fs->o.attr_timeout);
+}
+
+static void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode)
+{
+	struct gfs *fs = req_fs(req);
+	struct gs_put_args a = {0};
+	struct fuse_entry_param e;
+	char key[GFS_KEYBUF];
+	struct gfs_node *d, *n;
+	size_t len = strlen(name);
+	int ret;
+
+	(void)mode;
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, parent);
+	if ((ret = ns_name_check(name, len)) < 0)
+		goto out;
+	if (find_child(fs, d, name, len)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	ret = ns_child_key(d, name, len, true, key);
+	if (ret < 0)
+		goto out;
+	ret = gs_put(fs->s, key, (size_t)ret, "", 0, &a);
+	if (ret < 0)
+		goto out;
+	n = ns_add(fs, d, name, len, true);
+	if (!n) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	n->marker = true;
+	node_entry(fs, n, &e);
+out:
+	pthread_mutex_unlock(&fs->lock);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct gfs *fs = req_fs(req);
+	char key[GFS_KEYBUF];
+	struct gfs_node *d, *n;
+	int ret = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, parent);
+	n = find_child(fs, d, name, strlen(name));
+	if (!n)
+		ret = -ENOENT;
+	else if (!n->dir)
+		ret = -ENOTDIR;
+	else if (n->nkids)
+		ret = -ENOTEMPTY;
+	else if (n->marker && (ret = ns_key(n, true, key)) > 0) {
+		ret = gs_delete(fs->s, key, (size_t)ret);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	if (ret >= 0) {
+		ns_detach(fs, n);
+		keep_dir(fs, d);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_err(req, ret < 0 ? -ret : 0);
+}
+
+static void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct gfs *fs = req_fs(req);
+	char key[GFS_KEYBUF];
+	struct gfs_node *d, *n;
+	int ret = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, parent);
+	n = find_child(fs, d, name, strlen(name));
+	wait_commit(fs, n);
+	if (!n)
+		ret = -ENOENT;
+	else if (n->dir)
+		ret = -EISDIR;
+	else if (n->committed && (ret = ns_key(n, false, key)) > 0) {
+		/* a writer still open aborts at release: n is detached */
+		ret = gs_delete(fs->s, key, (size_t)ret);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	if (ret >= 0) {
+		ns_detach(fs, n);
+		keep_dir(fs, d);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_err(req, ret < 0 ? -ret : 0);
+}
+
+/* Whether @a is @d or one of its ancestors.  fs->lock held. */
+static bool is_ancestor(const struct gfs_node *a, const struct gfs_node *d)
+{
+	for (; d; d = d->parent)
+		if (d == a)
+			return true;
+	return false;
+}
+
+/*
+ * rename.  A file: gs_rename, atomic, also over an existing file.  An
+ * empty directory: its marker moves.  A non-empty directory: EXDEV (its
+ * keys cannot all move at once; mv(1) then copies and deletes).
+ */
+static void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       fuse_ino_t newparent, const char *newname,
+		       unsigned int flags)
+{
+	struct gfs *fs = req_fs(req);
+	char from[GFS_KEYBUF], to[GFS_KEYBUF];
+	struct gfs_node *d, *nd, *n, *t;
+	size_t nlen = strlen(newname);
+	int ret = 0, flen = 0, tlen;
+
+	if (flags & ~(unsigned)RENAME_NOREPLACE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, parent);
+	nd = node_of(fs, newparent);
+	n = find_child(fs, d, name, strlen(name));
+	t = find_child(fs, nd, newname, nlen);
+	wait_commit(fs, n);
+	wait_commit(fs, t);
+	if (!n) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (n == t)
+		goto out;
+	if ((ret = ns_name_check(newname, nlen)) < 0)
+		goto out;
+	if (t && (flags & RENAME_NOREPLACE)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	if (n->dir && t && !t->dir)
+		ret = -ENOTDIR;
+	else if (!n->dir && t && t->dir)
+		ret = -EISDIR;
+	else if (t && t->dir && t->nkids)
+		ret = -ENOTEMPTY;
+	else if (n->dir && is_ancestor(n, nd))
+		ret = -EINVAL;
+	else if (n->dir && n->nkids)
+		ret = -EXDEV;
+	if (ret < 0)
+		goto out;
+	if ((tlen = ns_child_key(nd, newname, nlen, n->dir, to)) < 0 ||
+	    (flen = ns_key(n, n->dir, from)) < 0) {
+		ret = tlen < 0 ? tlen : flen;
+		goto out;
+	}
+	if (n->dir) {
+		struct gs_put_args a = {0};
+
+		ret = gs_put(fs->s, to, (size_t)tlen, "", 0, &a);
+		if (ret == 0 && n->marker)
+			gs_delete(fs->s, from, (size_t)flen);
+		if (ret == 0 && t && t->marker) {
+			/* the target's marker is the key we just wrote */
+			t->marker = false;
+		}
+		n->marker = ret == 0;
+	} else if (n->committed) {
+		ret = gs_rename(fs->s, from, (size_t)flen, to, (size_t)tlen);
+	} else if (t && !t->dir && t->committed) {
+		/* only being written: its commit renames it; the old target
+		 * goes now, as rename(2) says */
+		ret = gs_delete(fs->s, to, (size_t)tlen);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	if (ret < 0)
+		goto out;
+	if (t)
+		ns_detach(fs, t);
+	ret = ns_move(fs, n, nd, newname, nlen);
+	if (d != nd)
+		keep_dir(fs, d);
+out:
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_err(req, ret < 0 ? -ret : 0);
+}
+
+static void gfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		     const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	fuse_reply_err(req, EPERM);
+}
+
+static void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+			const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	fuse_reply_err(req, EPERM);
+}
+
+/* Open @n for reading; fills @fi.  0 or -errno. */
+static int open_reader(struct gfs *fs, struct gfs_node *n,
+		       struct fuse_file_info *fi)
+{
+	char key[GFS_KEYBUF];
+	const struct gs_meta *m;
+	struct gfs_fh *fh;
+	int ret;
+
+	pthread_mutex_lock(&fs->lock);
+	wait_commit(fs, n);
+	if (!n->committed)
+		ret = -ENOENT;	/* only being created: not there yet */
+	else
+		ret = ns_key(n, false, key);
+	if (ret >= 0)
+		n->refs++;
+	pthread_mutex_unlock(&fs->lock);
+	if (ret < 0)
+		return ret;
+
+	fh = calloc(1, sizeof(*fh));
+	if (!fh) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_init(&fh->lock, NULL);
+	fh->node = n;
+	ret = gs_get_open(fs->s, key, (size_t)ret, 0, &fh->r);
+	if (ret < 0)
+		goto fail;
+	fh->ring = ring_get(fs);
+	if (!fh->ring) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = gs_reader_attach(fh->r, &fh->ring->ring, NULL, NULL);
+	if (ret < 0)
+		goto fail;
+	m = gs_reader_meta(fh->r);
+	fh->size = m->size;
+
+	pthread_mutex_lock(&fs->lock);
+	if (m->cas != n->cas && !n->writers) {
+		/* replaced behind our back (another front-end) */
+		n->size = m->size;
+		n->mtime_ns = m->mtime_ns;
+		n->cas = m->cas;
+	}
+	fi->keep_cache = n->cached_cas == m->cas;
+	n->cached_cas = m->cas;
+	fh_link(fs, fh);
+	pthread_mutex_unlock(&fs->lock);
+	fi->noflush = 1;
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	return 0;
+fail:
+	if (fh) {
+		if (fh->r)
+			gs_reader_close(fh->r);
+		if (fh->ring)
+			ring_put(fs, fh->ring);
+		fh_free(fh);
+	}
+	pthread_mutex_lock(&fs->lock);
+	n->refs--;
+	ns_put(fs, n);
+	pthread_mutex_unlock(&fs->lock);
+	return ret;
+}
+
+/*
+ * Start a writer on @n (counted by the caller in n->writers and n->refs)
+ * under @key.  Fills @fi.  0 or -errno (the caller undoes the counts).
+ */
+static int open_writer(struct gfs *fs, struct gfs_node *n, const char *key,
+		       size_t klen, struct fuse_file_info *fi)
+{
+	struct gfs_fh *fh;
+	int err;
+
+	fh = fh_writer(fs, n, key, klen, &err);
+	if (!fh)
+		return err;
+	pthread_mutex_lock(&fs->lock);
+	fh_link(fs, fh);
+	pthread_mutex_unlock(&fs->lock);
+	/* writes bypass the page cache: readers keep the old version's */
+	fi->direct_io = 1;
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	return 0;
+}
+
+static void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	char key[GFS_KEYBUF];
+	struct gfs_node *n;
+	int ret;
+
+	pthread_mutex_lock(&fs->lock);
+	n = node_of(fs, ino);
+	if (n->dir) {
+		pthread_mutex_unlock(&fs->lock);
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) == O_RDONLY) {
+		pthread_mutex_unlock(&fs->lock);
+		ret = open_reader(fs, n, fi);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_open(req, fi);
+		return;
+	}
+	/* writing: only a whole new version */
+	if (!(fi->flags & O_TRUNC))
+		ret = -EPERM;
+	else
+		ret = ns_key(n, false, key);
+	if (ret >= 0) {
+		n->writers++;
+		n->refs++;
+		n->wsize = 0;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	if (ret >= 0 && (ret = open_writer(fs, n, key, (size_t)ret, fi)) < 0) {
+		pthread_mutex_lock(&fs->lock);
+		writer_undo(fs, n, false);
+		pthread_mutex_unlock(&fs->lock);
+	}
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       mode_t mode, struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	struct fuse_entry_param e;
+	char key[GFS_KEYBUF];
+	struct gfs_node *d, *n;
+	size_t len = strlen(name);
+	int ret;
+
+	(void)mode;
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, parent);
+	if ((ret = ns_name_check(name, len)) < 0)
+		goto fail;
+	n = find_child(fs, d, name, len);
+	if (n && n->dir)
+		ret = -EISDIR;
+	else if (n && (fi->flags & O_EXCL))
+		ret = -EEXIST;
+	else if (n && node_visible(n) && !(fi->flags & O_TRUNC))
+		ret = -EPERM;
+	else if (n && !n->committed && n->writers)
+		ret = -EBUSY;	/* being created by someone else */
+	if (ret < 0)
+		goto fail;
+	ret = ns_child_key(d, name, len, false, key);
+	if (ret < 0)
+		goto fail;
+	if (!n && !(n = ns_add(fs, d, name, len, false))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	n->writers++;
+	n->refs++;
+	n->wsize = 0;
+	node_entry(fs, n, &e);
+	pthread_mutex_unlock(&fs->lock);
+
+	ret = open_writer(fs, n, key, (size_t)ret, fi);
+	if (ret < 0) {
+		pthread_mutex_lock(&fs->lock);
+		writer_undo(fs, n, true);
+		pthread_mutex_unlock(&fs->lock);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fuse_reply_create(req, &e, fi);
+	return;
+fail:
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_err(req, -ret);
+}
+
+static void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
+	uint8_t *buf = thread_buf();
+	ssize_t n;
+
+	(void)ino;
+	if (fh->writing) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (size > GFS_MAX_IO)
+		size = GFS_MAX_IO;
+	pthread_mutex_lock(&fh->lock);
+	n = fh_read(fh, buf, size, (uint64_t)off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, (const char *)buf, (size_t)n);
+	/* the reply is out: now let the queued read-ahead go */
+	io_uring_submit(&fh->ring->ring);
+	pthread_mutex_unlock(&fh->lock);
+}
+
+static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		      size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
+	int ret;
+
+	(void)ino;
+	if (!fh->writing) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	pthread_mutex_lock(&fh->lock);
+	if (fh->werr)
+		ret = fh->werr;
+	else if ((uint64_t)off != fh->written)
+		ret = -ESPIPE;	/* objects are written front to back */
+	else
+		ret = writer_call(fs, fh, WRITER_WRITE, buf, size);
+	if (ret == 0)
+		fh->written += size;
+	else if (ret != -ESPIPE)
+		fh->werr = ret;
+	pthread_mutex_lock(&fs->lock);
+	fh->node->wsize = fh->written;
+	if (fh->flushed) {	/* a dup()ed descriptor writes on */
+		fh->flushed = false;
+		fh->node->closing--;
+		pthread_cond_broadcast(&fs->commit_cond);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	pthread_mutex_unlock(&fh->lock);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, size);
+}
+
+/*
+ * flush (every close) does not commit: a dup()ed descriptor, or a shell's
+ * redirection closing its first descriptor, may write on.  It reports a
+ * write error seen so far, and marks the writer as closing so that opens
+ * of the file wait for the commit at release.
+ */
+static void gfs_flush(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
+	int ret = 0;
+
+	(void)ino;
+	if (fh->writing) {
+		pthread_mutex_lock(&fh->lock);
+		ret = fh->werr;
+		pthread_mutex_lock(&fs->lock);
+		if (!fh->flushed) {
+			fh->flushed = true;
+			fh->node->closing++;
+		}
+		pthread_mutex_unlock(&fs->lock);
+		pthread_mutex_unlock(&fh->lock);
+	}
+	fuse_reply_err(req, -ret);
+}
+
+/* The last close of a writer: commit (or abort), then publish. */
+static void release_writer(struct gfs *fs, struct gfs_fh *fh)
+{
+	struct gfs_node *n = fh->node;
+	char key[GFS_KEYBUF];
+	struct gs_meta *m = malloc(sizeof(*m));
+	int klen, ret;
+
+	pthread_mutex_lock(&fs->lock);
+	klen = ns_key(n, false, key);	/* where the file is now */
+	pthread_mutex_unlock(&fs->lock);
+
+	if (fh->werr || klen < 0 || !m) {
+		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+		ret = fh->werr ? fh->werr : klen < 0 ? 0 : -ENOMEM;
+	} else {
+		ret = writer_call(fs, fh, WRITER_COMMIT, NULL, 0);
+		if (ret == 0 && ((size_t)klen != fh->klen ||
+				 memcmp(key, fh->key, fh->klen))) {
+			/* renamed while being written */
+			ret = gs_rename(fs->s, fh->key, fh->klen, key,
+					(size_t)klen);
+			if (ret < 0)
+				gs_delete(fs->s, fh->key, fh->klen);
+		}
+		if (ret == 0)
+			ret = gs_stat(fs->s, key, (size_t)klen, m);
+	}
+	if (ret < 0)
+		fprintf(stderr, "goblinfs: cannot commit '%s': %s\n", key,
+			gs_strerror(ret));
+
+	pthread_mutex_lock(&fs->lock);
+	if (ret == 0 && klen > 0 && n->attached) {
+		n->committed = true;
+		n->size = m->size;
+		n->mtime_ns = m->mtime_ns;
+		n->cas = m->cas;
+	}
+	if (fh->flushed)
+		n->closing--;
+	n->writers--;
+	n->refs--;
+	if (!n->committed && !n->writers && n->attached) {
+		struct gfs_node *d = n->parent;
+
+		ns_detach(fs, n);	/* a new file that failed */
+		keep_dir(fs, d);
+	} else {
+		ns_put(fs, n);
+	}
+	pthread_cond_broadcast(&fs->commit_cond);
+	pthread_mutex_unlock(&fs->lock);
+	free(m);
+}
+
+static void release_reader(struct gfs *fs, struct gfs_fh *fh)
+{
+	struct gfs_node *n = fh->node;
+
+	/* nothing may be in flight on the ring when it goes back */
+	fh_seek(fh, fh->size);
+	gs_reader_close(fh->r);
+	ring_put(fs, fh->ring);
+	pthread_mutex_lock(&fs->lock);
+	n->refs--;
+	ns_put(fs, n);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+static void gfs_release(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	pthread_mutex_lock(&fs->lock);
+	fh_unlink(fs, fh);
+	pthread_mutex_unlock(&fs->lock);
+	/*
+	 * A read replies before it lets go of fh (it submits the read-ahead
+	 * after the reply): the kernel may send release in between.
+	 */
+	pthread_mutex_lock(&fh->lock);
+	if (fh->writing)
+		release_writer(fs, fh);
+	else
+		release_reader(fs, fh);
+	pthread_mutex_unlock(&fh->lock);
+	fh_free(fh);
+	fuse_reply_err(req, 0);
+}
+
+/* Durability comes with the commit at release (and --sync). */
+static void gfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		      struct fuse_file_info *fi)
+{
+	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	(void)datasync;
+	fuse_reply_err(req, fh->writing && fh->werr ? -fh->werr : 0);
+}
+
+static void gfs_opendir(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct gfs *fs = req_fs(req);
+	bool dir;
+
+	pthread_mutex_lock(&fs->lock);
+	dir = node_of(fs, ino)->dir;
+	pthread_mutex_unlock(&fs->lock);
+	if (!dir)
+		fuse_reply_err(req, ENOTDIR);
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t off, bool plus)
+{
+	struct gfs *fs = req_fs(req);
+	char *buf = thread_buf();
+	struct gfs_node *d, *k;
+	size_t used = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (size > GFS_MAX_IO)
+		size = GFS_MAX_IO;
+	pthread_mutex_lock(&fs->lock);
+	d = node_of(fs, ino);
+	for (int i = 1; i <= 2; i++) {	/* "." and ".." */
+		struct fuse_entry_param e;
+		const char *nm = i == 1 ? "." : "..";
+		size_t sz;
+
+		if (off >= i)
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = i == 1 || !d->parent ? d->id : d->parent->id;
+		e.attr.st_mode = S_IFDIR;
+		sz = plus ? fuse_add_direntry_plus(req, buf + used,
+						   size - used, nm, &e, i)
+			  : fuse_add_direntry(req, buf + used, size - used,
+					      nm, &e.attr, i);
+		if (sz > size - used)
+			goto done;
+		used += sz;
+	}
+	for (k = d->kids; k; k = k->next) {
+		struct fuse_entry_param e;
+		size_t sz;
+
+		if ((uint64_t)off >= k->cookie || !node_visible(k))
+			continue;
+		if (plus) {
+			node_entry(fs, k, &e);
+			sz = fuse_add_direntry_plus(req, buf + used,
+						    size - used, k->name, &e,
+						    (off_t)k->cookie);
+			if (sz > size - used) {
+				k->nlookup--;	/* not sent */
+				break;
+			}
+		} else {
+			memset(&e, 0, sizeof(e));
+			e.attr.st_ino = k->id;
+			e.attr.st_mode = k->dir ? S_IFDIR : S_IFREG;
+			sz = fuse_add_direntry(req, buf + used, size - used,
+					       k->name, &e.attr,
+					       (off_t)k->cookie);
+			if (sz > size - used)
+				break;
+		}
+		used += sz;
+	}
+done:
+	pthread_mutex_unlock(&fs->lock);
+	fuse_reply_buf(req, buf, used);
+}
+
+static void gfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino, size, off, false);
+}
+
+static void gfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			    off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino, size, off, true);
+}
+
+static void gfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct gfs *fs = req_fs(req);
+	struct gs_stats st;
+	struct statvfs sv;
+	uint64_t freeb;
+
+	(void)ino;
+	gs_stats_get(fs->s, &st);
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = 4096;
+	sv.f_frsize = 4096;
+	freeb = st.ssd_capacity > st.ssd_used ? st.ssd_capacity - st.ssd_used
+					      : 0;
+	sv.f_blocks = st.ssd_capacity / 4096;
+	sv.f_bfree = freeb / 4096;
+	sv.f_bavail = sv.f_bfree;
+	pthread_mutex_lock(&fs->lock);
+	sv.f_files = fs->hcount + 1;
+	pthread_mutex_unlock(&fs->lock);
+	sv.f_ffree = UINT32_MAX;
+	sv.f_favail = sv.f_ffree;
+	sv.f_namemax = GFS_NAME_MAX;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* "ram=N ssd=N hdd=N small=N": bytes of the file on each tier. */
+static int tiers_string(struct gfs *fs, fuse_ino_t ino, char *out,
+			size_t outlen)
+{
+	char key[GFS_KEYBUF];
+	struct gs_range rg[64];
+	uint64_t by[4] = {0};
+	struct gfs_node *n;
+	int klen, nr;
+
+	pthread_mutex_lock(&fs->lock);
+	n = node_of(fs, ino);
+	klen = n->dir ? -ENODATA : !n->committed ? -ENODATA
+						  : ns_key(n, false, key);
+	pthread_mutex_unlock(&fs->lock);
+	if (klen < 0)
+		return klen == -ENOENT ? -ENODATA : klen;
+	nr = gs_inspect(fs->s, key, (size_t)klen, rg, 64);
+	if (nr < 0)
+		return nr == -ENOENT ? -ENODATA : nr;
+	for (int i = 0; i < nr; i++)
+		if ((unsigned)rg[i].tier < 4)
+			by[rg[i].tier] += rg[i].len;
+	return snprintf(out, outlen,
+			"ram=%" PRIu64 " ssd=%" PRIu64 " hdd=%" PRIu64
+			" small=%" PRIu64,
+			by[GS_TIER_RAM], by[GS_TIER_SSD], by[GS_TIER_HDD],
+			by[GS_TIER_SMALL]);
+}
+
+static void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 size_t size)
+{
+	struct gfs *fs = req_fs(req);
+	char val[160];
+	int len;
+
+	if (strcmp(name, XATTR_TIERS)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	len = tiers_string(fs, ino, val, sizeof(val));
+	if (len < 0)
+		fuse_reply_err(req, -len);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)len);
+	else if (size < (size_t)len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, val, (size_t)len);
+}
+
+static void gfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct gfs *fs = req_fs(req);
+	size_t len = sizeof(XATTR_TIERS);	/* with its NUL */
+	bool file;
+
+	pthread_mutex_lock(&fs->lock);
+	file = !node_of(fs, ino)->dir;
+	pthread_mutex_unlock(&fs->lock);
+	if (!file)
+		len = 0;
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, XATTR_TIERS, len);
+}
+
+static void gfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 const char *value, size_t size, int flags)
+{
+	(void)ino;
+	(void)name;
+	(void)value;
+	(void)size;
+	(void)flags;
+	fuse_reply_err(req, ENOTSUP);
+}
+
+static void gfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	(void)ino;
+	(void)name;
+	fuse_reply_err(req, ENOTSUP);
+}
+
+static const struct fuse_lowlevel_ops gfs_ops = {
+	.init = gfs_init,
+	.lookup = gfs_lookup,
+	.forget = gfs_forget,
+	.forget_multi = gfs_forget_multi,
+	.getattr = gfs_getattr,
+	.setattr = gfs_setattr,
+	.mkdir = gfs_mkdir,
+	.rmdir = gfs_rmdir,
+	.unlink = gfs_unlink,
+	.rename = gfs_rename,
+	.link = gfs_link,
+	.symlink = gfs_symlink,
+	.mknod = gfs_mknod,
+	.open = gfs_open,
+	.create = gfs_create,
+	.read = gfs_read,
+	.write = gfs_write,
+	.flush = gfs_flush,
+	.release = gfs_release,
+	.fsync = gfs_fsync,
+	.opendir = gfs_opendir,
+	.readdir = gfs_readdir,
+	.readdirplus = gfs_readdirplus,
+	.statfs = gfs_statfs,
+	.getxattr = gfs_getxattr,
+	.listxattr = gfs_listxattr,
+	.setxattr = gfs_setxattr,
+	.removexattr = gfs_removexattr,
+};
+
+/* ---- lifecycle ---- */
+
+void gfs_options_init(struct gfs_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_threads = 16;
+	o->entry_timeout = 1.0;
+	o->attr_timeout = 1.0;
+	o->commit_wait = 2.0;
+}
+
+struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
+		    char *err, size_t errlen)
+{
+	struct gfs *fs = calloc(1, sizeof(*fs));
+	const char *why = NULL;
+	int ret;
+
+	if (!fs) {
+		why = "out of memory";
+		goto fail;
+	}
+	fs->s = s;
+	if (o)
+		fs->o = *o;
+	else
+		gfs_options_init(&fs->o);
+	if (!fs->o.max_threads)
+		fs->o.max_threads = 1;
+	fs->uid = getuid();
+	fs->gid = getgid();
+	fs->start_ns = now_real_ns();
+	pthread_mutex_init(&fs->lock, NULL);
+	pthread_mutex_init(&fs->ring_lock, NULL);
+	pthread_cond_init(&fs->commit_cond, NULL);
+	if (ns_init(fs) < 0) {
+		why = "out of memory";
+		goto fail;
+	}
+	ret = ns_load(fs);
+	if (ret < 0) {
+		why = gs_strerror(ret);
+		goto fail;
+	}
+	if (fs->skipped || fs->shadowed)
+		fprintf(stderr,
+			"goblinfs: %" PRIu64 " keys are no path and %" PRIu64
+			" files are hidden by a directory of the same name\n",
+			fs->skipped, fs->shadowed);
+	return fs;
+fail:
+	if (err && errlen)
+		snprintf(err, errlen, "%s", why);
+	if (fs)
+		gfs_free(fs);
+	return NULL;
+}
+
+int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args)
+{
+	fs->se = fuse_session_new(args, &gfs_ops, sizeof(gfs_ops), fs);
+	if (!fs->se)
+		return -1;
+	if (fuse_set_signal_handlers(fs->se) < 0)
+		goto fail;
+	if (fuse_session_mount(fs->se, mountpoint) < 0) {
+		fuse_remove_signal_handlers(fs->se);
+		goto fail;
+	}
+	fs->mounted = true;
+	return 0;
+fail:
+	fuse_session_destroy(fs->se);
+	fs->se = NULL;
+	return -1;
+}
+
+int gfs_loop(struct gfs *fs)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	int ret;
+
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_max_threads(cfg, fs->o.max_threads);
+	/* idle threads stay: a thread per request costs more than the read */
+	fuse_loop_cfg_set_idle_threads(cfg, fs->o.max_threads);
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	ret = fuse_session_loop_mt(fs->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return ret > 0 ? 0 : ret;	/* > 0: ended by a signal */
+}
+
+void gfs_exit(struct gfs *fs)
+{
+	if (fs->se)
+		fuse_session_exit(fs->se);
+}
+
+void gfs_unmount(struct gfs *fs)
+{
+	if (!fs->se)
+		return;
+	fuse_remove_signal_handlers(fs->se);
+	if (fs->mounted)
+		fuse_session_unmount(fs->se);
+	fs->mounted = false;
+	fuse_session_destroy(fs->se);
+	fs->se = NULL;
+}
+
+void gfs_free(struct gfs *fs)
+{
+	struct gfs_ring *rg;
+
+	if (!fs)
+		return;
+	/* files the kernel never released (a lazy unmount, a signal) */
+	while (fs->open_fhs) {
+		struct gfs_fh *fh = fs->open_fhs;
+
+		fh_unlink(fs, fh);
+		if (fh->writing) {
+			writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+		} else {
+			fh_seek(fh, fh->size);
+			gs_reader_close(fh->r);
+			ring_put(fs, fh->ring);
+		}
+		fh_free(fh);
+	}
+	while ((rg = fs->ring_free)) {
+		fs->ring_free = rg->next;
+		io_uring_queue_exit(&rg->ring);
+		free(rg);
+	}
+	ns_release(fs);
+	pthread_mutex_destroy(&fs->lock);
+	pthread_mutex_destroy(&fs->ring_lock);
+	pthread_cond_destroy(&fs->commit_cond);
+	free(fs);
+}

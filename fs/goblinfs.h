@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblinfs: a Goblin Store as a filesystem (libfuse3, low-level API).
+ * The only header of fs/ that other folders include: goblinfs(1) and
+ * goblind --mount host the same code through it.
+ */
+#ifndef GOBLINFS_H
+#define GOBLINFS_H
+
+#include <stddef.h>
+
+struct gs_store;
+struct fuse_args;
+struct gfs;
+
+/* Mount options.  Fill with gfs_options_init() and change what you need. */
+struct gfs_options {
+	unsigned max_threads;	/* FUSE worker threads (--threads) */
+	double entry_timeout;	/* seconds the kernel caches names */
+	double attr_timeout;	/* seconds the kernel caches attributes */
+	double commit_wait;	/* seconds an open waits for a closing writer */
+	const char *fsname;	/* shown in /proc/mounts, NULL: "goblinfs" */
+};
+
+/* Defaults: 16 threads, 1 s timeouts, 2 s commit wait. */
+void gfs_options_init(struct gfs_options *o);
+
+/*
+ * A filesystem over the open store @s, which the caller keeps open until
+ * after gfs_free().  Builds the namespace from every key of the store (see
+ * goblinfs(1) for the mapping).  Returns NULL and a one-line reason in
+ * @err (when not NULL) on failure.
+ */
+struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
+		    char *err, size_t errlen);
+
+/*
+ * Create the FUSE session and mount it on @mountpoint.  @args are libfuse
+ * arguments (argv[0] first, then "-o" options); libfuse keeps no pointer
+ * into them after the call.  Installs the SIGINT/SIGTERM/SIGHUP handlers
+ * that end gfs_loop().  Returns 0, or -1 after libfuse printed why.
+ */
+int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args);
+
+/*
+ * Serve requests on o->max_threads threads until the filesystem is
+ * unmounted or a signal ends the session.  Returns 0, or a negative errno
+ * when the session failed.
+ */
+int gfs_loop(struct gfs *fs);
+
+/* Ask a running gfs_loop() to return (any thread, signal-safe). */
+void gfs_exit(struct gfs *fs);
+
+/* Unmount (if still mounted) and destroy the session. */
+void gfs_unmount(struct gfs *fs);
+
+/*
+ * Free the filesystem: writers still open are aborted (their files are
+ * not committed), readers are closed.  Call after gfs_unmount().
+ */
+void gfs_free(struct gfs *fs);
+
+#endif

@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblinfs(1): mount a Goblin Store directory.  Parses the store and mount
+ * options, daemonizes, opens the store in the process that serves it and
+ * runs the filesystem of goblinfs.c until it is unmounted.
+ */
+#define FUSE_USE_VERSION 312
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fuse_opt.h>
+
+#include "../store/goblin.h"
+#include "goblinfs.h"
+
+#define NAME "goblinfs"
+#define EXIT_DIE 128
+#define EXIT_USAGE 129
+
+/* In the background child: where the parent waits for "ok" or an error. */
+static int status_fd = -1;
+
+static void vreport(const char *fmt, va_list ap)
+{
+	char msg[4096];
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "%s: ", NAME);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	if (status_fd >= 0) {
+		/* the parent prints it: this process has no terminal */
+		if (write(status_fd, msg, strlen(msg)) < 0)
+			fputs(msg, stderr);
+		return;
+	}
+	fprintf(stderr, "%s\n", msg);
+}
+
+__attribute__((noreturn, format(printf, 1, 2))) static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	exit(EXIT_DIE);
+}
+
+static const char usage_line[] =
+	"usage: goblinfs [store options] [mount options] --store DIR "
+	"MOUNTPOINT\n";
+
+__attribute__((noreturn, format(printf, 1, 2))) static void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%sRun '%s --help' for the options.\n", usage_line,
+		NAME);
+	exit(EXIT_USAGE);
+}
+
+static void usage_print(FILE *f)
+{
+	fputs(usage_line, f);
+	fputs("\nMount the Goblin Store in DIR on MOUNTPOINT.  Unmount with\n"
+	      "'fusermount3 -u MOUNTPOINT' (or umount as root).\n\n"
+	      "Mount options:\n"
+	      "  -f, --foreground       do not daemonize; messages on stderr\n"
+	      "  -o OPT[,OPT...]        FUSE mount options (ro, allow_other,\n"
+	      "                         max_read=N, debug, ...)\n"
+	      "  -d, --debug            -f and FUSE request tracing\n"
+	      "  --threads N            FUSE worker threads (default 16)\n"
+	      "  --no-auto-unmount      leave the mount when goblinfs dies\n"
+	      "\n"
+	      "Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n"
+	      "  --store DIR            the store directory (default: "
+	      "$GOBLIN_STORE),\n"
+	      "                         created when missing\n"
+	      "  --memory SIZE          RAM head pool\n"
+	      "  --small-memory SIZE    packed small-object arena\n"
+	      "  --block SIZE           head pool allocation unit\n"
+	      "  --ram-head SIZE        head slot size: bytes of an object kept "
+	      "in RAM\n"
+	      "  --io-chunk SIZE        tail read unit\n"
+	      "  --write-io-chunk SIZE  tail write unit\n"
+	      "  --io-depth N           tail reads in flight per reader\n"
+	      "  --ssd-dir DIR          SSD tier directory (default: DIR/ssd)\n"
+	      "  --ssd-size SIZE        SSD tier capacity (default: free "
+	      "space)\n"
+	      "  --ssd-floor SIZE       with no --ssd-size: bytes left free\n"
+	      "  --no-mlock             do not lock the RAM pools\n"
+	      "  --no-hugetlb           do not try HugeTLB pages\n"
+	      "  --preload-heads        read hot heads back into RAM at mount\n"
+	      "  --sync                 fdatasync data and journal at each "
+	      "commit\n"
+	      "\nExit status: 0 unmounted, 128 error, 129 usage.\n",
+	      f);
+}
+
+enum {
+	OPT_STORE = 256,
+	OPT_MEMORY,
+	OPT_SMALL_MEMORY,
+	OPT_BLOCK,
+	OPT_RAM_HEAD,
+	OPT_IO_CHUNK,
+	OPT_WRITE_IO_CHUNK,
+	OPT_IO_DEPTH,
+	OPT_SSD_DIR,
+	OPT_SSD_SIZE,
+	OPT_SSD_FLOOR,
+	OPT_NO_MLOCK,
+	OPT_NO_HUGETLB,
+	OPT_PRELOAD_HEADS,
+	OPT_SYNC,
+	OPT_THREADS,
+	OPT_NO_AUTO_UNMOUNT,
+};
+
+static const struct option options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"foreground", no_argument, NULL, 'f'},
+	{"debug", no_argument, NULL, 'd'},
+	{"store", required_argument, NULL, OPT_STORE},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"small-memory", required_argument, NULL, OPT_SMALL_MEMORY},
+	{"block", required_argument, NULL, OPT_BLOCK},
+	{"ram-head", required_argument, NULL, OPT_RAM_HEAD},
+	{"io-chunk", required_argument, NULL, OPT_IO_CHUNK},
+	{"write-io-chunk", required_argument, NULL, OPT_WRITE_IO_CHUNK},
+	{"io-depth", required_argument, NULL, OPT_IO_DEPTH},
+	{"ssd-dir", required_argument, NULL, OPT_SSD_DIR},
+	{"ssd-size", required_argument, NULL, OPT_SSD_SIZE},
+	{"ssd-floor", required_argument, NULL, OPT_SSD_FLOOR},
+	{"no-mlock", no_argument, NULL, OPT_NO_MLOCK},
+	{"no-hugetlb", no_argument, NULL, OPT_NO_HUGETLB},
+	{"preload-heads", no_argument, NULL, OPT_PRELOAD_HEADS},
+	{"sync", no_argument, NULL, OPT_SYNC},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT},
+	{NULL, 0, NULL, 0},
+};
+
+struct cmdline {
+	const char *dir;
+	const char *mountpoint;
+	struct gs_options so;
+	struct gfs_options fo;
+	bool foreground, debug, auto_unmount;
+	struct fuse_args fargs;
+};
+
+static void size_opt(const char *name, const char *val, uint64_t *out)
+{
+	int ret = gs_parse_size(val, out);
+
+	if (ret < 0)
+		usage_error("invalid size '%s' for --%s: %s", val, name,
+			    gs_strerror(ret));
+}
+
+static unsigned count_opt(const char *name, const char *val, unsigned max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || end == val || *end || v == 0 || v > max)
+		usage_error("invalid value '%s' for --%s", val, name);
+	return (unsigned)v;
+}
+
+static void add_farg(struct cmdline *c, const char *arg)
+{
+	if (fuse_opt_add_arg(&c->fargs, arg) < 0)
+		die("out of memory");
+}
+
+static void parse(struct cmdline *c, int argc, char **argv)
+{
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":hfdo:", options, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage_print(stdout);
+			exit(0);
+		case 'f':
+			c->foreground = true;
+			break;
+		case 'd':
+			c->foreground = c->debug = true;
+			break;
+		case 'o':
+			add_farg(c, "-o");
+			add_farg(c, optarg);
+			break;
+		case OPT_STORE:
+			c->dir = optarg;
+			break;
+		case OPT_MEMORY:
+			size_opt("memory", optarg, &c->so.memory);
+			break;
+		case OPT_SMALL_MEMORY:
+			size_opt("small-memory", optarg, &c->so.small_memory);
+			break;
+		case OPT_BLOCK:
+			size_opt("block", optarg, &c->so.block);
+			break;
+		case OPT_RAM_HEAD:
+			size_opt("ram-head", optarg, &c->so.ram_head);
+			break;
+		case OPT_IO_CHUNK:
+			size_opt("io-chunk", optarg, &c->so.io_chunk);
+			break;
+		case OPT_WRITE_IO_CHUNK:
+			size_opt("write-io-chunk", optarg,
+				 &c->so.write_io_chunk);
+			break;
+		case OPT_IO_DEPTH:
+			c->so.io_depth = count_opt("io-depth", optarg, 4096);
+			break;
+		case OPT_SSD_DIR:
+			c->so.ssd_dir = optarg;
+			break;
+		case OPT_SSD_SIZE:
+			size_opt("ssd-size", optarg, &c->so.ssd_size);
+			break;
+		case OPT_SSD_FLOOR:
+			size_opt("ssd-floor", optarg, &c->so.ssd_floor);
+			break;
+		case OPT_NO_MLOCK:
+			c->so.no_mlock = true;
+			break;
+		case OPT_NO_HUGETLB:
+			c->so.no_hugetlb = true;
+			break;
+		case OPT_PRELOAD_HEADS:
+			c->so.preload_heads = true;
+			break;
+		case OPT_SYNC:
+			c->so.sync = true;
+			break;
+		case OPT_THREADS:
+			c->fo.max_threads = count_opt("threads", optarg, 1024);
+			break;
+		case OPT_NO_AUTO_UNMOUNT:
+			c->auto_unmount = false;
+			break;
+		case ':':
+			usage_error("option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		usage_error("no mountpoint given");
+	if (optind + 1 < argc)
+		usage_error("too many arguments ('%s')", argv[optind + 1]);
+	c->mountpoint = argv[optind];
+	if (!c->dir || !*c->dir)
+		usage_error("no store given (use --store DIR)");
+}
+
+/* @path made absolute: the daemon runs in "/".  Caller frees. */
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (path[0] == '/')
+		out = strdup(path);
+	else if (!getcwd(cwd, sizeof(cwd)))
+		die("cannot find the current directory: %s", strerror(errno));
+	else if (asprintf(&out, "%s/%s", cwd, path) < 0)
+		out = NULL;
+	if (!out)
+		die("out of memory");
+	return out;
+}
+
+/*
+ * Fork: the parent waits until the child has opened the store and mounted
+ * (exit 0) or failed (its message, exit 128).  The store is opened in the
+ * child: io_uring rings and the store lock must belong to the process
+ * that serves, and a startup error must still reach the caller's terminal
+ * and exit status (fuse_daemonize() exits 0 before either is known).
+ */
+static void daemonize_begin(void)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		die("cannot create a pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (pid > 0) {
+		char msg[4096];
+		ssize_t n;
+		size_t got = 0;
+
+		close(p[1]);
+		while ((n = read(p[0], msg + got, sizeof(msg) - 1 - got)) > 0)
+			got += (size_t)n;
+		msg[got] = '\0';
+		if (got == 2 && !strcmp(msg, "ok"))
+			_exit(0);
+		fprintf(stderr, "%s\n",
+			got ? msg : NAME ": the daemon died while starting");
+		_exit(EXIT_DIE);
+	}
+	close(p[0]);
+	status_fd = p[1];
+	if (setsid() < 0)
+		die("cannot start a session: %s", strerror(errno));
+}
+
+static void daemonize_end(void)
+{
+	int fd;
+
+	if (chdir("/") < 0)
+		die("cannot change to '/': %s", strerror(errno));
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0)
+		die("cannot open '/dev/null': %s", strerror(errno));
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (fd > 2)
+		close(fd);
+	if (write(status_fd, "ok", 2) != 2)
+		_exit(EXIT_DIE);
+	close(status_fd);
+	status_fd = -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cmdline c;
+	struct gs_store *s = NULL;
+	struct gfs *fs;
+	char why[512] = "", *dir, *mp, *opts;
+	const char *env;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	gs_options_init(&c.so);
+	gfs_options_init(&c.fo);
+	c.auto_unmount = true;
+	c.fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
+	add_farg(&c, NAME);
+	env = getenv("GOBLIN_STORE");
+	if (env && *env)
+		c.dir = env;
+	parse(&c, argc, argv);
+
+	dir = absolute(c.dir);
+	mp = absolute(c.mountpoint);
+	if (asprintf(&opts, "fsname=goblin:%s,subtype=goblinfs,"
+			    "default_permissions%s",
+		     dir, c.auto_unmount ? ",auto_unmount" : "") < 0)
+		die("out of memory");
+	add_farg(&c, "-o");
+	add_farg(&c, opts);
+	if (c.debug)
+		add_farg(&c, "-d");
+	c.fo.fsname = dir;
+	c.so.create = true;
+
+	if (!c.foreground)
+		daemonize_begin();
+	ret = gs_open(dir, &c.so, &s, why, sizeof(why));
+	if (ret < 0)
+		die("cannot open store '%s': %s", dir,
+		    *why ? why : gs_strerror(ret));
+	fs = gfs_new(s, &c.fo, why, sizeof(why));
+	if (!fs) {
+		gs_close(s);
+		die("cannot read store '%s': %s", dir, why);
+	}
+	if (gfs_mount(fs, mp, &c.fargs) < 0) {
+		gfs_free(fs);
+		gs_close(s);
+		die("cannot mount '%s'", mp);
+	}
+	fuse_opt_free_args(&c.fargs);
+	if (!c.foreground)
+		daemonize_end();
+
+	ret = gfs_loop(fs);
+	gfs_unmount(fs);
+	gfs_free(fs);
+	gs_close(s);
+	free(opts);
+	free(dir);
+	free(mp);
+	if (ret < 0) {
+		fprintf(stderr, "%s: the session failed: %s\n", NAME,
+			strerror(-ret));
+		return EXIT_DIE;
+	}
+	return 0;
+}

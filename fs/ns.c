@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The goblinfs namespace: a tree of names built from the store's keys at
+ * mount and kept in step by the filesystem's own operations.  Directories
+ * are key prefixes; an empty directory is kept by a zero-byte "path/" key.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static uint64_t name_hash(const struct gfs_node *dir, const char *name,
+			  size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)dir;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ull;
+	}
+	return h ^ (h >> 29);
+}
+
+static int hash_grow(struct gfs *fs)
+{
+	size_t nsize = fs->hsize ? fs->hsize * 2 : 1024;
+	struct gfs_node **nh = calloc(nsize, sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	for (size_t i = 0; i < fs->hsize; i++) {
+		struct gfs_node *n = fs->hash[i], *next;
+
+		for (; n; n = next) {
+			uint64_t b = name_hash(n->parent, n->name, n->namelen) &
+				     (nsize - 1);
+
+			next = n->hnext;
+			n->hnext = nh[b];
+			nh[b] = n;
+		}
+	}
+	free(fs->hash);
+	fs->hash = nh;
+	fs->hsize = nsize;
+	return 0;
+}
+
+static void hash_insert(struct gfs *fs, struct gfs_node *n)
+{
+	uint64_t b = name_hash(n->parent, n->name, n->namelen) &
+		     (fs->hsize - 1);
+
+	n->hnext = fs->hash[b];
+	fs->hash[b] = n;
+	fs->hcount++;
+}
+
+static void hash_remove(struct gfs *fs, struct gfs_node *n)
+{
+	uint64_t b = name_hash(n->parent, n->name, n->namelen) &
+		     (fs->hsize - 1);
+	struct gfs_node **p = &fs->hash[b];
+
+	while (*p && *p != n)
+		p = &(*p)->hnext;
+	assert(*p == n);
+	*p = n->hnext;
+	n->hnext = NULL;
+	fs->hcount--;
+}
+
+int ns_name_check(const char *name, size_t len)
+{
+	if (len == 0 || memchr(name, '/', len) || memchr(name, '\0', len))
+		return -EINVAL;
+	if ((len == 1 && name[0] == '.') ||
+	    (len == 2 && name[0] == '.' && name[1] == '.'))
+		return -EINVAL;
+	if (len > GFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static struct gfs_node *node_new(struct gfs *fs, const char *name, size_t len,
+				 bool isdir)
+{
+	struct gfs_node *n = calloc(1, sizeof(*n));
+
+	if (!n || !(n->name = malloc(len + 1))) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->name, name, len);
+	n->name[len] = '\0';
+	n->namelen = len;
+	n->dir = isdir;
+	n->id = ++fs->next_id;
+	n->next_cookie = 3;	/* 1 and 2 are "." and ".." */
+	return n;
+}
+
+int ns_init(struct gfs *fs)
+{
+	fs->next_id = 0;
+	fs->root = node_new(fs, "", 0, true);
+	if (!fs->root || hash_grow(fs) < 0)
+		return -ENOMEM;
+	fs->root->attached = true;
+	fs->root->marker = true;	/* the root needs no key to exist */
+	return 0;
+}
+
+static void free_tree(struct gfs_node *n)
+{
+	struct gfs_node *k, *next;
+
+	for (k = n->kids; k; k = next) {
+		next = k->next;
+		free_tree(k);
+	}
+	free(n->name);
+	free(n);
+}
+
+void ns_release(struct gfs *fs)
+{
+	/* detached nodes still referenced by the kernel are lost with it */
+	if (fs->root)
+		free_tree(fs->root);
+	fs->root = NULL;
+	free(fs->hash);
+	fs->hash = NULL;
+	fs->hsize = fs->hcount = 0;
+}
+
+struct gfs_node *ns_child(struct gfs *fs, struct gfs_node *dir,
+			  const char *name, size_t len)
+{
+	uint64_t b = name_hash(dir, name, len) & (fs->hsize - 1);
+	struct gfs_node *n;
+
+	for (n = fs->hash[b]; n; n = n->hnext)
+		if (n->parent == dir && n->namelen == len &&
+		    !memcmp(n->name, name, len))
+			return n;
+	return NULL;
+}
+
+static void link_child(struct gfs *fs, struct gfs_node *dir,
+		       struct gfs_node *n)
+{
+	n->parent = dir;
+	n->attached = true;
+	n->cookie = dir->next_cookie++;
+	n->next = NULL;
+	n->prev = dir->kids_tail;
+	if (dir->kids_tail)
+		dir->kids_tail->next = n;
+	else
+		dir->kids = n;
+	dir->kids_tail = n;
+	dir->nkids++;
+	if (n->dir)
+		dir->nsubdirs++;
+	hash_insert(fs, n);
+}
+
+static void unlink_child(struct gfs *fs, struct gfs_node *n)
+{
+	struct gfs_node *dir = n->parent;
+
+	hash_remove(fs, n);
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		dir->kids = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	else
+		dir->kids_tail = n->prev;
+	assert(dir->nkids > 0);
+	dir->nkids--;
+	if (n->dir)
+		dir->nsubdirs--;
+	n->next = n->prev = NULL;
+	n->parent = NULL;
+}
+
+struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir,
+			const char *name, size_t len, bool isdir)
+{
+	struct gfs_node *n;
+
+	if (fs->hcount >= fs->hsize && hash_grow(fs) < 0)
+		return NULL;
+	n = node_new(fs, name, len, isdir);
+	if (!n)
+		return NULL;
+	link_child(fs, dir, n);
+	return n;
+}
+
+void ns_detach(struct gfs *fs, struct gfs_node *n)
+{
+	if (!n->attached)
+		return;
+	unlink_child(fs, n);
+	n->attached = false;
+	/* children of a detached directory (only empty ones are removed) */
+	assert(n->nkids == 0);
+	ns_put(fs, n);
+}
+
+int ns_move(struct gfs *fs, struct gfs_node *n, struct gfs_node *dir,
+	    const char *name, size_t len)
+{
+	char *nn = malloc(len + 1);
+
+	assert(n->attached);
+	if (!nn)
+		return -ENOMEM;
+	memcpy(nn, name, len);
+	nn[len] = '\0';
+	unlink_child(fs, n);
+	free(n->name);
+	n->name = nn;
+	n->namelen = len;
+	link_child(fs, dir, n);
+	return 0;
+}
+
+void ns_put(struct gfs *fs, struct gfs_node *n)
+{
+	(void)fs;
+	if (!n->attached && n != fs->root && n->nlookup == 0 &&
+	    n->refs == 0) {
+		free(n->name);
+		free(n);
+	}
+}
+
+static int key_of(const struct gfs_node *n, const char *extra, size_t elen,
+		  bool marker, char *buf)
+{
+	const struct gfs_node *p;
+	size_t len = elen, nparts = elen ? 1 : 0, pos;
+
+	for (p = n; p->parent; p = p->parent) {
+		len += p->namelen;
+		nparts++;
+	}
+	if (p != n && !n->attached)
+		return -ENOENT;
+	if (!p->attached || nparts == 0)
+		return -ENOENT;	/* detached, or the root itself */
+	len += nparts - 1 + (marker ? 1 : 0);
+	if (len > GS_KEY_MAX)
+		return -ENAMETOOLONG;
+	pos = len;
+	buf[pos] = '\0';
+	if (marker)
+		buf[--pos] = '/';
+	if (elen) {
+		pos -= elen;
+		memcpy(buf + pos, extra, elen);
+		if (pos)
+			buf[--pos] = '/';
+	}
+	for (p = n; p->parent; p = p->parent) {
+		pos -= p->namelen;
+		memcpy(buf + pos, p->name, p->namelen);
+		if (pos)
+			buf[--pos] = '/';
+	}
+	assert(pos == 0);
+	return (int)len;
+}
+
+int ns_key(const struct gfs_node *n, bool marker, char *buf)
+{
+	return key_of(n, NULL, 0, marker, buf);
+}
+
+int ns_child_key(const struct gfs_node *dir, const char *name, size_t len,
+		 bool marker, char *buf)
+{
+	return key_of(dir, name, len, marker, buf);
+}
+
+/* ---- building the tree from the store ---- */
+
+static bool key_valid(const char *key, size_t klen)
+{
+	size_t i = 0, end = klen;
+
+	if (key[klen - 1] == '/')
+		end--;
+	if (end == 0 || memchr(key, '\0', klen))
+		return false;
+	while (i < end) {
+		const char *sl = memchr(key + i, '/', end - i);
+		size_t j = sl ? (size_t)(sl - key) : end;
+
+		if (ns_name_check(key + i, j - i) < 0)
+			return false;
+		i = j + 1;
+		if (sl && i == end)	/* "a//" */
+			return false;
+	}
+	return true;
+}
+
+static int add_key(void *arg, const void *kv, size_t klen,
+		   const struct gs_meta *m)
+{
+	struct gfs *fs = arg;
+	const char *key = kv;
+	bool marker;
+	size_t end, i = 0;
+	struct gfs_node *d = fs->root, *c;
+
+	if (klen == 0 || !key_valid(key, klen)) {
+		fs->skipped++;
+		return 0;
+	}
+	marker = key[klen - 1] == '/';
+	end = marker ? klen - 1 : klen;
+	for (;;) {
+		const char *sl = memchr(key + i, '/', end - i);
+		size_t j = sl ? (size_t)(sl - key) : end;
+		bool last = j == end;
+
+		c = ns_child(fs, d, key + i, j - i);
+		if (!last || marker) {
+			if (c && !c->dir) {	/* "a" and "a/b": the dir wins */
+				fs->shadowed++;
+				c->dir = true;
+				c->committed = false;
+				c->size = 0;
+				d->nsubdirs++;
+			}
+			if (!c) {
+				c = ns_add(fs, d, key + i, j - i, true);
+				if (!c)
+					return -ENOMEM;
+			}
+			if (last)
+				c->marker = true;
+		} else {
+			if (c) {	/* a directory of that name exists */
+				fs->shadowed++;
+				return 0;
+			}
+			c = ns_add(fs, d, key + i, j - i, false);
+			if (!c)
+				return -ENOMEM;
+			c->committed = true;
+			c->size = m->size;
+			c->mtime_ns = m->mtime_ns;
+			c->cas = m->cas;
+		}
+		if (last)
+			return 0;
+		d = c;
+		i = j + 1;
+	}
+}
+
+static int add_key_locked(void *arg, const void *kv, size_t klen,
+			  const struct gs_meta *m)
+{
+	struct gfs *fs = arg;
+	int ret;
+
+	pthread_mutex_lock(&fs->lock);
+	ret = add_key(fs, kv, klen, m);
+	pthread_mutex_unlock(&fs->lock);
+	return ret;
+}
+
+int ns_load(struct gfs *fs)
+{
+	return gs_iterate(fs->s, "", 0, add_key_locked, fs);
+}

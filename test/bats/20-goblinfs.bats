@@ -1,0 +1,292 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# goblinfs: the store mounted with FUSE, checked through ordinary tools:
+# trees copied in and out, random-range reads, publish-by-rename, unlink
+# while open, concurrency, errno of what it refuses, statfs, the tiers
+# xattr, and kill -9 (auto_unmount) followed by a restart.
+
+bats_require_minimum_version 1.5.0
+
+GFS="${GOBLINFS:-$BATS_TEST_DIRNAME/../../build/goblinfs}"
+GCTL="${GOBLINCTL:-$BATS_TEST_DIRNAME/../../build/goblinctl}"
+CHECK="$BATS_TEST_DIRNAME/goblinfs_check.py"
+STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 256M)
+
+setup() {
+	[ -e /dev/fuse ] || skip "no /dev/fuse"
+	command -v fusermount3 >/dev/null || skip "no fusermount3"
+	if [ ! -x "$GFS" ]; then
+		echo "goblinfs is not built: $GFS" >&2
+		return 1
+	fi
+	T="$(mktemp -d "${TMPDIR:-/tmp}/goblinfs-bats.XXXXXX")"
+	S="$T/store"
+	M="$T/mnt"
+	mkdir "$M"
+	GPID=
+	unset GOBLIN_STORE
+}
+
+unmount_quietly() {
+	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null || true
+}
+
+teardown() {
+	[ -n "${T:-}" ] || return 0
+	unmount_quietly
+	if [ -n "$GPID" ]; then
+		kill "$GPID" 2>/dev/null || true
+		wait "$GPID" 2>/dev/null || true
+	fi
+	unmount_quietly
+	rm -rf "$T"
+}
+
+# wait_mounted: poll until $M is a mount (5 s)
+wait_mounted() {
+	local i
+	for i in $(seq 50); do
+		timeout 2 mountpoint -q "$M" && return 0
+		sleep 0.1
+	done
+	echo "goblinfs did not mount; its log:" >&2
+	cat "$T/gfs.log" >&2
+	return 1
+}
+
+# mount_fs [OPTIONS]: goblinfs -f in the background on this test's store
+mount_fs() {
+	"$GFS" "${STORE_OPTS[@]}" --store "$S" -f "$@" "$M" \
+		2>>"$T/gfs.log" &
+	GPID=$!
+	wait_mounted
+}
+
+# umount_fs: unmount and wait for goblinfs to exit 0
+umount_fs() {
+	fusermount3 -u "$M"
+	wait "$GPID"
+	GPID=
+}
+
+# mktree DIR: files of many sizes, nested
+mktree() {
+	local n i=0
+	mkdir -p "$1/a/b/c" "$1/empty" "$1/d"
+	for n in 0 1 100 4095 4096 65535 65536 262143 262144 262145 \
+		1048576 3000007; do
+		head -c "$n" /dev/urandom >"$1/f$n"
+		head -c "$n" /dev/urandom >"$1/a/b/c/g$n"
+		i=$((i + 1))
+	done
+	for i in $(seq 40); do
+		head -c $((i * 977)) /dev/urandom >"$1/d/small$i"
+	done
+}
+
+# same_tree A B: the same names and the same bytes
+same_tree() {
+	diff <(cd "$1" && find . | sort) <(cd "$2" && find . | sort)
+	(cd "$1" && find . -type f) | while read -r f; do
+		cmp "$1/$f" "$2/$f" || return 1
+	done
+}
+
+@test "copy a tree in, compare it out, remount and compare again" {
+	mktree "$T/src"
+	mount_fs
+	cp -r "$T/src" "$M/src"
+	same_tree "$T/src" "$M/src"
+	# a name's size shows at once after close (commit wait)
+	[ "$(stat -c %s "$M/src/f3000007")" = 3000007 ]
+	umount_fs
+	mount_fs
+	same_tree "$T/src" "$M/src"
+	run -0 ls "$M/src/empty"
+	[ -z "$output" ]
+	umount_fs
+	# the same objects through goblinctl
+	"$GCTL" --store "$S" --memory 8M --no-hugetlb get src/a/b/c/g262145 \
+		>"$T/out"
+	cmp "$T/src/a/b/c/g262145" "$T/out"
+	run -0 "$GCTL" --store "$S" --memory 8M --no-hugetlb ls src/empty/
+	[ "$output" = src/empty/ ]
+}
+
+@test "seeded random-range reads match the source (fsx-style)" {
+	mkdir "$T/src"
+	head -c 5000011 /dev/urandom >"$T/src/big"
+	head -c 262145 /dev/urandom >"$T/src/head"
+	head -c 9000 /dev/urandom >"$T/src/small"
+	mount_fs
+	cp "$T/src/big" "$T/src/head" "$T/src/small" "$M/"
+	python3 "$CHECK" fsx 42 400 "$M" "$T/src/big" "$T/src/head" \
+		"$T/src/small"
+	umount_fs
+	mount_fs	# cold: heads come from disk
+	python3 "$CHECK" fsx 7 300 "$M" "$T/src/big" "$T/src/head" \
+		"$T/src/small"
+}
+
+@test "publish-by-rename over a file that a reader holds open" {
+	mount_fs
+	python3 "$CHECK" rename-over "$M"
+	umount_fs
+	mount_fs
+	[ "$(stat -c %s "$M/pub.bin")" = 300007 ]
+	[ ! -e "$M/pub.bin.tmp" ]
+}
+
+@test "unlink while open: the reader keeps the old bytes" {
+	mount_fs
+	python3 "$CHECK" unlink-open "$M"
+	run -0 ls "$M"
+	[ -z "$output" ]
+}
+
+@test "concurrent readers and writers" {
+	local i pids=()
+	mkdir "$T/src"
+	for i in 1 2 3 4 5 6; do
+		head -c $((i * 700001)) /dev/urandom >"$T/src/w$i"
+	done
+	mount_fs
+	cp "$T/src/w1" "$T/src/w2" "$M/"
+	for i in 3 4 5 6; do
+		cp "$T/src/w$i" "$M/w$i" &
+		pids+=($!)
+	done
+	for i in 1 2 1 2; do
+		cat "$M/w$i" >"$T/r$i.$RANDOM" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	for f in "$T"/r*; do
+		i=$(basename "$f" | cut -c2)
+		cmp "$T/src/w$i" "$f"
+	done
+	for i in 1 2 3 4 5 6; do
+		cmp "$T/src/w$i" "$M/w$i"
+	done
+}
+
+@test "errno of refused operations: ENOENT EISDIR ENOTEMPTY ESPIPE EPERM" {
+	mount_fs
+	python3 "$CHECK" errors "$M"
+}
+
+@test "a read-only mount answers EROFS" {
+	mount_fs
+	echo x >"$M/k"
+	umount_fs
+	mount_fs -o ro
+	run -0 cat "$M/k"
+	[ "$output" = x ]
+	run python3 -c "open('$M/new', 'w')"
+	[[ "$output" == *"Read-only file system"* ]]
+	run rm "$M/k"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+}
+
+@test "mkdir persists empty directories; emptied directories stay; rmdir" {
+	mount_fs
+	mkdir -p "$M/e1/e2" "$M/full"
+	echo x >"$M/full/only"
+	rm "$M/full/only"
+	[ -d "$M/full" ]
+	umount_fs
+	mount_fs
+	[ -d "$M/e1/e2" ]
+	[ -d "$M/full" ]
+	rmdir "$M/e1/e2" "$M/full"
+	[ -d "$M/e1" ]
+	mv "$M/e1" "$M/e3"	# an empty directory can be renamed
+	umount_fs
+	mount_fs
+	run -0 ls "$M"
+	[ "$output" = e3 ]
+}
+
+@test "statfs reports the store's capacity and use" {
+	mount_fs
+	run -0 stat -f -c '%S %b %a %l' "$M"
+	read -r bs blocks avail namemax <<<"$output"
+	[ "$bs" = 4096 ]
+	[ "$blocks" = $((256 * 1024 * 1024 / 4096)) ]
+	[ "$namemax" = 255 ]
+	head -c 10485760 /dev/zero >"$M/ten"
+	run -0 stat -f -c '%a' "$M"
+	[ "$output" -le $((avail - 10485760 / 4096)) ]
+	run -0 df -B1 "$M"
+	[[ "$output" == *goblin:* ]]
+}
+
+@test "user.goblin.tiers shows where the bytes are" {
+	mount_fs
+	head -c 1000000 /dev/urandom >"$M/big"
+	echo hello >"$M/small"
+	run -0 python3 -c "import os; print(os.getxattr('$M/big', 'user.goblin.tiers').decode())"
+	[ "$output" = "ram=262144 ssd=1000000 hdd=0 small=0" ]
+	run -0 python3 -c "import os; print(os.getxattr('$M/small', 'user.goblin.tiers').decode())"
+	[ "$output" = "ram=0 ssd=0 hdd=0 small=6" ]
+	run -0 python3 -c "import os; print(os.listxattr('$M/big'))"
+	[ "$output" = "['user.goblin.tiers']" ]
+	run python3 -c "import os; os.getxattr('$M/big', 'user.other')"
+	[[ "$output" == *"No data available"* ]]
+}
+
+@test "kill -9 of goblinfs leaves no hung mount; a restart shows the files" {
+	mktree "$T/src"
+	mount_fs
+	cp -r "$T/src" "$M/src"
+	# close() returns before the commit; reading back waits for it
+	same_tree "$T/src" "$M/src"
+	# a file being written when the daemon dies never appears
+	(head -c 5000000 /dev/urandom; sleep 5) >"$M/partial" &
+	sleep 0.5
+	kill -9 "$GPID"
+	wait "$GPID" || true
+	GPID=
+	# no hang: the mount is gone (auto_unmount) or fails at once
+	run timeout 5 ls "$M"
+	[ "$status" -ne 124 ]
+	local i
+	for i in $(seq 50); do
+		timeout 2 mountpoint -q "$M" || break
+		sleep 0.1
+	done
+	run timeout 2 mountpoint -q "$M"
+	[ "$status" -ne 0 ]
+	mount_fs
+	same_tree "$T/src" "$M/src"
+	[ ! -e "$M/partial" ]
+}
+
+@test "daemon mode: returns once mounted; startup errors exit 128, usage 129" {
+	"$GFS" "${STORE_OPTS[@]}" --store "$S" "$M"
+	wait_mounted
+	echo hi >"$M/k"
+	# the store is locked by the running daemon
+	mkdir "$T/m2"
+	run -128 "$GFS" "${STORE_OPTS[@]}" --store "$S" "$T/m2"
+	[[ "$output" == "goblinfs: cannot open store"* ]]
+	fusermount3 -u "$M"
+	run -129 "$GFS" "$M"
+	[[ "$output" == *"no store given"* ]]
+	run -129 "$GFS" --store "$S"
+	[[ "$output" == *"no mountpoint given"* ]]
+	run -129 "$GFS" --store "$S" --memory lots "$M"
+	[[ "$output" == *"invalid size 'lots' for --memory"* ]]
+	run -0 "$GFS" --help
+	[[ "$output" == usage:* ]]
+	# the daemon has let go of the store
+	for i in $(seq 50); do
+		"$GCTL" --store "$S" --memory 8M --no-hugetlb get k >"$T/out" \
+			2>/dev/null && break
+		sleep 0.1
+	done
+	[ "$(cat "$T/out")" = hi ]
+}
