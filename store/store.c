@@ -782,45 +782,75 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 	return 0;
 }
 
-/* Read the heads of recovered objects back into RAM while slots are free. */
+#define PRELOAD_DEPTH 32
+
+struct preload {
+	struct gs_io io;
+	struct gs_obj *o;
+	uint8_t *slot;
+	uint64_t hlen;
+};
+
+/* A head read has completed: keep it if it verifies. */
+static void preload_done(struct gs_store *s, struct preload *pl)
+{
+	struct gs_obj *o = pl->o;
+
+	if (pl->io.res < (int)pl->hlen ||
+	    !blocks_verify(o, pl->slot, 0, pl->hlen)) {
+		slots_put(&s->slots, pl->slot);
+		if (pl->io.res >= (int)pl->hlen)
+			obj_drop_corrupt(s, o);
+		return;
+	}
+	o->head = pl->slot;
+	slru_insert(&s->lru_head, &o->hlru, 1);
+}
+
+/*
+ * Read the heads of recovered objects back into RAM while slots are free,
+ * most recently written first, PRELOAD_DEPTH reads in flight, straight into
+ * their slots.  Runs at open, before any other thread sees the store.
+ */
 static void preload_heads(struct gs_store *s)
 {
+	struct preload pl[PRELOAD_DEPTH] = { 0 };
 	struct io_uring *ring = ring_get(s);
-	struct list_head *p, *next;
-	void *buf;
+	struct list_head *p = s->lru_ssd.prob.next;
+	unsigned head = 0, n = 0;
 
 	if (!ring)
 		return;
-	buf = iobuf_get(s);
-	/* most recently written first: probation from its front */
-	for (p = s->lru_ssd.prob.next;
-	     buf && p != &s->lru_ssd.prob && s->slots.nfree; p = next) {
-		struct gs_obj *o = list_entry(p, struct gs_obj, lru.l);
-		uint64_t hlen = o->size < s->o.ram_head ? o->size
-							 : s->o.ram_head;
-		uint64_t run, dev = obj_dev_off(o, 0, &run);
-		struct gs_io io = { 0 };
-		struct io_uring_sqe *sqe;
+	while (n || (p != &s->lru_ssd.prob && s->slots.nfree)) {
+		/* queue reads for the next candidates */
+		while (n < PRELOAD_DEPTH && p != &s->lru_ssd.prob &&
+		       s->slots.nfree) {
+			struct gs_obj *o = list_entry(p, struct gs_obj, lru.l);
+			struct preload *q = &pl[(head + n) % PRELOAD_DEPTH];
+			uint64_t run, dev = obj_dev_off(o, 0, &run);
+			struct io_uring_sqe *sqe;
 
-		next = p->next;
-		if (o->head || hlen == 0 || run < hlen)
-			continue;
-		sqe = io_get_sqe(ring);
-		io_uring_prep_read(sqe, s->data_fd, buf,
-				   (hlen + 4095) & ~4095ull, dev);
-		io_prep(sqe, &io);
-		if (io_wait(ring, &io) < 0 || io.res < (int)hlen)
-			continue;
-		if (!blocks_verify(o, buf, 0, hlen)) {
-			obj_drop_corrupt(s, o);
-			continue;
+			p = p->next;
+			q->hlen = o->size < s->o.ram_head ? o->size
+							   : s->o.ram_head;
+			if (o->head || q->hlen == 0 || run < q->hlen)
+				continue;
+			q->o = o;
+			q->slot = slots_get(&s->slots);
+			sqe = io_get_sqe(ring);
+			io_uring_prep_read(sqe, s->data_fd, q->slot,
+					   (q->hlen + 4095) & ~4095ull, dev);
+			io_prep(sqe, &q->io);
+			n++;
 		}
-		o->head = slots_get(&s->slots);
-		memcpy(o->head, buf, hlen);
-		slru_insert(&s->lru_head, &o->hlru, 1);
+		if (!n)
+			break;
+		/* then finish the oldest */
+		io_wait(ring, &pl[head].io);
+		preload_done(s, &pl[head]);
+		head = (head + 1) % PRELOAD_DEPTH;
+		n--;
 	}
-	if (buf)
-		iobuf_put(s, buf);
 	ring_put_locked(s, ring);	/* single-threaded at open */
 }
 
