@@ -214,6 +214,18 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 int gs_rename(struct gs_store *s, const void *from, size_t flen,
 	      const void *to, size_t tlen);
 
+/*
+ * Have @fn called whenever the store itself drops a live object: evicted
+ * from a full tier, expired, or failed verification (not for gs_delete,
+ * gs_rename or a put that replaces it: the caller knows of those).  It is
+ * called with the store locked, from whichever thread caused the drop:
+ * copy the key and return; calling into the store from it deadlocks.
+ * @fn NULL removes the hook.
+ */
+void gs_set_drop_hook(struct gs_store *s,
+		      void (*fn)(void *arg, const void *key, size_t klen),
+		      void *arg);
+
 /* Delete @key: -ENOENT when absent.  Pinned readers keep their version. */
 int gs_delete(struct gs_store *s, const void *key, size_t klen);
 

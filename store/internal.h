@@ -111,6 +111,8 @@ struct gs_store {
 	uint64_t iobuf_size;
 	struct gs_reader *reader_free;	/* recycled readers */
 	struct pooled_ring *ring_free;	/* rings for the blocking API */
+	void (*drop_hook)(void *arg, const void *key, size_t klen);
+	void *drop_arg;
 
 	struct stat_shard stats[NSTAT_SHARDS];	/* lock free */
 };

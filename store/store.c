@@ -255,6 +255,14 @@ void obj_remove(struct gs_store *s, struct gs_obj *o)
 	obj_unlink(s, o);
 }
 
+/* Remove a live object the store decided to drop, and say so. */
+static void obj_drop(struct gs_store *s, struct gs_obj *o)
+{
+	if (s->drop_hook)
+		s->drop_hook(s->drop_arg, o->node.key, o->node.klen);
+	obj_remove(s, o);
+}
+
 void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o)
 {
 	stat_add(s, csum_failures, 1);
@@ -262,7 +270,17 @@ void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o)
 		return;
 	o->corrupt = 1;
 	if (o->state == OBJ_LIVE)
-		obj_remove(s, o);
+		obj_drop(s, o);
+}
+
+void gs_set_drop_hook(struct gs_store *s,
+		      void (*fn)(void *arg, const void *key, size_t klen),
+		      void *arg)
+{
+	pthread_mutex_lock(&s->lock);
+	s->drop_hook = fn;
+	s->drop_arg = arg;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- eviction (called with s->lock held) ---- */
@@ -278,7 +296,7 @@ static bool evict_ssd(struct gs_store *s, uint64_t units)
 		struct gs_obj *o = list_entry(n, struct gs_obj, lru);
 
 		if (o->refs == 1) {
-			obj_remove(s, o);
+			obj_drop(s, o);
 			stat_add(s, evictions_ssd, 1);
 		}
 		n = next;
@@ -340,7 +358,7 @@ int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len)
 		}
 		if (!v)
 			return -ENOSPC;
-		obj_remove(s, v);
+		obj_drop(s, v);
 		stat_add(s, evictions_small, 1);
 	}
 }
@@ -505,7 +523,7 @@ struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen)
 	o = list_entry(n, struct gs_obj, node);
 	if (obj_expired(o, time(NULL))) {
 		stat_add(s, expired, 1);
-		obj_remove(s, o);
+		obj_drop(s, o);
 		return NULL;
 	}
 	return o;

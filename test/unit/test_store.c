@@ -717,6 +717,75 @@ static void test_rename(void **state)
 	free(ref);
 }
 
+struct drops {
+	int n;
+	char keys[64][32];
+};
+
+static void on_drop(void *arg, const void *key, size_t klen)
+{
+	struct drops *d = arg;
+
+	if (d->n < 64 && klen < 32) {
+		memcpy(d->keys[d->n], key, klen);
+		d->keys[d->n][klen] = '\0';
+	}
+	d->n++;
+}
+
+static bool dropped(const struct drops *d, const char *key)
+{
+	for (int i = 0; i < d->n && i < 64; i++)
+		if (!strcmp(d->keys[i], key))
+			return true;
+	return false;
+}
+
+static void test_drop_hook(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct drops d = { 0 };
+	struct gs_put_args a = { .exptime = 0 };
+	struct gs_range rg[4];
+	char path[128], key[16];
+	void *val = NULL;
+	size_t len;
+	(void)state;
+
+	opts(&o);
+	o.ssd_size = 4 * MiB;
+	s = open_store(&o);
+	gs_set_drop_hook(s, on_drop, &d);
+	/* what the caller does itself is not reported */
+	assert_int_equal(put_gen(s, "x", 1, 1 * MiB, 1 * MiB), 0);
+	assert_int_equal(put_gen(s, "x", 2, 1 * MiB, 1 * MiB), 0);
+	assert_int_equal(gs_rename(s, "x", 1, "y", 1), 0);
+	assert_int_equal(gs_delete(s, "y", 1), 0);
+	assert_int_equal(d.n, 0);
+	/* eviction from a full SSD tier is */
+	for (int i = 0; i < 6; i++) {
+		snprintf(key, sizeof(key), "e%d", i);
+		assert_int_equal(put_gen(s, key, i, 1 * MiB, 1 * MiB), 0);
+	}
+	assert_int_equal(d.n, 2);
+	assert_true(dropped(&d, "e0") && dropped(&d, "e1"));
+	/* expiry is */
+	a.exptime = time(NULL) - 1;
+	assert_int_equal(gs_put(s, "old", 3, "v", 1, &a), 0);
+	assert_int_equal(gs_stat(s, "old", 3, &(struct gs_meta){ 0 }), -ENOENT);
+	assert_true(dropped(&d, "old"));
+	/* and a failed verification is */
+	assert_true(gs_inspect(s, "e5", 2, rg, 4) >= 2);
+	snprintf(path, sizeof(path), "%s/ssd/data", dir);
+	corrupt_byte(path, rg[1].dev_off + 500 * KiB);
+	assert_int_equal(gs_get(s, "e5", 2, &val, &len, NULL), -EBADMSG);
+	assert_true(dropped(&d, "e5"));
+	assert_int_equal(d.n, 4);
+	gs_set_drop_hook(s, NULL, NULL);
+	gs_close(s);
+}
+
 /* ---- eviction ---- */
 
 static void test_ssd_eviction_scan_resistant(void **state)
@@ -1404,6 +1473,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_eviction_and_promotion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
