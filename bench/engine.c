@@ -668,13 +668,15 @@ int main(int argc, char **argv)
 		struct gs_stats st;
 
 		gs_stats_get(b.s, &st);
+		/* sizes as the store resolved them (unset ones have defaults) */
 		printf("store: dir=%s memory=%" PRIu64 " ram_head=%" PRIu64
-		       " io_chunk=%" PRIu64 " io_depth=%u block=%" PRIu64
-		       " ssd_size=%" PRIu64 " ram_slots=%" PRIu64
+		       " io_chunk=%" PRIu64 " io_depth=%u small_memory=%" PRIu64
+		       " ram_slots=%" PRIu64
 		       " ssd_capacity=%" PRIu64 " hugetlb=%d mlocked=%d\n",
-		       dir, o.memory, o.ram_head, o.io_chunk, o.io_depth,
-		       o.block, o.ssd_size, st.ram_slots, st.ssd_capacity,
-		       st.hugetlb, st.mlocked);
+		       dir, st.ram_capacity,
+		       st.ram_slots ? st.ram_capacity / st.ram_slots : 0,
+		       o.io_chunk, o.io_depth, st.small_capacity,
+		       st.ram_slots, st.ssd_capacity, st.hugetlb, st.mlocked);
 		if (st.ram_slots && st.ram_slots < n + (big_size ? 1 : 0))
 			printf("warning: %" PRIu64 " head slots for %zu "
 			       "objects: not every head can be in RAM\n",

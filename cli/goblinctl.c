@@ -39,7 +39,9 @@ static const struct ctl_cmd commands[] = {
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static const char store_options_help[] =
-	"Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n"
+	"Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...).  The store\n"
+	"remembers --memory, --small-memory, --block, --ram-head, --ssd-size\n"
+	"and --ssd-floor: one not given is as the store last ran.\n"
 	"  --store DIR            the store directory (default: $GOBLIN_STORE)\n"
 	"  --memory SIZE          RAM head pool\n"
 	"  --small-memory SIZE    packed small-object arena\n"

@@ -31,8 +31,17 @@ struct io_uring_cqe;
 /*
  * Store options.  Fill with gs_options_init() and change what you need;
  * sizes are bytes.  All sizes must be multiples of 4096; io_chunk and
- * write_io_chunk must be multiples of GS_CSUM_BLOCK.
+ * write_io_chunk must be multiples of GS_CSUM_BLOCK.  The store remembers
+ * memory, small_memory, block, ram_head, ssd_size and ssd_floor in its
+ * superblock: gs_options_init() leaves them GS_UNSET, which means "as the
+ * store was last opened" (built-in defaults for a new store: 64 MiB,
+ * 16 MiB, 2 MiB, 256 KiB, 0, 0), so a command that names no sizes does not
+ * shrink a store that runs bigger; a size that is set is used and
+ * remembered.
  */
+/* A size left for the store to choose: its remembered one, or a default. */
+#define GS_UNSET UINT64_MAX
+
 struct gs_options {
 	uint64_t memory;	 /* RAM head pool (--memory) */
 	uint64_t small_memory;	 /* packed small-object arena (--small-memory) */

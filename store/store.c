@@ -30,10 +30,9 @@
 void gs_options_init(struct gs_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->memory = 64ull << 20;
-	o->small_memory = 16ull << 20;
-	o->block = 2ull << 20;
-	o->ram_head = 256ull << 10;
+	/* the store's remembered sizes, or defaults (see super_check) */
+	o->memory = o->small_memory = o->block = o->ram_head = GS_UNSET;
+	o->ssd_size = o->ssd_floor = GS_UNSET;
 	o->io_chunk = 256ull << 10;
 	o->write_io_chunk = 1ull << 20;
 	o->io_depth = 4;
@@ -886,16 +885,72 @@ static int ssd_dir_resolve(const char *want, char *out, char *err, size_t len)
 	return 0;
 }
 
+static int options_check(const struct gs_options *o, char *err, size_t len);
+
+/* The sizes a store remembers, as "name value" lines of the superblock. */
+static const struct {
+	const char *name;
+	size_t off;
+	uint64_t dflt;
+} sizes[] = {
+	{ "memory", offsetof(struct gs_options, memory), 64ull << 20 },
+	{ "small-memory", offsetof(struct gs_options, small_memory),
+	  16ull << 20 },
+	{ "block", offsetof(struct gs_options, block), 2ull << 20 },
+	{ "ram-head", offsetof(struct gs_options, ram_head), 256ull << 10 },
+	{ "ssd-size", offsetof(struct gs_options, ssd_size), 0 },
+	{ "ssd-floor", offsetof(struct gs_options, ssd_floor), 0 },
+};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static uint64_t *size_field(struct gs_options *o, size_t i)
+{
+	return (uint64_t *)((char *)o + sizes[i].off);
+}
+
+/* Write the superblock for @o (sizes resolved) atomically. */
+static int super_write(const char *dir, const struct gs_options *o,
+		       const char *ssd_rec, long long created, char *err,
+		       size_t len)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SUPER_NAME);
+	snprintf(tmp, sizeof(tmp), "%s/%s.new", dir, SUPER_NAME);
+	f = fopen(tmp, "w");
+	if (!f)
+		return errf(err, len, -errno, "cannot create '%s': %s", tmp,
+			    strerror(errno));
+	fprintf(f, "goblin-store-format %d\nalloc-unit %d\ncsum-block %d\n"
+		   "ssd-dir %s\ncreated %lld\n",
+		FORMAT_VERSION, GS_ALLOC_UNIT, GS_CSUM_BLOCK, ssd_rec, created);
+	for (size_t i = 0; i < NSIZES; i++)
+		fprintf(f, "%s %llu\n", sizes[i].name,
+			(unsigned long long)*size_field((struct gs_options *)o,
+							i));
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path))
+		return errf(err, len, -EIO, "cannot write '%s'", path);
+	return 0;
+}
+
 /*
- * Check (or, creating, write) the superblock, and settle where the SSD tier
- * lives: the superblock keeps the directory given at creation ("-" for
- * the default <store>/ssd), and a later open may not name another one.
+ * Read (or, creating, write) the superblock; settle where the SSD tier
+ * lives and the sizes to run with.  The superblock keeps the SSD directory
+ * given at creation ("-": the default <store>/ssd) and a later open may not
+ * name another.  It also keeps the sizes of the last open: a size the
+ * caller leaves at GS_UNSET is taken from there (a built-in default for a
+ * new store), so a command that names no sizes does not shrink a store
+ * that was run bigger; a size that is given is used and remembered.
  */
-static int super_check(const char *dir, const struct gs_options *o,
-		       char *ssd_dir, char *err, size_t len)
+static int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
+		       char *err, size_t len)
 {
 	char path[PATH_MAX], line[PATH_MAX + 32], rec[PATH_MAX] = "-";
 	char dflt[PATH_MAX], given[PATH_MAX];
+	uint64_t recorded[NSIZES];
+	bool have[NSIZES] = { false }, changed = false;
+	long long created = (long long)time(NULL);
 	FILE *f;
 	int version = 0, ret;
 	unsigned long unit = 0, block = 0;
@@ -908,20 +963,13 @@ static int super_check(const char *dir, const struct gs_options *o,
 				      err, len);
 		if (ret < 0)
 			return ret;
-		f = fopen(path, "w");
-		if (!f)
-			return errf(err, len, -errno, "cannot create '%s': %s",
-				    path, strerror(errno));
-		fprintf(f, "goblin-store-format %d\nalloc-unit %d\n"
-			   "csum-block %d\nssd-dir %s\ncreated %lld\n",
-			FORMAT_VERSION, GS_ALLOC_UNIT, GS_CSUM_BLOCK,
-			o->ssd_dir ? ssd_dir : "-", (long long)time(NULL));
-		if (fflush(f) || fsync(fileno(f))) {
-			fclose(f);
-			return errf(err, len, -EIO, "cannot write '%s'", path);
-		}
-		fclose(f);
-		return 0;
+		for (size_t i = 0; i < NSIZES; i++)
+			if (*size_field(o, i) == GS_UNSET)
+				*size_field(o, i) = sizes[i].dflt;
+		ret = options_check(o, err, len);
+		return ret < 0 ? ret : super_write(dir, o, o->ssd_dir ? ssd_dir
+							  : "-",
+						   created, err, len);
 	}
 	if (!f) {
 		if (errno == ENOENT)
@@ -931,13 +979,24 @@ static int super_check(const char *dir, const struct gs_options *o,
 			    strerror(errno));
 	}
 	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		char name[32];
+
 		line[strcspn(line, "\n")] = '\0';
 		sscanf(line, "goblin-store-format %d", &version);
 		sscanf(line, "alloc-unit %lu", &unit);
 		sscanf(line, "csum-block %lu", &block);
+		sscanf(line, "created %lld", &created);
 		if (strncmp(line, "ssd-dir ", 8) == 0 &&
 		    strlen(line + 8) < sizeof(rec))
 			memcpy(rec, line + 8, strlen(line + 8) + 1);
+		if (sscanf(line, "%31s %llu", name, &v) != 2)
+			continue;
+		for (size_t i = 0; i < NSIZES; i++)
+			if (!strcmp(name, sizes[i].name)) {
+				recorded[i] = v;
+				have[i] = true;
+			}
 	}
 	fclose(f);
 	if (version != FORMAT_VERSION || unit != GS_ALLOC_UNIT ||
@@ -959,7 +1018,18 @@ static int super_check(const char *dir, const struct gs_options *o,
 				    "store '%s' keeps its SSD tier in '%s', "
 				    "not '%s'", dir, ssd_dir, o->ssd_dir);
 	}
-	return 0;
+	for (size_t i = 0; i < NSIZES; i++) {
+		uint64_t *v = size_field(o, i);
+
+		if (*v == GS_UNSET)
+			*v = have[i] ? recorded[i] : sizes[i].dflt;
+		if (!have[i] || recorded[i] != *v)
+			changed = true;
+	}
+	ret = options_check(o, err, len);
+	if (ret < 0)
+		return ret;
+	return changed ? super_write(dir, o, rec, created, err, len) : 0;
 }
 
 static int lock_store(struct gs_store *s, char *err, size_t len)
@@ -1073,9 +1143,6 @@ int gs_open(const char *dir, const struct gs_options *opt,
 
 	if (err && errlen)
 		*err = '\0';
-	ret = options_check(opt, err, errlen);
-	if (ret < 0)
-		return ret;
 	if (opt->create && mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return errf(err, errlen, -errno, "cannot create '%s': %s", dir,
 			    strerror(errno));
@@ -1094,7 +1161,6 @@ int gs_open(const char *dir, const struct gs_options *opt,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	s->o.ssd_dir = NULL;	/* not kept: the caller owns the string */
 	snprintf(path, sizeof(path), "%s/%s", dir, SUPER_NAME);
 	if (!opt->create && access(path, F_OK) < 0) {
 		/* before the lock, which would leave a file behind */
@@ -1105,7 +1171,8 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	ret = lock_store(s, err, errlen);
 	if (ret < 0)
 		goto fail;
-	ret = super_check(dir, opt, ssd_dir, err, errlen);
+	ret = super_check(dir, &s->o, ssd_dir, err, errlen);
+	s->o.ssd_dir = NULL;	/* not kept: the caller owns the string */
 	if (ret < 0)
 		goto fail;
 	if (snprintf(path, sizeof(path), "%s/data", ssd_dir) >=
@@ -1134,21 +1201,21 @@ int gs_open(const char *dir, const struct gs_options *opt,
 			   "no room for the SSD tier in '%s'", ssd_dir);
 		goto fail;
 	}
-	ret = ram_region_map(&s->head_mem, opt->memory, opt->block,
-			     !opt->no_hugetlb, !opt->no_mlock);
+	ret = ram_region_map(&s->head_mem, s->o.memory, s->o.block,
+			     !s->o.no_hugetlb, !s->o.no_mlock);
 	if (ret == 0)
-		ret = ram_region_map(&s->small_mem, opt->small_memory,
-				     opt->block, !opt->no_hugetlb,
-				     !opt->no_mlock);
+		ret = ram_region_map(&s->small_mem, s->o.small_memory,
+				     s->o.block, !s->o.no_hugetlb,
+				     !s->o.no_mlock);
 	if (ret < 0) {
 		errf(err, errlen, ret, "cannot map RAM pools: %s",
 		     strerror(-ret));
 		goto fail;
 	}
 	if ((ret = slots_init(&s->slots, s->head_mem.base, s->head_mem.size,
-			      opt->ram_head)) < 0 ||
+			      s->o.ram_head)) < 0 ||
 	    (ret = arena_init(&s->arena, s->small_mem.base,
-			      s->small_mem.size, opt->block)) < 0 ||
+			      s->small_mem.size, s->o.block)) < 0 ||
 	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
 	    (ret = space_grow_map(&s->space, data_units(s))) < 0 ||
 	    (ret = index_init(&s->idx, 1024)) < 0 ||

@@ -786,6 +786,53 @@ static void test_drop_hook(void **state)
 	gs_close(s);
 }
 
+/* Regression: an open naming no sizes (a goblinctl stats) must not shrink
+ * a store that runs bigger, evicting what it holds. */
+static void test_sizes_remembered(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[16];
+	(void)state;
+
+	opts(&o);
+	o.small_memory = 40 * MiB;	/* bigger than the default 16 MiB */
+	o.memory = 4 * MiB;
+	s = open_store(&o);
+	for (int i = 0; i < 120; i++) {	/* 24 MB of small objects */
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(put_gen(s, key, i, 200000, 200000), 0);
+	}
+	gs_close(s);
+	gs_options_init(&o);	/* no sizes at all */
+	o.no_mlock = true;
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.small_capacity, 40 * MiB);
+	assert_int_equal(st.ram_capacity, 4 * MiB);
+	assert_int_equal(st.ssd_capacity, 256 * MiB);
+	assert_int_equal(st.evictions_small + st.recovery_dropped, 0);
+	assert_int_equal(st.small_objects, 120);
+	gs_close(s);
+	/* a size that is given is used, and remembered */
+	o.memory = 8 * MiB;
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.ram_capacity, 8 * MiB);
+	gs_close(s);
+	o.memory = GS_UNSET;
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.ram_capacity, 8 * MiB);
+	assert_int_equal(st.small_objects, 120);
+	for (int i = 0; i < 120; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(check_gen(s, key, i, 200000), 0);
+	}
+	gs_close(s);
+}
+
 /* ---- eviction ---- */
 
 static void test_ssd_eviction_scan_resistant(void **state)
@@ -1474,6 +1521,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sizes_remembered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_eviction_and_promotion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
