@@ -48,7 +48,8 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
-       bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev
+       bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
+       libcurl4-openssl-dev
 
 all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(BENCH_BIN)
 
@@ -84,7 +85,7 @@ $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
 
 $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
-	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS)
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -22,8 +22,10 @@
 #include <fuse_lowlevel.h>
 
 #include "internal.h"
+#include "mirror.h"
 
 #define XATTR_TIERS "user.goblin.tiers"
+#define XATTR_ORIGIN "user.goblin.origin"	/* the root, with --mirror */
 #define RING_ENTRIES 64		/* >= twice the store's deepest read-ahead */
 #define SKIP_WINDOW (8u << 20)	/* a forward seek shorter than this reads on */
 
@@ -52,6 +54,8 @@ struct gfs_fh {
 	bool writing;
 	/* reading */
 	struct gs_reader *r;
+	bool fill;			/* opened on a mirror's fill: gs_read
+					 * (waits for the bytes), no ring */
 	struct gfs_ring *ring;
 	uint64_t size;			/* of the pinned version */
 	uint64_t pos;			/* next byte the reader hands out... */
@@ -216,7 +220,7 @@ static struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
 		if (n) {
 			n->committed = true;
 			n->size = m->size;
-			n->mtime_ns = m->mtime_ns;
+			n->mtime_ns = gfs_meta_mtime(fs, m);
 			n->cas = m->cas;
 		}
 	} else if (klen > 0 && (size_t)klen < GS_KEY_MAX) {
@@ -228,6 +232,129 @@ static struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
 		}
 	}
 	free(m);
+	return n;
+}
+
+int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m)
+{
+	return fs->mirror ? mirror_meta_mtime(m) : m->mtime_ns;
+}
+
+/*
+ * With --mirror: every change is refused.  Replies EROFS and returns true
+ * on a mirror mount (the kernel refuses most changes itself: goblinfs
+ * mounts it with "ro").
+ */
+static bool refuse_ro(fuse_req_t req)
+{
+	if (!req_fs(req)->mirror)
+		return false;
+	fuse_reply_err(req, EROFS);
+	return true;
+}
+
+static int64_t now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* The slot of (@dir, @name) in fs->absent; its hash in *h. */
+static struct gfs_absent *absent_slot(struct gfs *fs,
+				      const struct gfs_node *dir,
+				      const char *name, size_t len,
+				      uint64_t *h)
+{
+	uint64_t x = 0xcbf29ce484222325ull ^ dir->id;
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= (unsigned char)name[i];
+		x *= 0x100000001b3ull;
+	}
+	x ^= x >> 31;
+	*h = x | 1;	/* 0: an empty slot */
+	return &fs->absent[x & (GFS_ABSENT_SLOTS - 1)];
+}
+
+/* Whether the origin said (@dir, @name) is missing not long ago. */
+static bool absent_known(struct gfs *fs, const struct gfs_node *dir,
+			 const char *name, size_t len)
+{
+	uint64_t h;
+	struct gfs_absent *a = absent_slot(fs, dir, name, len, &h);
+
+	return a->hash == h && now_mono_ns() < a->until_ns;
+}
+
+static void absent_add(struct gfs *fs, const struct gfs_node *dir,
+		       const char *name, size_t len)
+{
+	uint64_t h;
+	struct gfs_absent *a = absent_slot(fs, dir, name, len, &h);
+
+	a->hash = h;
+	a->until_ns = now_mono_ns() +
+		      (int64_t)(fs->o.negative_timeout * 1e9);
+}
+
+/*
+ * A name that neither the tree nor the store has, asked of the origin
+ * (HEAD).  A file becomes a node with the origin's size and mtime, not yet
+ * cached; a directory a directory node.  Returns the node, or NULL with
+ * *err: -ENOENT (a negative entry for the caller), -EIO, -ENOMEM.  Called
+ * with fs->lock held, which it drops during the request: @dir is the
+ * parent of a lookup in progress, so the kernel keeps it.
+ */
+static struct gfs_node *origin_child(struct gfs *fs, struct gfs_node *dir,
+				     const char *name, size_t len, int *err)
+{
+	char *key = malloc(GFS_KEYBUF);
+	struct gfs_node *n = NULL;
+	uint64_t size = 0;
+	int64_t mtime = 0;
+	int ret;
+
+	if (!key) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ret = ns_name_check(name, len);
+	if (ret == 0)
+		ret = ns_child_key(dir, name, len, false, key);
+	if (ret < 0) {
+		*err = ret == -ENAMETOOLONG ? ret : -ENOENT;
+		goto out;
+	}
+	if (absent_known(fs, dir, name, len)) {
+		*err = -ENOENT;
+		goto out;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	ret = mirror_head(fs->mirror, key, &size, &mtime);
+	pthread_mutex_lock(&fs->lock);
+	if (ret == -ENOENT)
+		absent_add(fs, dir, name, len);
+	if (ret < 0) {
+		*err = ret;
+		goto out;
+	}
+	/* another lookup of the name may have won meanwhile */
+	n = ns_child(fs, dir, name, len);
+	if (!n && dir->attached) {
+		n = ns_add(fs, dir, name, len, ret == MIRROR_DIR);
+		if (n && !n->dir) {
+			n->committed = true;	/* visible: it is there */
+			n->size = size;
+			n->mtime_ns = mtime > 0 ? mtime * 1000000000ll
+						: now_real_ns();
+			n->cas = 0;	/* no store version yet */
+		}
+	}
+	*err = n ? 0 : dir->attached ? -ENOMEM : -ENOENT;
+out:
+	free(key);
 	return n;
 }
 
@@ -414,7 +541,8 @@ static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 		fh->w = NULL;
 		break;
 	}
-	return ret;
+	/* more than the SSD tier holds: to a filesystem user, a full disk */
+	return ret == -EFBIG ? -ENOSPC : ret;
 }
 
 /* ---- file handles ---- */
@@ -541,11 +669,21 @@ static void gfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	n = find_child(fs, d, name, len);
+	if (!n && fs->mirror) {
+		int err;
+
+		n = origin_child(fs, d, name, len, &err);
+		if (!n && err != -ENOENT) {
+			pthread_mutex_unlock(&fs->lock);
+			fuse_reply_err(req, -err);
+			return;
+		}
+	}
 	wait_commit(fs, n);
 	if (!n || !n->attached) {
 		pthread_mutex_unlock(&fs->lock);
 		memset(&e, 0, sizeof(e));	/* a cached negative entry */
-		e.entry_timeout = fs->o.entry_timeout;
+		e.entry_timeout = fs->o.negative_timeout;
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -614,6 +752,8 @@ static void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 	int err = 0;
 
+	if (refuse_ro(req))
+		return;
 	pthread_mutex_lock(&fs->lock);
 	n = node_of(fs, ino);
 	if (to_set & FUSE_SET_ATTR_SIZE) {
@@ -649,6 +789,8 @@ static void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int ret;
 
 	(void)mode;
+	if (refuse_ro(req))
+		return;
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, parent);
 	if ((ret = ns_name_check(name, len)) < 0)
@@ -685,6 +827,8 @@ static void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct gfs_node *d, *n;
 	int ret = 0;
 
+	if (refuse_ro(req))
+		return;
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, parent);
 	n = find_child(fs, d, name, strlen(name));
@@ -714,6 +858,8 @@ static void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct gfs_node *d, *n;
 	int ret = 0;
 
+	if (refuse_ro(req))
+		return;
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, parent);
 	n = find_child(fs, d, name, strlen(name));
@@ -760,6 +906,8 @@ static void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	size_t nlen = strlen(newname);
 	int ret = 0, flen = 0, tlen;
 
+	if (refuse_ro(req))
+		return;
 	if (flags & ~(unsigned)RENAME_NOREPLACE) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -838,6 +986,8 @@ static void gfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	(void)ino;
 	(void)newparent;
 	(void)newname;
+	if (refuse_ro(req))
+		return;
 	fuse_reply_err(req, EPERM);
 }
 
@@ -847,6 +997,8 @@ static void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 	(void)link;
 	(void)parent;
 	(void)name;
+	if (refuse_ro(req))
+		return;
 	fuse_reply_err(req, EPERM);
 }
 
@@ -857,7 +1009,39 @@ static void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	(void)name;
 	(void)mode;
 	(void)rdev;
+	if (refuse_ro(req))
+		return;
 	fuse_reply_err(req, EPERM);
+}
+
+/*
+ * With --mirror, @key is not in the store: open the fill that brings it
+ * from the origin, starting one unless another open did (one GET per
+ * object: the second open of a key being filled shares the fill).  A fill
+ * that failed left nothing behind, so the next open fetches again.
+ */
+static int open_fill(struct gfs *fs, struct gfs_node *n, const char *key,
+		     size_t klen, struct gs_reader **r)
+{
+	uint64_t size;
+	int64_t mtime;
+	int ret;
+
+	pthread_mutex_lock(&fs->lock);
+	size = n->size;
+	mtime = n->mtime_ns / 1000000000ll;
+	pthread_mutex_unlock(&fs->lock);
+	pthread_mutex_lock(&fs->fetch_lock);
+	ret = gs_get_open(fs->s, key, klen, GS_GET_FILL, r);
+	if (ret == -ENOENT) {
+		ret = mirror_fetch(fs->mirror, fs->s, key, key, size, mtime);
+		if (ret == 0 || ret == -EEXIST)
+			ret = gs_get_open(fs->s, key, klen, GS_GET_FILL, r);
+		if (ret == -ENOENT)
+			ret = -EIO;	/* the fill failed already */
+	}
+	pthread_mutex_unlock(&fs->fetch_lock);
+	return ret;
 }
 
 /* Open @n for reading; fills @fi.  0 or -errno. */
@@ -867,7 +1051,7 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	char key[GFS_KEYBUF];
 	const struct gs_meta *m;
 	struct gfs_fh *fh;
-	int ret;
+	int ret, klen;
 
 	pthread_mutex_lock(&fs->lock);
 	wait_commit(fs, n);
@@ -888,29 +1072,42 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	}
 	pthread_mutex_init(&fh->lock, NULL);
 	fh->node = n;
-	ret = gs_get_open(fs->s, key, (size_t)ret, 0, &fh->r);
-	if (ret < 0)
-		goto fail;
-	fh->ring = ring_get(fs);
-	if (!fh->ring) {
-		ret = -ENOMEM;
-		goto fail;
+	klen = ret;
+	ret = gs_get_open(fs->s, key, (size_t)klen, 0, &fh->r);
+	if (ret == -ENOENT && fs->mirror) {
+		ret = open_fill(fs, n, key, (size_t)klen, &fh->r);
+		fh->fill = true;
 	}
-	ret = gs_reader_attach(fh->r, &fh->ring->ring, NULL, NULL);
 	if (ret < 0)
 		goto fail;
 	m = gs_reader_meta(fh->r);
 	fh->size = m->size;
+	if (!fh->fill) {
+		fh->ring = ring_get(fs);
+		if (!fh->ring) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		ret = gs_reader_attach(fh->r, &fh->ring->ring, NULL, NULL);
+		if (ret < 0)
+			goto fail;
+	}
 
 	pthread_mutex_lock(&fs->lock);
-	if (m->cas != n->cas && !n->writers) {
-		/* replaced behind our back (another front-end) */
-		n->size = m->size;
-		n->mtime_ns = m->mtime_ns;
-		n->cas = m->cas;
+	if (fh->fill) {
+		/* no version yet: the page cache starts afresh next time */
+		fi->keep_cache = 0;
+		n->cached_cas = 0;
+	} else {
+		if (m->cas != n->cas && !n->writers) {
+			/* replaced behind our back (another front-end) */
+			n->size = m->size;
+			n->mtime_ns = gfs_meta_mtime(fs, m);
+			n->cas = m->cas;
+		}
+		fi->keep_cache = n->cached_cas == m->cas;
+		n->cached_cas = m->cas;
 	}
-	fi->keep_cache = n->cached_cas == m->cas;
-	n->cached_cas = m->cas;
 	fh_link(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	fi->noflush = 1;
@@ -977,7 +1174,9 @@ static void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	/* writing: only a whole new version */
-	if (!(fi->flags & O_TRUNC))
+	if (fs->mirror)
+		ret = -EROFS;
+	else if (!(fi->flags & O_TRUNC))
 		ret = -EPERM;
 	else
 		ret = ns_key(n, false, key);
@@ -1009,6 +1208,8 @@ static void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int ret;
 
 	(void)mode;
+	if (refuse_ro(req))
+		return;
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, parent);
 	if ((ret = ns_name_check(name, len)) < 0)
@@ -1071,13 +1272,19 @@ static void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (size > GFS_MAX_IO)
 		size = GFS_MAX_IO;
 	pthread_mutex_lock(&fh->lock);
-	n = fh_read(fh, buf, size, (uint64_t)off);
+	if (fh->fill)	/* waits for the origin's bytes */
+		n = gs_read(fh->r, buf, size, (uint64_t)off);
+	else
+		n = fh_read(fh, buf, size, (uint64_t)off);
+	if (n == -ECANCELED)
+		n = -EIO;	/* the origin transfer failed */
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_buf(req, (const char *)buf, (size_t)n);
 	/* the reply is out: now let the queued read-ahead go */
-	io_uring_submit(&fh->ring->ring);
+	if (fh->ring)
+		io_uring_submit(&fh->ring->ring);
 	pthread_mutex_unlock(&fh->lock);
 }
 
@@ -1151,8 +1358,10 @@ static void gfs_flush(fuse_req_t req, fuse_ino_t ino,
 static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 {
 	struct gfs_node *n = fh->node;
-	char key[GFS_KEYBUF];
+	char key[GFS_KEYBUF], gone[GFS_NAME_MAX + 1];
 	struct gs_meta *m = malloc(sizeof(*m));
+	fuse_ino_t gone_parent = 0;
+	size_t gone_len = 0;
 	int klen, ret;
 
 	pthread_mutex_lock(&fs->lock);
@@ -1193,13 +1402,20 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 	if (!n->committed && !n->writers && n->attached) {
 		struct gfs_node *d = n->parent;
 
-		ns_detach(fs, n);	/* a new file that failed */
+		/* a new file that failed: the kernel forgets the name too */
+		gone_parent = ino_of(fs, d);
+		gone_len = n->namelen;
+		memcpy(gone, n->name, gone_len);
+		ns_detach(fs, n);
 		keep_dir(fs, d);
 	} else {
 		ns_put(fs, n);
 	}
 	pthread_cond_broadcast(&fs->commit_cond);
 	pthread_mutex_unlock(&fs->lock);
+	if (gone_len)
+		fuse_lowlevel_notify_inval_entry(fs->se, gone_parent, gone,
+						 gone_len);
 	free(m);
 }
 
@@ -1208,9 +1424,11 @@ static void release_reader(struct gfs *fs, struct gfs_fh *fh)
 	struct gfs_node *n = fh->node;
 
 	/* nothing may be in flight on the ring when it goes back */
-	fh_seek(fh, fh->size);
+	if (fh->ring)
+		fh_seek(fh, fh->size);
 	gs_reader_close(fh->r);
-	ring_put(fs, fh->ring);
+	if (fh->ring)
+		ring_put(fs, fh->ring);
 	pthread_mutex_lock(&fs->lock);
 	n->refs--;
 	ns_put(fs, n);
@@ -1403,6 +1621,21 @@ static int tiers_string(struct gfs *fs, fuse_ino_t ino, char *out,
 			by[GS_TIER_SMALL]);
 }
 
+/* "heads=N gets=N bytes=N failures=N": the origin requests so far. */
+static int origin_string(struct gfs *fs, fuse_ino_t ino, char *out,
+			 size_t outlen)
+{
+	struct mirror_stats st;
+
+	if (!fs->mirror || ino != FUSE_ROOT_ID)
+		return -ENODATA;
+	mirror_stats_get(fs->mirror, &st);
+	return snprintf(out, outlen,
+			"heads=%" PRIu64 " gets=%" PRIu64 " bytes=%" PRIu64
+			" failures=%" PRIu64,
+			st.heads, st.gets, st.bytes, st.failures);
+}
+
 static void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			 size_t size)
 {
@@ -1410,11 +1643,12 @@ static void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	char val[160];
 	int len;
 
-	if (strcmp(name, XATTR_TIERS)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
-	len = tiers_string(fs, ino, val, sizeof(val));
+	if (!strcmp(name, XATTR_TIERS))
+		len = tiers_string(fs, ino, val, sizeof(val));
+	else if (!strcmp(name, XATTR_ORIGIN))
+		len = origin_string(fs, ino, val, sizeof(val));
+	else
+		len = -ENODATA;
 	if (len < 0)
 		fuse_reply_err(req, -len);
 	else if (size == 0)
@@ -1428,20 +1662,25 @@ static void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 static void gfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct gfs *fs = req_fs(req);
+	const char *names = XATTR_TIERS;
 	size_t len = sizeof(XATTR_TIERS);	/* with its NUL */
 	bool file;
 
 	pthread_mutex_lock(&fs->lock);
 	file = !node_of(fs, ino)->dir;
 	pthread_mutex_unlock(&fs->lock);
-	if (!file)
+	if (!file && fs->mirror && ino == FUSE_ROOT_ID) {
+		names = XATTR_ORIGIN;
+		len = sizeof(XATTR_ORIGIN);
+	} else if (!file) {
 		len = 0;
+	}
 	if (size == 0)
 		fuse_reply_xattr(req, len);
 	else if (size < len)
 		fuse_reply_err(req, ERANGE);
 	else
-		fuse_reply_buf(req, XATTR_TIERS, len);
+		fuse_reply_buf(req, names, len);
 }
 
 static void gfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
@@ -1452,6 +1691,8 @@ static void gfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	(void)value;
 	(void)size;
 	(void)flags;
+	if (refuse_ro(req))
+		return;
 	fuse_reply_err(req, ENOTSUP);
 }
 
@@ -1459,6 +1700,8 @@ static void gfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	(void)ino;
 	(void)name;
+	if (refuse_ro(req))
+		return;
 	fuse_reply_err(req, ENOTSUP);
 }
 
@@ -1502,6 +1745,7 @@ void gfs_options_init(struct gfs_options *o)
 	o->entry_timeout = 1.0;
 	o->attr_timeout = 1.0;
 	o->commit_wait = 2.0;
+	o->negative_timeout = -1.0;
 }
 
 struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
@@ -1509,6 +1753,7 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 {
 	struct gfs *fs = calloc(1, sizeof(*fs));
 	const char *why = NULL;
+	char mwhy[256];
 	int ret;
 
 	if (!fs) {
@@ -1525,9 +1770,23 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 	fs->uid = getuid();
 	fs->gid = getgid();
 	fs->start_ns = now_real_ns();
+	if (fs->o.negative_timeout < 0)
+		fs->o.negative_timeout = fs->o.mirror ? 5.0
+						      : fs->o.entry_timeout;
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->ring_lock, NULL);
+	pthread_mutex_init(&fs->fetch_lock, NULL);
 	pthread_cond_init(&fs->commit_cond, NULL);
+	if (fs->o.mirror &&
+	    !(fs->mirror = mirror_new(fs->o.mirror, mwhy, sizeof(mwhy)))) {
+		why = mwhy;
+		goto fail;
+	}
+	if (fs->mirror && !(fs->absent = calloc(GFS_ABSENT_SLOTS,
+						sizeof(*fs->absent)))) {
+		why = "out of memory";
+		goto fail;
+	}
 	if (ns_init(fs) < 0) {
 		why = "out of memory";
 		goto fail;
@@ -1618,12 +1877,17 @@ void gfs_free(struct gfs *fs)
 		if (fh->writing) {
 			writer_call(fs, fh, WRITER_ABORT, NULL, 0);
 		} else {
-			fh_seek(fh, fh->size);
+			if (fh->ring)
+				fh_seek(fh, fh->size);
 			gs_reader_close(fh->r);
-			ring_put(fs, fh->ring);
+			if (fh->ring)
+				ring_put(fs, fh->ring);
 		}
 		fh_free(fh);
 	}
+	/* after the readers: a fill nobody reads is aborted, not waited for */
+	mirror_free(fs->mirror);
+	free(fs->absent);
 	while ((rg = fs->ring_free)) {
 		fs->ring_free = rg->next;
 		io_uring_queue_exit(&rg->ring);
@@ -1632,6 +1896,7 @@ void gfs_free(struct gfs *fs)
 	ns_release(fs);
 	pthread_mutex_destroy(&fs->lock);
 	pthread_mutex_destroy(&fs->ring_lock);
+	pthread_mutex_destroy(&fs->fetch_lock);
 	pthread_cond_destroy(&fs->commit_cond);
 	free(fs);
 }

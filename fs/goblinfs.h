@@ -20,9 +20,15 @@ struct gfs_options {
 	double attr_timeout;	/* seconds the kernel caches attributes */
 	double commit_wait;	/* seconds an open waits for a closing writer */
 	const char *fsname;	/* shown in /proc/mounts, NULL: "goblinfs" */
+	const char *mirror;	/* origin URL: read-through, read-only */
+	double negative_timeout; /* seconds the kernel caches a missing name */
 };
 
-/* Defaults: 16 threads, 1 s timeouts, 2 s commit wait. */
+/*
+ * Defaults: 16 threads, 1 s timeouts (5 s for missing names with a
+ * mirror), 2 s commit wait, no mirror.  A negative_timeout below 0 means
+ * entry_timeout (without a mirror) or 5 s (with one).
+ */
 void gfs_options_init(struct gfs_options *o);
 
 /*

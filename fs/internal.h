@@ -55,6 +55,7 @@ struct gfs_node {
 
 struct gfs_ring;
 struct gfs_fh;
+struct mirror;
 
 struct gfs {
 	struct gs_store *s;
@@ -78,7 +79,31 @@ struct gfs {
 	struct gfs_ring *ring_free;	/* idle reader rings, ring_lock */
 
 	struct gfs_fh *open_fhs;	/* every open file, fs->lock */
+
+	/*
+	 * --mirror: the origin, or NULL.  fetch_lock makes "not in the
+	 * store, so fetch it" one step, so that concurrent opens of one
+	 * object start one origin request.
+	 */
+	struct mirror *mirror;
+	pthread_mutex_t fetch_lock;
+	/*
+	 * Names the origin said are missing (404), remembered for
+	 * o.negative_timeout seconds: direct-mapped by a 64-bit hash of
+	 * (parent, name), a collision forgets the older name.  The kernel's
+	 * negative entries do the same but go with its dentry cache.
+	 * Protected by fs->lock.
+	 */
+	struct gfs_absent {
+		uint64_t hash;
+		int64_t until_ns;	/* CLOCK_MONOTONIC */
+	} *absent;
 };
+
+#define GFS_ABSENT_SLOTS 4096	/* a power of two */
+
+/* The mtime of the object described by @m (a mirror's: Last-Modified). */
+int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m);
 
 /* ---- the namespace (ns.c); every function: called with fs->lock held ---- */
 

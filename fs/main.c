@@ -86,6 +86,11 @@ static void usage_print(FILE *f)
 	      "  -d, --debug            -f and FUSE request tracing\n"
 	      "  --threads N            FUSE worker threads (default 16)\n"
 	      "  --no-auto-unmount      leave the mount when goblinfs dies\n"
+	      "  --mirror URL           read-through cache of the HTTP origin "
+	      "URL;\n"
+	      "                         the mount is read-only\n"
+	      "  --negative-timeout S   seconds a missing name is remembered\n"
+	      "                         (default 1, 5 with --mirror)\n"
 	      "\n"
 	      "Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n"
 	      "  --store DIR            the store directory (default: "
@@ -130,6 +135,8 @@ enum {
 	OPT_SYNC,
 	OPT_THREADS,
 	OPT_NO_AUTO_UNMOUNT,
+	OPT_MIRROR,
+	OPT_NEGATIVE_TIMEOUT,
 };
 
 static const struct option options[] = {
@@ -153,6 +160,8 @@ static const struct option options[] = {
 	{"sync", no_argument, NULL, OPT_SYNC},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT},
+	{"mirror", required_argument, NULL, OPT_MIRROR},
+	{"negative-timeout", required_argument, NULL, OPT_NEGATIVE_TIMEOUT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -184,6 +193,18 @@ static unsigned count_opt(const char *name, const char *val, unsigned max)
 	if (errno || end == val || *end || v == 0 || v > max)
 		usage_error("invalid value '%s' for --%s", val, name);
 	return (unsigned)v;
+}
+
+static double seconds_opt(const char *name, const char *val)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(val, &end);
+	if (errno || end == val || *end || !(v >= 0 && v <= 86400))
+		usage_error("invalid value '%s' for --%s", val, name);
+	return v;
 }
 
 static void add_farg(struct cmdline *c, const char *arg)
@@ -263,6 +284,17 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_NO_AUTO_UNMOUNT:
 			c->auto_unmount = false;
+			break;
+		case OPT_MIRROR:
+			if (strncmp(optarg, "http://", 7) &&
+			    strncmp(optarg, "https://", 8))
+				usage_error("invalid URL '%s' for --mirror "
+					    "(http:// or https://)", optarg);
+			c->fo.mirror = optarg;
+			break;
+		case OPT_NEGATIVE_TIMEOUT:
+			c->fo.negative_timeout =
+				seconds_opt("negative-timeout", optarg);
 			break;
 		case ':':
 			usage_error("option '%s' needs a value",
@@ -379,8 +411,9 @@ int main(int argc, char **argv)
 	dir = absolute(c.dir);
 	mp = absolute(c.mountpoint);
 	if (asprintf(&opts, "fsname=goblin:%s,subtype=goblinfs,"
-			    "default_permissions%s",
-		     dir, c.auto_unmount ? ",auto_unmount" : "") < 0)
+			    "default_permissions%s%s",
+		     dir, c.auto_unmount ? ",auto_unmount" : "",
+		     c.fo.mirror ? ",ro" : "") < 0)
 		die("out of memory");
 	add_farg(&c, "-o");
 	add_farg(&c, opts);

@@ -360,7 +360,7 @@ static int add_key(void *arg, const void *kv, size_t klen,
 				return -ENOMEM;
 			c->committed = true;
 			c->size = m->size;
-			c->mtime_ns = m->mtime_ns;
+			c->mtime_ns = gfs_meta_mtime(fs, m);
 			c->cas = m->cas;
 		}
 		if (last)

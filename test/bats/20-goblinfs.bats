@@ -290,3 +290,27 @@ same_tree() {
 	done
 	[ "$(cat "$T/out")" = hi ]
 }
+
+@test "a file larger than the SSD tier fails with ENOSPC, stores nothing" {
+	STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 4M)
+	mount_fs
+	run python3 - "$M/big" <<'PY'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+try:
+    for _ in range(10):
+        os.write(fd, b"x" * (1 << 20))
+    os.close(fd)
+except OSError as e:
+    print(errno.errorcode[e.errno])
+    sys.exit(0)
+print("no error")
+PY
+	[ "$status" -eq 0 ]
+	[ "$output" = ENOSPC ]
+	[ ! -e "$M/big" ]
+	umount_fs
+	# nothing of it in the store either
+	run "$GCTL" --store "$S" stat big
+	[ "$status" -eq 1 ]
+}

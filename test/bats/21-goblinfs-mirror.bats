@@ -1,0 +1,304 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# goblinfs --mirror: a read-through cache of an HTTP origin (python's
+# http.server on an ephemeral port).  Origin requests are counted from the
+# origin's own log: one GET per object, also for concurrent readers, none
+# for cached objects (also after a remount); ENOENT, EROFS, and a failed
+# transfer that is an I/O error and is not cached.
+
+bats_require_minimum_version 1.5.0
+
+GFS="${GOBLINFS:-$BATS_TEST_DIRNAME/../../build/goblinfs}"
+STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 64M)
+
+# An origin that, while the file .short exists in its directory, announces
+# the whole length of a file but sends half of it and closes.
+SHORT_ORIGIN='
+import functools, http.server, os, sys
+class H(http.server.SimpleHTTPRequestHandler):
+    def copyfile(self, src, dst):
+        if os.path.exists(os.path.join(self.directory, ".short")):
+            data = src.read()
+            dst.write(data[:len(data) // 2])
+            self.close_connection = True
+        else:
+            super().copyfile(src, dst)
+port, root = int(sys.argv[1]), sys.argv[2]
+http.server.ThreadingHTTPServer(("127.0.0.1", port),
+    functools.partial(H, directory=root)).serve_forever()
+'
+
+setup() {
+	[ -e /dev/fuse ] || skip "no /dev/fuse"
+	command -v fusermount3 >/dev/null || skip "no fusermount3"
+	if [ ! -x "$GFS" ]; then
+		echo "goblinfs is not built: $GFS" >&2
+		return 1
+	fi
+	T="$(mktemp -d "${TMPDIR:-/tmp}/goblinfs-mirror-bats.XXXXXX")"
+	S="$T/store"
+	M="$T/mnt"
+	O="$T/origin"
+	mkdir "$M" "$O"
+	GPID=
+	OPID=
+	unset GOBLIN_STORE
+}
+
+unmount_quietly() {
+	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null || true
+}
+
+teardown() {
+	[ -n "${T:-}" ] || return 0
+	unmount_quietly
+	if [ -n "$GPID" ]; then
+		kill "$GPID" 2>/dev/null || true
+		wait "$GPID" 2>/dev/null || true
+	fi
+	unmount_quietly
+	if [ -n "$OPID" ]; then
+		kill "$OPID" 2>/dev/null || true
+		wait "$OPID" 2>/dev/null || true
+	fi
+	rm -rf "$T"
+}
+
+# start_origin [short]: serve $O on a free port, log to $T/origin.log
+start_origin() {
+	local i
+	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	if [ "${1:-}" = short ]; then
+		python3 -c "$SHORT_ORIGIN" "$PORT" "$O" \
+			>/dev/null 2>>"$T/origin.log" &
+	else
+		python3 -m http.server "$PORT" --bind 127.0.0.1 \
+			--directory "$O" >/dev/null 2>>"$T/origin.log" &
+	fi
+	OPID=$!
+	URL="http://127.0.0.1:$PORT"
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "the origin did not start" >&2
+	return 1
+}
+
+wait_mounted() {
+	local i
+	for i in $(seq 50); do
+		timeout 2 mountpoint -q "$M" && return 0
+		sleep 0.1
+	done
+	echo "goblinfs did not mount; its log:" >&2
+	cat "$T/gfs.log" >&2
+	return 1
+}
+
+# mount_mirror [OPTIONS]: goblinfs -f --mirror $URL in the background
+mount_mirror() {
+	"$GFS" "${STORE_OPTS[@]}" --store "$S" --mirror "$URL" -f "$@" "$M" \
+		2>>"$T/gfs.log" &
+	GPID=$!
+	wait_mounted
+}
+
+umount_fs() {
+	fusermount3 -u "$M"
+	wait "$GPID"
+	GPID=
+}
+
+# requests METHOD PATH: the origin's log lines for that request (PATH as
+# sent: percent-encoded)
+requests() {
+	grep -cF "\"$1 $2 HTTP/" "$T/origin.log" || true
+}
+
+# origin_xattr: the mount's counters of origin requests
+origin_xattr() {
+	python3 -c "import os, sys; print(os.getxattr(sys.argv[1], 'user.goblin.origin').decode())" "$M"
+}
+
+FILES=(f0 f1 d/f100k d/e/f300k big5m)
+
+mkorigin() {
+	mkdir -p "$O/d/e"
+	: >"$O/f0"
+	head -c 1 /dev/urandom >"$O/f1"
+	head -c 102400 /dev/urandom >"$O/d/f100k"
+	head -c 307200 /dev/urandom >"$O/d/e/f300k"
+	head -c 5242880 /dev/urandom >"$O/big5m"
+	touch -d '2020-02-02 02:02:02 UTC' "$O/d/f100k"
+}
+
+@test "read a tree through the mirror: one GET per object, none once cached, none after a remount" {
+	local f
+	mkorigin
+	start_origin
+	mount_mirror
+	# attributes come from the HEAD before anything is cached
+	[ "$(stat -c %s "$M/big5m")" = 5242880 ]
+	[ "$(stat -c %Y "$M/d/f100k")" = "$(stat -c %Y "$O/d/f100k")" ]
+	[ "$(requests GET /big5m)" = 0 ]
+	for f in "${FILES[@]}"; do
+		cmp "$O/$f" "$M/$f"
+	done
+	for f in "${FILES[@]}"; do
+		[ "$(requests GET "/$f")" = 1 ]
+	done
+	# served from the store now
+	for f in "${FILES[@]}"; do
+		cmp "$O/$f" "$M/$f"
+		[ "$(requests GET "/$f")" = 1 ]
+	done
+	run -0 origin_xattr
+	[[ "$output" == *" gets=5 bytes=5652481 failures=0" ]]
+	# the origin's Last-Modified is kept with the cached object
+	[ "$(stat -c %Y "$M/d/f100k")" = "$(stat -c %Y "$O/d/f100k")" ]
+	umount_fs
+	mount_mirror
+	cp "$T/origin.log" "$T/before"
+	for f in "${FILES[@]}"; do
+		cmp "$O/$f" "$M/$f"
+	done
+	cmp "$T/before" "$T/origin.log"	# not even a HEAD
+	[ "$(stat -c %Y "$M/d/f100k")" = "$(stat -c %Y "$O/d/f100k")" ]
+	run -0 origin_xattr
+	[ "$output" = "heads=0 gets=0 bytes=0 failures=0" ]
+	run -0 ls "$M/d"
+	[ "$output" = "$(printf 'e\nf100k')" ]
+}
+
+@test "four concurrent readers of one 5 MiB file share one GET" {
+	local i pids=()
+	head -c 5242880 /dev/urandom >"$O/big"
+	start_origin
+	mount_mirror
+	for i in 1 2 3 4; do
+		cat "$M/big" >"$T/r$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	for i in 1 2 3 4; do
+		cmp "$O/big" "$T/r$i"
+	done
+	[ "$(requests GET /big)" = 1 ]
+}
+
+@test "missing names are ENOENT (remembered); directories; readdir lists known names" {
+	local i
+	mkorigin
+	start_origin
+	mount_mirror --negative-timeout 1
+	run stat "$M/nope"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"No such file or directory"* ]]
+	run cat "$M/nope"
+	[[ "$output" == *"No such file or directory"* ]]
+	for i in 1 2 3; do
+		[ ! -e "$M/nope" ]
+	done
+	[ "$(requests HEAD /nope)" = 1 ]	# remembered (--negative-timeout)
+	sleep 1.2
+	[ ! -e "$M/nope" ]
+	[ "$(requests HEAD /nope)" = 2 ]	# forgotten after 1 s
+	run cat "$M/d/nope/x"
+	[[ "$output" == *"No such file or directory"* ]]
+	# a directory on the origin (it redirects "d" to "d/")
+	[ -d "$M/d" ]
+	[ -d "$M/d/e" ]
+	# listing shows only names looked up or cached
+	run -0 ls "$M/d"
+	[ "$output" = e ]
+	cat "$M/d/f100k" >/dev/null
+	run -0 ls "$M/d"
+	[ "$output" = "$(printf 'e\nf100k')" ]
+	run cat "$M/d"
+	[[ "$output" == *"Is a directory"* ]]
+}
+
+@test "every change is EROFS" {
+	mkorigin
+	start_origin
+	mount_mirror
+	cmp "$O/f1" "$M/f1"
+	run touch "$M/new"
+	[[ "$output" == *"Read-only file system"* ]]
+	run touch "$M/f1"
+	[[ "$output" == *"Read-only file system"* ]]
+	run mkdir "$M/dir"
+	[[ "$output" == *"Read-only file system"* ]]
+	run rm "$M/f1"
+	[[ "$output" == *"Read-only file system"* ]]
+	run rmdir "$M/d/e"
+	[[ "$output" == *"Read-only file system"* ]]
+	run mv "$M/f1" "$M/f2"
+	[[ "$output" == *"Read-only file system"* ]]
+	run bash -c "echo x >'$M/f1'"
+	[[ "$output" == *"Read-only file system"* ]]
+	run bash -c "echo x >>'$M/f1'"
+	[[ "$output" == *"Read-only file system"* ]]
+	run python3 -c "import os; os.setxattr('$M/f1', 'user.x', b'1')"
+	[[ "$output" == *"Read-only file system"* ]]
+	run python3 -c "import os; os.truncate('$M/f1', 0)"
+	[[ "$output" == *"Read-only file system"* ]]
+	cmp "$O/f1" "$M/f1"
+	[ ! -e "$O/new" ] && [ ! -e "$O/f2" ]
+}
+
+@test "a failed origin transfer is an I/O error, is not cached, and is fetched again" {
+	head -c 1000000 /dev/urandom >"$O/big"
+	head -c 100000 /dev/urandom >"$O/small"
+	touch "$O/.short"
+	start_origin short
+	mount_mirror
+	run cat "$M/big"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	run cat "$M/small"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	[ "$(requests GET /big)" = 1 ]
+	[ "$(requests GET /small)" = 1 ]
+	run -0 origin_xattr
+	[[ "$output" == *" failures=2" ]]
+	# nothing cached
+	run python3 -c "import os; os.getxattr('$M/big', 'user.goblin.tiers')"
+	[[ "$output" == *"No data available"* ]]
+	rm "$O/.short"
+	cmp "$O/big" "$M/big"
+	cmp "$O/small" "$M/small"
+	[ "$(requests GET /big)" = 2 ]
+	[ "$(requests GET /small)" = 2 ]
+	cmp "$O/big" "$M/big"
+	[ "$(requests GET /big)" = 2 ]
+}
+
+@test "names with a space and UTF-8 characters" {
+	mkdir "$O/dir é"
+	head -c 300000 /dev/urandom >"$O/dir é/a b ü.bin"
+	start_origin
+	mount_mirror
+	cmp "$O/dir é/a b ü.bin" "$M/dir é/a b ü.bin"
+	[ "$(requests GET /dir%20%C3%A9/a%20b%20%C3%BC.bin)" = 1 ]
+	run -0 ls "$M/dir é"
+	[ "$output" = "a b ü.bin" ]
+	umount_fs
+	mount_mirror
+	cmp "$O/dir é/a b ü.bin" "$M/dir é/a b ü.bin"
+	[ "$(requests GET /dir%20%C3%A9/a%20b%20%C3%BC.bin)" = 1 ]
+}
+
+@test "--mirror needs an http(s) URL; an unreachable origin is EIO" {
+	run -129 "$GFS" --store "$S" --mirror ftp://x "$M"
+	[[ "$output" == *"invalid URL 'ftp://x' for --mirror"* ]]
+	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	URL="http://127.0.0.1:$PORT"	# nobody listens there
+	mount_mirror
+	run stat "$M/x"
+	[[ "$output" == *"Input/output error"* ]]
+}
