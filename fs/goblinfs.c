@@ -1609,6 +1609,18 @@ static int tiers_string(struct gfs *fs, fuse_ino_t ino, char *out,
 	if (klen < 0)
 		return klen == -ENOENT ? -ENODATA : klen;
 	nr = gs_inspect(fs->s, key, (size_t)klen, rg, 64);
+	if (nr > 64) {	/* many extents: ask again with room for all */
+		struct gs_range *all = malloc((size_t)nr * sizeof(*all));
+
+		if (!all)
+			return -ENOMEM;
+		nr = gs_inspect(fs->s, key, (size_t)klen, all, nr);
+		for (int i = 0; i < nr; i++)
+			if ((unsigned)all[i].tier < 4)
+				by[all[i].tier] += all[i].len;
+		free(all);
+		nr = nr < 0 ? nr : 0;
+	}
 	if (nr < 0)
 		return nr == -ENOENT ? -ENODATA : nr;
 	for (int i = 0; i < nr; i++)
@@ -1738,6 +1750,117 @@ static const struct fuse_lowlevel_ops gfs_ops = {
 
 /* ---- lifecycle ---- */
 
+/* ---- objects the store drops: out of the tree, and out of the kernel ---- */
+
+struct gfs_drop {
+	struct gfs_drop *next;
+	size_t klen;
+	char key[];
+};
+
+/* The store's drop hook: the store is locked, so only queue the key. */
+static void on_store_drop(void *arg, const void *key, size_t klen)
+{
+	struct gfs *fs = arg;
+	struct gfs_drop *d = malloc(sizeof(*d) + klen + 1);
+
+	if (!d)
+		return;	/* the name stays until a lookup finds it gone */
+	memcpy(d->key, key, klen);
+	d->key[klen] = '\0';
+	d->klen = klen;
+	pthread_mutex_lock(&fs->drop_lock);
+	d->next = fs->drops;
+	fs->drops = d;
+	pthread_cond_signal(&fs->drop_cond);
+	pthread_mutex_unlock(&fs->drop_lock);
+}
+
+/* The file node of @key, if the tree has one.  Called with fs->lock held. */
+static struct gfs_node *node_of_key(struct gfs *fs, const char *key,
+				    size_t klen)
+{
+	struct gfs_node *n = fs->root;
+	const char *p = key, *end = key + klen;
+
+	while (n && p < end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		size_t len = slash ? (size_t)(slash - p) : (size_t)(end - p);
+
+		n = ns_child(fs, n, p, len);
+		p += len + 1;
+		if (slash && slash + 1 == end)
+			return NULL;	/* a directory marker */
+	}
+	return n && n != fs->root && !n->dir ? n : NULL;
+}
+
+/* Take a dropped key's file out of the tree and the kernel's name cache. */
+static void drop_one(struct gfs *fs, const struct gfs_drop *d)
+{
+	struct gs_meta *m = malloc(sizeof(*m));
+	struct gfs_node *n;
+	fuse_ino_t parent = 0;
+	char name[GFS_NAME_MAX + 1];
+	size_t len = 0;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&fs->lock);	/* commits take it too: no race */
+	n = node_of_key(fs, d->key, d->klen);
+	/* a new version may have come since: then the name stays */
+	if (n && n->committed && !n->writers && n->attached &&
+	    n->namelen <= GFS_NAME_MAX &&
+	    gs_stat(fs->s, d->key, d->klen, m) == -ENOENT) {
+		parent = ino_of(fs, n->parent);
+		len = n->namelen;
+		memcpy(name, n->name, len);
+		ns_detach(fs, n);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	free(m);
+	if (len && fs->se)
+		fuse_lowlevel_notify_inval_entry(fs->se, parent, name, len);
+}
+
+static void *drop_main(void *arg)
+{
+	struct gfs *fs = arg;
+
+	pthread_mutex_lock(&fs->drop_lock);
+	for (;;) {
+		struct gfs_drop *d = fs->drops;
+
+		if (!d) {
+			if (fs->drop_stop)
+				break;
+			pthread_cond_wait(&fs->drop_cond, &fs->drop_lock);
+			continue;
+		}
+		fs->drops = d->next;
+		pthread_mutex_unlock(&fs->drop_lock);
+		drop_one(fs, d);
+		free(d);
+		pthread_mutex_lock(&fs->drop_lock);
+	}
+	pthread_mutex_unlock(&fs->drop_lock);
+	return NULL;
+}
+
+/* Stop listening to the store and finish the queue (before unmount). */
+static void drops_stop(struct gfs *fs)
+{
+	if (!fs->drop_running)
+		return;
+	gs_set_drop_hook(fs->s, NULL, NULL);
+	pthread_mutex_lock(&fs->drop_lock);
+	fs->drop_stop = true;
+	pthread_cond_signal(&fs->drop_cond);
+	pthread_mutex_unlock(&fs->drop_lock);
+	pthread_join(fs->drop_thread, NULL);
+	fs->drop_running = false;
+}
+
 void gfs_options_init(struct gfs_options *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -1776,7 +1899,9 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->ring_lock, NULL);
 	pthread_mutex_init(&fs->fetch_lock, NULL);
+	pthread_mutex_init(&fs->drop_lock, NULL);
 	pthread_cond_init(&fs->commit_cond, NULL);
+	pthread_cond_init(&fs->drop_cond, NULL);
 	if (fs->o.mirror &&
 	    !(fs->mirror = mirror_new(fs->o.mirror, mwhy, sizeof(mwhy)))) {
 		why = mwhy;
@@ -1795,6 +1920,10 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 	if (ret < 0) {
 		why = gs_strerror(ret);
 		goto fail;
+	}
+	if (pthread_create(&fs->drop_thread, NULL, drop_main, fs) == 0) {
+		fs->drop_running = true;
+		gs_set_drop_hook(s, on_store_drop, fs);
 	}
 	if (fs->skipped || fs->shadowed)
 		fprintf(stderr,
@@ -1853,6 +1982,7 @@ void gfs_exit(struct gfs *fs)
 
 void gfs_unmount(struct gfs *fs)
 {
+	drops_stop(fs);	/* it uses the session */
 	if (!fs->se)
 		return;
 	fuse_remove_signal_handlers(fs->se);
@@ -1869,6 +1999,7 @@ void gfs_free(struct gfs *fs)
 
 	if (!fs)
 		return;
+	drops_stop(fs);
 	/* files the kernel never released (a lazy unmount, a signal) */
 	while (fs->open_fhs) {
 		struct gfs_fh *fh = fs->open_fhs;
@@ -1897,6 +2028,14 @@ void gfs_free(struct gfs *fs)
 	pthread_mutex_destroy(&fs->lock);
 	pthread_mutex_destroy(&fs->ring_lock);
 	pthread_mutex_destroy(&fs->fetch_lock);
+	pthread_mutex_destroy(&fs->drop_lock);
 	pthread_cond_destroy(&fs->commit_cond);
+	pthread_cond_destroy(&fs->drop_cond);
+	while (fs->drops) {
+		struct gfs_drop *d = fs->drops;
+
+		fs->drops = d->next;
+		free(d);
+	}
 	free(fs);
 }

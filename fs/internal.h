@@ -55,6 +55,7 @@ struct gfs_node {
 
 struct gfs_ring;
 struct gfs_fh;
+struct gfs_drop;
 struct mirror;
 
 struct gfs {
@@ -79,6 +80,19 @@ struct gfs {
 	struct gfs_ring *ring_free;	/* idle reader rings, ring_lock */
 
 	struct gfs_fh *open_fhs;	/* every open file, fs->lock */
+
+	/*
+	 * Keys the store dropped by itself (evicted, expired, corrupt),
+	 * queued by its drop hook (which runs with the store locked, so it
+	 * only queues) and taken out of the tree by the drop thread.
+	 * drop_lock guards the queue and is never held with another lock.
+	 */
+	pthread_mutex_t drop_lock;
+	pthread_cond_t drop_cond;
+	struct gfs_drop *drops;		/* drop_lock */
+	bool drop_stop;			/* drop_lock */
+	bool drop_running;
+	pthread_t drop_thread;
 
 	/*
 	 * --mirror: the origin, or NULL.  fetch_lock makes "not in the

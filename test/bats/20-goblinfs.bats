@@ -314,3 +314,39 @@ PY
 	run "$GCTL" --store "$S" stat big
 	[ "$status" -eq 1 ]
 }
+
+@test "user.goblin.tiers adds up a file of more than 64 extents" {
+	STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 48M)
+	mount_fs
+	head -c 307200 /dev/urandom >"$T/piece"
+	for i in $(seq 150); do cp "$T/piece" "$M/p$i"; done
+	for i in $(seq 1 2 150); do rm "$M/p$i"; done
+	# the holes left are 5 units each: this file takes dozens of them
+	head -c 23000000 /dev/urandom >"$M/frag"
+	run -0 python3 -c "import os; print(os.getxattr('$M/frag', 'user.goblin.tiers').decode())"
+	[[ "$output" == "ram="*" ssd=23000000 hdd=0 small=0" ]]
+	umount_fs
+	run -0 "$GCTL" --store "$S" inspect frag
+	[ "$(echo "$output" | grep -c SSD)" -gt 64 ]
+}
+
+@test "files the store evicts leave the mount too" {
+	STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 4M)
+	mount_fs
+	head -c 1048576 /dev/urandom >"$T/one"
+	for i in 1 2 3 4 5 6 7 8; do cp "$T/one" "$M/f$i"; done
+	# the drop thread works behind the evictions: give it a moment
+	for i in $(seq 50); do
+		[ -e "$M/f1" ] || break
+		sleep 0.1
+	done
+	[ ! -e "$M/f1" ]
+	run cat "$M/f1"
+	[ "$status" -ne 0 ]
+	cmp "$T/one" "$M/f8"
+	listed=$(ls "$M" | sort | tr '\n' ' ')
+	umount_fs
+	stored=$("$GCTL" --store "$S" ls | sort | tr '\n' ' ')
+	[ "$listed" = "$stored" ]
+	[[ "$listed" != *"f1 "* ]]
+}
