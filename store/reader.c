@@ -193,8 +193,8 @@ static void release_consumed(struct gs_reader *r, bool all)
 	}
 }
 
-/* Queue reads ahead of the reader, up to its depth.  Lock held. */
-static void pump(struct gs_reader *r)
+/* Queue reads ahead of the reader, up to @depth in flight.  Lock held. */
+static void pump(struct gs_reader *r, unsigned depth)
 {
 	struct gs_store *s = r->s;
 	struct gs_obj *o = r->o;
@@ -206,7 +206,7 @@ static void pump(struct gs_reader *r)
 		end_dev = o->size;
 	if (!r->ring)
 		return;	/* reader_step took one before the lock, or failed */
-	while (r->n < r->depth && r->sub < end_dev && r->sub < limit) {
+	while (r->n < depth && r->sub < end_dev && r->sub < limit) {
 		struct rslot *sl;
 		uint64_t len = s->o.io_chunk, run, dev;
 		struct io_uring_sqe *sqe;
@@ -319,7 +319,14 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			const uint8_t *base = o->small ? o->item.ptr : o->head;
 
 			if (!o->small)
-				pump(r);	/* the tail starts now */
+				/*
+				 * The tail starts now, one read deep: many
+				 * readers stop within the head (a file's
+				 * first page), and each read queued costs a
+				 * submit and, at close, a wait.  The rest of
+				 * the depth follows once the tail is read.
+				 */
+				pump(r, 1);
 			avail = o->small ? r->end : r->hlen;
 			if (avail > r->end)
 				avail = r->end;
@@ -350,7 +357,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			stat_add(s, bytes_read_ram, n);
 			return 1;
 		}
-		pump(r);
+		pump(r, r->depth);
 		if (r->n == 0) {
 			if (o->state != OBJ_FILLING) {
 				r->err = -EIO;	/* no buffer or sqe to be had */
