@@ -99,27 +99,6 @@ static double mibps(uint64_t bytes, int64_t ns)
 	return ns > 0 ? (double)bytes / MiB / ((double)ns / 1e9) : 0.0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t k;
-
-	if (!n)
-		return 0;
-	k = (size_t)ceil(p / 100.0 * (double)n);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
 
 static uint64_t parse_size_opt(const char *opt, const char *s)
 {

@@ -387,27 +387,6 @@ static void gen_big(struct workload *w, uint64_t ram, uint64_t passes)
 
 /* ---- statistics ---- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static uint64_t pct(const uint64_t *v, size_t n, double p)
-{
-	size_t k;
-
-	if (!n)
-		return 0;
-	k = (size_t)ceil(p / 100.0 * (double)n);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
 
 static const char *human(uint64_t v, char *buf, size_t len)
 {

@@ -138,6 +138,30 @@ static inline double gev_quantile(double loc, double scale, double shape,
 }
 
 /* ART: generalized Pareto, redrawn until <= 8 MiB. */
+/* ---- statistics shared by the drivers ---- */
+
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile (@p in 0..100) of a sorted array. */
+static inline uint64_t pct(const uint64_t *v, size_t n, double p)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	k = (size_t)ceil(p / 100.0 * (double)n);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
 #define ART_LOC 262144.0
 #define ART_SCALE 583208.0
 #define ART_SHAPE 0.3

@@ -820,10 +820,32 @@ out:
 		fuse_reply_entry(req, &e);
 }
 
+/*
+ * Delete the object behind @n when @has_obj (a file's, or with @marker a
+ * directory's marker), then take @n out of the tree, keeping its parent @d
+ * as a directory.  0 or -errno.  Called with fs->lock held.
+ */
+static int remove_node(struct gfs *fs, struct gfs_node *d, struct gfs_node *n,
+		       bool has_obj, bool marker)
+{
+	char key[GFS_KEYBUF];
+	int ret = 0;
+
+	if (has_obj && (ret = ns_key(n, marker, key)) > 0) {
+		ret = gs_delete(fs->s, key, (size_t)ret);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	if (ret >= 0) {
+		ns_detach(fs, n);
+		keep_dir(fs, d);
+	}
+	return ret;
+}
+
 static void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct gfs *fs = req_fs(req);
-	char key[GFS_KEYBUF];
 	struct gfs_node *d, *n;
 	int ret = 0;
 
@@ -838,15 +860,8 @@ static void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ret = -ENOTDIR;
 	else if (n->nkids)
 		ret = -ENOTEMPTY;
-	else if (n->marker && (ret = ns_key(n, true, key)) > 0) {
-		ret = gs_delete(fs->s, key, (size_t)ret);
-		if (ret == -ENOENT)
-			ret = 0;
-	}
-	if (ret >= 0) {
-		ns_detach(fs, n);
-		keep_dir(fs, d);
-	}
+	else
+		ret = remove_node(fs, d, n, n->marker, true);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_err(req, ret < 0 ? -ret : 0);
 }
@@ -854,7 +869,6 @@ static void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct gfs *fs = req_fs(req);
-	char key[GFS_KEYBUF];
 	struct gfs_node *d, *n;
 	int ret = 0;
 
@@ -868,16 +882,8 @@ static void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ret = -ENOENT;
 	else if (n->dir)
 		ret = -EISDIR;
-	else if (n->committed && (ret = ns_key(n, false, key)) > 0) {
-		/* a writer still open aborts at release: n is detached */
-		ret = gs_delete(fs->s, key, (size_t)ret);
-		if (ret == -ENOENT)
-			ret = 0;
-	}
-	if (ret >= 0) {
-		ns_detach(fs, n);
-		keep_dir(fs, d);
-	}
+	else	/* a writer still open aborts at release: n is detached */
+		ret = remove_node(fs, d, n, n->committed, false);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_err(req, ret < 0 ? -ret : 0);
 }
