@@ -110,7 +110,7 @@ static void usage_print(FILE *f)
 	      "  --ssd-floor SIZE       with no --ssd-size: bytes left free\n"
 	      "  --no-mlock             do not lock the RAM pools\n"
 	      "  --no-hugetlb           do not try HugeTLB pages\n"
-	      "  --preload-heads        read hot heads back into RAM at mount\n"
+	      "  --no-preload-heads     do not read heads back into RAM at mount\n"
 	      "  --sync                 fdatasync data and journal at each "
 	      "commit\n"
 	      "\nExit status: 0 unmounted, 128 error, 129 usage.\n",
@@ -132,6 +132,7 @@ enum {
 	OPT_NO_MLOCK,
 	OPT_NO_HUGETLB,
 	OPT_PRELOAD_HEADS,
+	OPT_NO_PRELOAD_HEADS,
 	OPT_SYNC,
 	OPT_THREADS,
 	OPT_NO_AUTO_UNMOUNT,
@@ -157,6 +158,7 @@ static const struct option options[] = {
 	{"no-mlock", no_argument, NULL, OPT_NO_MLOCK},
 	{"no-hugetlb", no_argument, NULL, OPT_NO_HUGETLB},
 	{"preload-heads", no_argument, NULL, OPT_PRELOAD_HEADS},
+	{"no-preload-heads", no_argument, NULL, OPT_NO_PRELOAD_HEADS},
 	{"sync", no_argument, NULL, OPT_SYNC},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT},
@@ -275,6 +277,9 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_PRELOAD_HEADS:
 			c->so.preload_heads = true;
+			break;
+		case OPT_NO_PRELOAD_HEADS:
+			c->so.preload_heads = false;
 			break;
 		case OPT_SYNC:
 			c->so.sync = true;
@@ -399,6 +404,7 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	gs_options_init(&c.so);
+	c.so.preload_heads = true;	/* a mount lives long: heads first */
 	gfs_options_init(&c.fo);
 	c.auto_unmount = true;
 	c.fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);

@@ -350,3 +350,16 @@ PY
 	[ "$listed" = "$stored" ]
 	[[ "$listed" != *"f1 "* ]]
 }
+
+@test "a remount reads the heads back: the first read comes from RAM" {
+	mount_fs
+	head -c 1000000 /dev/urandom >"$M/big"
+	umount_fs
+	mount_fs
+	run -0 python3 -c "import os; print(os.getxattr('$M/big', 'user.goblin.tiers').decode())"
+	[ "$output" = "ram=262144 ssd=1000000 hdd=0 small=0" ]
+	umount_fs
+	mount_fs --no-preload-heads
+	run -0 python3 -c "import os; print(os.getxattr('$M/big', 'user.goblin.tiers').decode())"
+	[ "$output" = "ram=0 ssd=1000000 hdd=0 small=0" ]
+}
