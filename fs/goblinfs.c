@@ -514,6 +514,44 @@ fail:
 	return ret;
 }
 
+/*
+ * Point *@p at the next @len bytes of the stream when they lie in the
+ * chunk at hand, without copying: a sequential read of the RAM head or of
+ * a tail chunk is answered from the store's own memory, which stays valid
+ * until the reader is called again (under fh->lock, after the reply).
+ * Returns @len, 0 when the bytes are not in one chunk (copy them with
+ * fh_read), or a negative error.  Called with fh->lock held.
+ */
+static ssize_t fh_view(struct gfs_fh *fh, size_t len, uint64_t off,
+		       const uint8_t **p)
+{
+	if (off >= fh->size || off != fh->pos)
+		return 0;
+	if (len > fh->size - off)
+		len = (size_t)(fh->size - off);
+	while (!fh->lolen) {
+		struct gs_chunk c;
+		int ret = gs_reader_poll(fh->r, &c);
+
+		if (ret == 1) {
+			fh->lo = c.data;
+			fh->lolen = c.len;
+		} else if (ret == -EAGAIN) {
+			if ((ret = ring_wait(fh->ring)) < 0)
+				return ret;
+		} else {
+			return ret;	/* 0 at the end: fh_read says so */
+		}
+	}
+	if (fh->lolen < len)
+		return 0;
+	*p = fh->lo;
+	fh->lo += len;
+	fh->lolen -= len;
+	fh->pos += len;
+	return (ssize_t)len;
+}
+
 /* ---- writers ---- */
 
 /* Run @op on @fh's store writer.  Called with fh->lock held (or alone). */
@@ -1264,6 +1302,7 @@ static void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
 	uint8_t *buf = thread_buf();
+	const uint8_t *view = NULL, *out = buf;
 	ssize_t n;
 
 	(void)ino;
@@ -1280,14 +1319,16 @@ static void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	pthread_mutex_lock(&fh->lock);
 	if (fh->fill)	/* waits for the origin's bytes */
 		n = gs_read(fh->r, buf, size, (uint64_t)off);
-	else
+	else if ((n = fh_view(fh, size, (uint64_t)off, &view)) > 0)
+		out = view;
+	else if (n == 0)
 		n = fh_read(fh, buf, size, (uint64_t)off);
 	if (n == -ECANCELED)
 		n = -EIO;	/* the origin transfer failed */
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
-		fuse_reply_buf(req, (const char *)buf, (size_t)n);
+		fuse_reply_buf(req, (const char *)out, (size_t)n);
 	/* the reply is out: now let the queued read-ahead go */
 	if (fh->ring)
 		io_uring_submit(&fh->ring->ring);
