@@ -81,6 +81,13 @@ struct gs_io {
 
 struct pooled_ring;
 
+struct bufpool {
+	uint64_t size;		/* bytes per buffer */
+	void **free;		/* idle buffers */
+	uint32_t nfree, cap;	/* idle; room in free[] */
+	uint32_t n;		/* buffers allocated */
+};
+
 struct gs_store {
 	char *dir;
 	struct gs_options o;
@@ -104,11 +111,8 @@ struct gs_store {
 	uint64_t bytes;		/* value bytes of live objects */
 	uint64_t nsmall;	/* live small objects */
 
-	/* io buffers: a free list of aligned buffers of iobuf_size */
-	uint8_t *iobuf_mem;
-	void **iobuf_free;
-	uint32_t iobuf_nfree, iobuf_n;
-	uint64_t iobuf_size;
+	struct bufpool rbufs;	/* tail reads: max(io_chunk, ram_head) */
+	struct bufpool wbufs;	/* writes: write_io_chunk */
 	struct gs_reader *reader_free;	/* recycled readers */
 	struct pooled_ring *ring_free;	/* rings for the blocking API */
 	void (*drop_hook)(void *arg, const void *key, size_t klen);
@@ -133,8 +137,11 @@ int io_wait(struct io_uring *ring, struct gs_io *io);
 uint64_t now_ns(void);
 int64_t now_real_ns(void);
 
-void *iobuf_get(struct gs_store *s);	/* called with s->lock held */
-void iobuf_put(struct gs_store *s, void *b);	/* called with s->lock held */
+/* Buffer pools, 4 KiB aligned; get and put with s->lock held. */
+void bufpool_init(struct bufpool *p, uint64_t size);
+void *bufpool_get(struct bufpool *p);
+void bufpool_put(struct bufpool *p, void *b);
+void bufpool_release(struct bufpool *p);
 
 #define GS_MAX_DEPTH 32
 

@@ -3,7 +3,9 @@
  * io_uring plumbing: a ring per thread for the blocking API, completion
  * dispatch shared with callers' rings, and the store's io buffer free list.
  */
+#include <assert.h>
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 #include "internal.h"
@@ -133,25 +135,50 @@ int io_wait(struct io_uring *ring, struct gs_io *io)
 	return 0;
 }
 
-void *iobuf_get(struct gs_store *s)
+/*
+ * Buffer pools.  A buffer is allocated the first time none is idle and is
+ * kept from then on, so steady state costs no allocation and no page
+ * fault; a pool grows to the most buffers in use at once (readers times
+ * their depth, two per writer), never beyond.
+ */
+void bufpool_init(struct bufpool *p, uint64_t size)
+{
+	memset(p, 0, sizeof(*p));
+	p->size = size;
+}
+
+void *bufpool_get(struct bufpool *p)
 {
 	void *b;
 
-	if (s->iobuf_nfree)
-		return s->iobuf_free[--s->iobuf_nfree];
-	/* All preallocated buffers busy: grow rather than deadlock. */
-	if (posix_memalign(&b, 4096, s->iobuf_size))
+	if (p->nfree)
+		return p->free[--p->nfree];
+	if (p->n == p->cap) {	/* room to take every buffer back */
+		uint32_t cap = p->cap ? p->cap * 2 : 64;
+		void **f = realloc(p->free, cap * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		p->free = f;
+		p->cap = cap;
+	}
+	if (posix_memalign(&b, 4096, p->size))
 		return NULL;
+	p->n++;
 	return b;
 }
 
-void iobuf_put(struct gs_store *s, void *b)
+void bufpool_put(struct bufpool *p, void *b)
 {
-	uint8_t *p = b;
+	assert(p->nfree < p->n);
+	p->free[p->nfree++] = b;
+}
 
-	if (p >= s->iobuf_mem &&
-	    p < s->iobuf_mem + (uint64_t)s->iobuf_n * s->iobuf_size)
-		s->iobuf_free[s->iobuf_nfree++] = b;
-	else
-		free(b);
+void bufpool_release(struct bufpool *p)
+{
+	assert(p->nfree == p->n);	/* every buffer given back */
+	while (p->nfree)
+		free(p->free[--p->nfree]);
+	free(p->free);
+	memset(p, 0, sizeof(*p));
 }

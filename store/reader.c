@@ -186,7 +186,7 @@ static void release_consumed(struct gs_reader *r, bool all)
 		if (!sl->io.done ||
 		    (!all && sl->off + sl->len > r->pos))
 			break;
-		iobuf_put(r->s, sl->buf);
+		bufpool_put(&r->s->rbufs, sl->buf);
 		sl->buf = NULL;
 		r->first = (r->first + 1) % GS_MAX_DEPTH;
 		r->n--;
@@ -222,11 +222,11 @@ static void pump(struct gs_reader *r, unsigned depth)
 		dev = obj_dev_off(o, r->sub, &run);
 		if (len > run)
 			len = run;
-		buf = iobuf_get(s);
+		buf = bufpool_get(&s->rbufs);
 		sqe = buf ? io_get_sqe(r->ring) : NULL;
 		if (!sqe) {
 			if (buf)
-				iobuf_put(s, buf);
+				bufpool_put(&s->rbufs, buf);
 			break;
 		}
 		sl = &r->slot[(r->first + r->n) % GS_MAX_DEPTH];

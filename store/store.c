@@ -24,7 +24,6 @@
 
 #define FORMAT_VERSION 1
 #define SUPER_NAME "goblin.super"
-#define IOBUF_PREALLOC 32
 #define JOURNAL_REWRITE_MIN (64ull << 20)
 
 void gs_options_init(struct gs_options *o)
@@ -1110,26 +1109,14 @@ static uint64_t data_units(struct gs_store *s)
 	return ((uint64_t)st.st_size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
 }
 
-static int bufs_init(struct gs_store *s)
+static void bufs_init(struct gs_store *s)
 {
-	uint64_t sz = s->o.io_chunk;
+	uint64_t rsz = s->o.io_chunk;
 
-	if (sz < s->o.ram_head)
-		sz = s->o.ram_head;
-	if (sz < s->o.write_io_chunk)
-		sz = s->o.write_io_chunk;
-	s->iobuf_size = sz;
-	s->iobuf_n = IOBUF_PREALLOC;
-	/* virtual until first use: only buffers that are used cost RSS */
-	if (posix_memalign((void **)&s->iobuf_mem, 4096, sz * s->iobuf_n))
-		return -ENOMEM;
-	s->iobuf_free = malloc(s->iobuf_n * sizeof(void *));
-	if (!s->iobuf_free)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < s->iobuf_n; i++)
-		s->iobuf_free[i] = s->iobuf_mem + (uint64_t)i * sz;
-	s->iobuf_nfree = s->iobuf_n;
-	return 0;
+	if (rsz < s->o.ram_head)
+		rsz = s->o.ram_head;	/* a whole head can be read back */
+	bufpool_init(&s->rbufs, rsz);
+	bufpool_init(&s->wbufs, s->o.write_io_chunk);
 }
 
 int gs_open(const char *dir, const struct gs_options *opt,
@@ -1219,9 +1206,9 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
 	    (ret = space_grow_map(&s->space, data_units(s))) < 0 ||
 	    (ret = index_init(&s->idx, 1024)) < 0 ||
-	    (ret = index_init(&s->fills, 16)) < 0 ||
-	    (ret = bufs_init(s)) < 0)
+	    (ret = index_init(&s->fills, 16)) < 0)
 		goto fail;
+	bufs_init(s);
 	/* protected segments: 80% of each tier's capacity */
 	slru_init(&s->lru_ssd, s->space.limit * 4 / 5);
 	slru_init(&s->lru_small, s->small_mem.size * 4 / 5);
@@ -1283,8 +1270,8 @@ void gs_close(struct gs_store *s)
 	slots_release(&s->slots);
 	ram_region_unmap(&s->head_mem);
 	ram_region_unmap(&s->small_mem);
-	free(s->iobuf_mem);
-	free(s->iobuf_free);
+	bufpool_release(&s->rbufs);
+	bufpool_release(&s->wbufs);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->jfd >= 0)

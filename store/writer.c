@@ -65,8 +65,8 @@ static int writer_place(struct gs_writer *w)
 	o->csum = calloc(csum_blocks(w->unknown ? s->o.write_io_chunk
 						 : o->size) + 1,
 			 sizeof(uint32_t));
-	w->buf[0] = iobuf_get(s);
-	w->buf[1] = iobuf_get(s);
+	w->buf[0] = bufpool_get(&s->wbufs);
+	w->buf[1] = bufpool_get(&s->wbufs);
 	w->maxpieces = (uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2;
 	w->io[0] = calloc(w->maxpieces, sizeof(struct gs_io));
 	w->io[1] = calloc(w->maxpieces, sizeof(struct gs_io));
@@ -85,7 +85,7 @@ static void writer_free_locked(struct gs_writer *w)
 	w->ring = NULL;
 	for (int i = 0; i < 2; i++) {
 		if (w->buf[i])
-			iobuf_put(w->s, w->buf[i]);
+			bufpool_put(&w->s->wbufs, w->buf[i]);
 		free(w->io[i]);
 	}
 }
