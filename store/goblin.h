@@ -270,7 +270,7 @@ int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
 
 struct gs_stats {
 	uint64_t objects;	/* live committed objects */
-	uint64_t small_objects;	/* of which in the small arena */
+	uint64_t small_objects;	/* of which small (in the arena, or cold) */
 	uint64_t bytes;		/* their value bytes */
 	uint64_t gets;		/* gs_get_open calls */
 	uint64_t get_hits;	/* that found an object */
@@ -286,7 +286,10 @@ struct gs_stats {
 	uint64_t bytes_read_ssd;	/* value bytes served from the SSD tier */
 	uint64_t bytes_written_ssd;	/* bytes written to the SSD tier */
 	uint64_t evictions_ssd;		/* objects evicted from the SSD tier */
-	uint64_t evictions_small;	/* objects evicted from the small arena */
+	uint64_t evictions_small;	/* small objects removed for room */
+	uint64_t small_chills;		/* small objects moved out of RAM: they
+					 * stay readable from the journal */
+	uint64_t small_warms;		/* cold small objects read back */
 	uint64_t evictions_head;	/* heads dropped from RAM */
 	uint64_t head_promotions;	/* heads read back into RAM */
 	uint64_t csum_failures;		/* blocks, heads or small values failing XXH3 */
@@ -303,6 +306,8 @@ struct gs_stats {
 	uint64_t small_capacity;	/* small arena bytes */
 	uint64_t small_used;		/* small arena bytes in live blocks */
 	uint64_t small_live;		/* small arena bytes of live objects */
+	uint64_t small_cold;		/* small objects only on disk */
+	uint64_t small_cold_bytes;	/* their value bytes */
 	uint64_t ssd_capacity;		/* SSD tier bytes */
 	uint64_t ssd_used;		/* SSD bytes allocated */
 	uint64_t journal_bytes;		/* journal file size */

@@ -48,8 +48,10 @@ struct gs_obj {
 	uint64_t durable;	/* bytes on the SSD tier */
 	struct gs_reader *waiters;	/* async readers waiting on the fill */
 
-	/* small objects */
+	/* small objects: in RAM when item.ptr, else only in the journal
+	 * ("cold", linked in s->cold through lru.l) */
 	struct arena_item item;
+	uint64_t jpos;		/* offset of the value in the journal file */
 
 	/* large objects */
 	uint8_t *head;		/* RAM head slot, NULL when not in RAM */
@@ -110,6 +112,9 @@ struct gs_store {
 	uint64_t jlive;		/* journal bytes of live objects */
 	uint64_t bytes;		/* value bytes of live objects */
 	uint64_t nsmall;	/* live small objects */
+	struct list_head cold;	/* cold small objects, oldest at the back */
+	uint64_t cold_bytes;	/* their value bytes */
+	uint64_t ncold;
 
 	struct bufpool rbufs;	/* tail reads: max(io_chunk, ram_head) */
 	struct bufpool wbufs;	/* writes: write_io_chunk */
@@ -162,6 +167,7 @@ void obj_remove(struct gs_store *s, struct gs_obj *o);
 void obj_meta(const struct gs_obj *o, struct gs_meta *m);
 void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
 int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
+int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own);
 int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size);
 void ssd_trim(struct gs_store *s, struct gs_obj *o, uint64_t size);
 void obj_release_large(struct gs_store *s, struct gs_obj *o);

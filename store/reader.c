@@ -39,6 +39,7 @@ struct gs_reader {
 	void *narg;
 	struct gs_reader *wnext;	/* in o->waiters, protected by s->lock */
 	struct gs_reader *fnext;	/* in s->reader_free */
+	uint8_t *own;		/* a cold small value read for this reader */
 };
 
 struct gs_reader *reader_waiter_next(struct gs_reader *r)
@@ -146,6 +147,20 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 	memset(r, 0, offsetof(struct gs_reader, meta));
 	memset(&r->pos, 0, sizeof(*r) - offsetof(struct gs_reader, pos));
 	o->refs++;
+	if (o->small && !o->item.ptr) {	/* cold: read it back */
+		uint8_t *own = NULL;
+		int ret = obj_warm(s, o, &own);
+
+		if (ret < 0) {
+			obj_unref(s, o);
+			r->fnext = s->reader_free;
+			s->reader_free = r;
+			pthread_mutex_unlock(&s->lock);
+			stat_add(s, get_misses, 1);
+			return ret == -EBADMSG ? -ENOENT : ret;
+		}
+		r->own = own;
+	}
 	r->s = s;
 	r->o = o;
 	r->end = o->size;
@@ -316,7 +331,8 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			continue;
 		}
 		if (o->small || r->pos < r->hlen) {
-			const uint8_t *base = o->small ? o->item.ptr : o->head;
+			const uint8_t *base = !o->small ? o->head
+					      : r->own ? r->own : o->item.ptr;
 
 			if (!o->small)
 				/*
@@ -506,6 +522,8 @@ static void reader_finish_close(struct gs_reader *r)
 	if (r->ring && !r->attached)
 		ring_put_locked(s, r->ring);
 	r->ring = NULL;
+	free(r->own);
+	r->own = NULL;
 	obj_unref(s, r->o);
 	r->fnext = s->reader_free;
 	s->reader_free = r;

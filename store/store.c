@@ -154,6 +154,108 @@ void obj_wake(struct gs_store *s, struct gs_obj *o)
 	}
 }
 
+/*
+ * Cold small objects: out of the arena, their value only in the journal.
+ * They are kept on a FIFO list, bounded to a quarter of the SSD tier's
+ * capacity in value bytes; past that the oldest go for good.
+ * All called with s->lock held.
+ */
+static void cold_del(struct gs_store *s, struct gs_obj *o)
+{
+	list_del(&o->lru.l);
+	assert(s->ncold > 0 && s->cold_bytes >= o->size);
+	s->ncold--;
+	s->cold_bytes -= o->size;
+}
+
+static void obj_drop(struct gs_store *s, struct gs_obj *o);
+
+static void cold_add(struct gs_store *s, struct gs_obj *o)
+{
+	uint64_t cap = s->space.limit * GS_ALLOC_UNIT / 4;
+
+	list_push(&s->cold, &o->lru.l);
+	s->ncold++;
+	s->cold_bytes += o->size;
+	while (s->cold_bytes > cap && !list_empty(&s->cold)) {
+		struct gs_obj *v = list_entry(s->cold.prev, struct gs_obj,
+					      lru.l);
+
+		if (v->refs != 1)
+			break;	/* being read back: keep the order simple */
+		obj_drop(s, v);
+		stat_add(s, evictions_small, 1);
+	}
+}
+
+/* Move a small object's value out of RAM; it stays in the journal. */
+static void obj_chill(struct gs_store *s, struct gs_obj *o)
+{
+	slru_remove(&s->lru_small, &o->lru);
+	arena_free(&s->arena, &o->item);
+	stat_add(s, small_chills, 1);
+	cold_add(s, o);
+}
+
+/* pread all of @len at @off, or fail. */
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Read a cold small object back, into the arena when it has room (it is
+ * then warm again), else into a private copy in *@own that the caller
+ * frees.  Its checksum is checked: a value that fails is a miss, dropped.
+ * The read is a pread of the journal under the lock: at most a head's
+ * worth of bytes, usually from the page cache.  0 or -errno.
+ */
+int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own)
+{
+	uint8_t *p;
+	int ret;
+
+	cold_del(s, o);
+	if (small_alloc(s, o, o->size) == 0) {
+		p = o->item.ptr;
+	} else if (!(p = *own = malloc(o->size ? o->size : 1))) {
+		cold_add(s, o);
+		return -ENOMEM;
+	}
+	ret = pread_full(s->jfd, p, o->size, o->jpos);
+	if (ret == 0 && XXH3_64bits(p, o->size) != o->xxh3)
+		ret = -EBADMSG;
+	if (ret < 0) {
+		if (p == o->item.ptr)
+			arena_free(&s->arena, &o->item);
+		free(*own);
+		*own = NULL;
+		cold_add(s, o);
+		if (ret == -EBADMSG)
+			obj_drop_corrupt(s, o);
+		return ret;
+	}
+	if (p == o->item.ptr)
+		slru_insert(&s->lru_small, &o->lru, o->item.len);
+	else
+		cold_add(s, o);
+	stat_add(s, small_warms, 1);
+	return 0;
+}
+
 /* Take @o out of the index; its space goes when the last reader leaves. */
 static void obj_unlink(struct gs_store *s, struct gs_obj *o)
 {
@@ -164,7 +266,10 @@ static void obj_unlink(struct gs_store *s, struct gs_obj *o)
 	s->jlive -= o->jlen;
 	if (o->small) {
 		s->nsmall--;
-		slru_remove(&s->lru_small, &o->lru);
+		if (o->item.ptr)
+			slru_remove(&s->lru_small, &o->lru);
+		else
+			cold_del(s, o);
 	} else {
 		slru_remove(&s->lru_ssd, &o->lru);
 	}
@@ -356,8 +461,7 @@ int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len)
 		}
 		if (!v)
 			return -ENOSPC;
-		obj_drop(s, v);
-		stat_add(s, evictions_small, 1);
+		obj_chill(s, v);	/* still readable, from the journal */
 	}
 }
 
@@ -501,7 +605,10 @@ void obj_publish(struct gs_store *s, struct gs_obj *o)
 	s->jlive += o->jlen;
 	if (o->small) {
 		s->nsmall++;
-		slru_insert(&s->lru_small, &o->lru, o->item.len);
+		if (o->item.ptr)
+			slru_insert(&s->lru_small, &o->lru, o->item.len);
+		else
+			cold_add(s, o);
 	} else {
 		slru_insert(&s->lru_ssd, &o->lru, obj_units(o));
 		if (o->head && !slru_linked(&o->hlru))
@@ -569,8 +676,8 @@ static int rename_apply(struct gs_store *s, const void *from, size_t flen,
 static int journal_rewrite(struct gs_store *s)
 {
 	char *tmp = NULL, *path = NULL;
-	uint64_t pos = 0, total = 0, seq = 0;
-	uint8_t *buf = NULL;
+	uint64_t pos = 0, total = 0, seq = 0, *newpos = NULL;
+	uint8_t *buf = NULL, *cold = NULL;
 	size_t cap = 1u << 20, used = 0;
 	struct idx_node *n = NULL;
 	int fd = -1, ret = -ENOMEM;
@@ -587,6 +694,9 @@ static int journal_rewrite(struct gs_store *s)
 		ret = -errno;
 		goto fail;
 	}
+	newpos = malloc((s->idx.count + 1) * sizeof(*newpos));
+	if (!newpos)
+		goto fail;
 	while ((n = index_next(&s->idx, &pos, n))) {
 		struct gs_obj *o = list_entry(n, struct gs_obj, node);
 		struct jrec r;
@@ -594,6 +704,17 @@ static int journal_rewrite(struct gs_store *s)
 
 		obj_jrec(o, ++seq, &r);
 		len = jrec_size(&r);
+		if (o->small && !o->item.ptr) {	/* cold: from the old file */
+			free(cold);
+			cold = malloc(o->size ? o->size : 1);
+			if (!cold || pread_full(s->jfd, cold, o->size, o->jpos)) {
+				ret = -EIO;
+				goto fail;
+			}
+			r.value = cold;
+		}
+		newpos[seq - 1] = total + J_HDR + J_PUT_BODY + r.klen +
+				  r.attr_len;
 		if (used + len > cap) {
 			if (used && write(fd, buf, used) != (ssize_t)used) {
 				ret = -EIO;
@@ -623,10 +744,20 @@ static int journal_rewrite(struct gs_store *s)
 		goto fail;
 	}
 	close(s->jfd);
-	s->jfd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	s->jfd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
 	if (s->jfd < 0) {
 		ret = -errno;
 		goto fail;
+	}
+	/* the small values moved with their records */
+	pos = 0;
+	seq = 0;
+	for (n = NULL; (n = index_next(&s->idx, &pos, n));) {
+		struct gs_obj *o = list_entry(n, struct gs_obj, node);
+
+		if (o->small)
+			o->jpos = newpos[seq];
+		seq++;
 	}
 	close(fd);
 	fd = -1;
@@ -640,6 +771,8 @@ fail:
 		unlink(tmp);
 	}
 	free(buf);
+	free(cold);
+	free(newpos);
 	free(tmp);
 	free(path);
 	return ret;
@@ -666,7 +799,7 @@ static int attr_copy(struct gs_obj *o, const void *attr, size_t len)
 
 /* Apply one put record during replay.  Returns 0, or <0 to drop it. */
 static int replay_put(struct gs_store *s, const struct jrec *r, long len,
-		      int64_t now)
+		      int64_t now, uint64_t vpos)
 {
 	struct gs_obj *o = obj_new(r->key, r->klen), *old;
 	uint32_t i;
@@ -697,11 +830,10 @@ static int replay_put(struct gs_store *s, const struct jrec *r, long len,
 			goto fail;
 		}
 		o->small = 1;
-		if (small_alloc(s, o, r->size) < 0) {
-			stat_add(s, evictions_small, 1);
-			goto fail;
-		}
-		memcpy(o->item.ptr, r->value, r->size);
+		o->jpos = vpos;
+		/* no room in the arena: it stays cold, in the journal */
+		if (small_alloc(s, o, r->size) == 0)
+			memcpy(o->item.ptr, r->value, r->size);
 	} else {
 		o->ext = malloc(r->next * sizeof(*o->ext));
 		o->csum = malloc(r->ncsum * sizeof(uint32_t));
@@ -769,7 +901,9 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 		switch (r.type) {
 		case J_PUT_SMALL:
 		case J_PUT_LARGE:
-			if (replay_put(s, &r, len, now) < 0) {
+			if (replay_put(s, &r, len, now,
+				       r.value ? (uint64_t)(r.value - map)
+					       : 0) < 0) {
 				stat_add(s, recovery_dropped, 1);
 				*dirty = true;
 			}
@@ -1139,6 +1273,7 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	s->lock_fd = s->data_fd = s->jfd = -1;
 	s->o = *opt;
 	s->dir = strdup(dir);
+	list_init(&s->cold);
 	slru_init(&s->lru_ssd, 0);	/* sized below, once capacities are known */
 	slru_init(&s->lru_small, 0);
 	slru_init(&s->lru_head, 0);
@@ -1401,8 +1536,12 @@ int gs_inspect(struct gs_store *s, const void *key, size_t klen,
 		return -ENOENT;
 	}
 	if (o->small) {
+		/* a cold one's bytes are on the SSD, in the journal */
 		if (n < max)
-			rg[n] = (struct gs_range){ GS_TIER_SMALL, 0, o->size, 0 };
+			rg[n] = o->item.ptr
+				? (struct gs_range){ GS_TIER_SMALL, 0, o->size, 0 }
+				: (struct gs_range){ GS_TIER_SSD, 0, o->size,
+						     o->jpos };
 		n++;
 	} else {
 		uint64_t off = 0;
@@ -1512,6 +1651,8 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->small_capacity = s->small_mem.size;
 	st->small_used = arena_used(&s->arena);
 	st->small_live = s->arena.live;
+	st->small_cold = s->ncold;
+	st->small_cold_bytes = s->cold_bytes;
 	st->ssd_capacity = s->space.limit * GS_ALLOC_UNIT;
 	st->ssd_used = s->space.used * GS_ALLOC_UNIT;
 	st->journal_bytes = s->jbytes;

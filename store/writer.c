@@ -434,6 +434,8 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		goto fail;
 	}
 	jrec_encode(&r, o->ext, o->csum, rec);
+	if (o->small)	/* where the value will sit in the journal */
+		o->jpos = s->jbytes + J_HDR + J_PUT_BODY + r.klen + r.attr_len;
 	ret = journal_write(s, rec, len);
 	if (rec != stackbuf)
 		free(rec);

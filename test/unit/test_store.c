@@ -953,15 +953,133 @@ static void test_small_arena_compaction(void **state)
 			continue;
 		assert_int_equal(check_gen(s, key, i, 3000), 0);
 	}
-	/* and when it is really full, the coldest small objects go */
+	/* and when it is really full, the coldest leave RAM, not the store */
 	for (int i = 400; i < 800; i++) {
 		snprintf(key, sizeof(key), "s%d", i);
 		assert_int_equal(put_gen(s, key, i, 3000, 3000), 0);
 	}
 	gs_stats_get(s, &st);
-	assert_true(st.evictions_small > 0);
+	assert_true(st.small_chills > 0);
+	assert_true(st.small_cold > 0);
+	assert_int_equal(st.evictions_small, 0);
 	assert_true(st.small_live <= 1 * MiB);
 	assert_int_equal(check_gen(s, "s799", 799, 3000), 0);
+	assert_int_equal(check_gen(s, "s400", 400, 3000), 0);	/* cold */
+	gs_stats_get(s, &st);
+	assert_true(st.small_warms >= 1);
+	gs_close(s);
+}
+
+/* Small objects pushed out of RAM stay readable from the journal: across a
+ * restart, a journal rewrite, verified on the way back, bounded on disk. */
+static void test_cold_small_objects(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	struct gs_range rg[2];
+	char key[16], path[128];
+	(void)state;
+
+	opts(&o);
+	o.block = 256 * KiB;
+	o.small_memory = 512 * KiB;	/* 2 blocks for 2 MB of values */
+	s = open_store(&o);
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		assert_int_equal(put_gen(s, key, i, 10000, 10000), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_int_equal(st.small_objects, 200);
+	assert_true(st.small_cold > 100);
+	/* c0 is cold: its bytes are in the journal */
+	assert_int_equal(gs_inspect(s, "c0", 2, rg, 2), 1);
+	assert_int_equal(rg[0].tier, GS_TIER_SSD);
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		assert_int_equal(check_gen(s, key, i, 10000), 0);
+	}
+	gs_close(s);
+	/* restart: replay keeps what does not fit cold, and nothing drops */
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.small_objects, 200);
+	assert_int_equal(st.evictions_small + st.recovery_dropped, 0);
+	/* rename and rewrite the journal (many replaced versions of one key)
+	 * while most values are cold: they move with their records */
+	assert_int_equal(gs_rename(s, "c5", 2, "moved", 5), 0);
+	gs_close(s);
+	s = open_store(&o);
+	for (int i = 0; i < 1200; i++)	/* 6 MB of garbage over 2 MB */
+		assert_int_equal(put_gen(s, "churn", i, 5000, 5000), 0);
+	gs_close(s);
+	s = open_store(&o);	/* the garbage makes this open rewrite */
+	gs_stats_get(s, &st);
+	assert_int_equal(st.journal_rewrites, 1);
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		if (i == 5)
+			continue;
+		assert_int_equal(check_gen(s, key, i, 10000), 0);
+	}
+	assert_int_equal(check_gen(s, "moved", 5, 10000), 0);
+	assert_int_equal(gs_inspect(s, "c1", 2, rg, 2), 1);
+	gs_close(s);
+	/* a cold value that fails its checksum is a miss, never bad bytes */
+	s = open_store(&o);
+	key[0] = '\0';
+	for (int i = 0; i < 200 && !key[0]; i++) {
+		snprintf(key, sizeof(key), "c%d", i);
+		if (gs_inspect(s, key, strlen(key), rg, 2) != 1 ||
+		    rg[0].tier != GS_TIER_SSD)
+			key[0] = '\0';
+	}
+	assert_true(key[0] != '\0');
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	corrupt_byte(path, rg[0].dev_off + 5000);
+	{
+		void *val = NULL;
+		size_t len;
+
+		assert_int_equal(gs_get(s, key, strlen(key), &val, &len, NULL),
+				 -ENOENT);
+		assert_null(val);
+	}
+	gs_stats_get(s, &st);
+	assert_int_equal(st.csum_failures, 1);
+	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	gs_close(s);
+	s = open_store(&o);	/* and it stays gone */
+	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	gs_close(s);
+}
+
+/* Cold small objects are bounded on disk: a quarter of the SSD tier. */
+static void test_cold_small_bounded(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[16];
+	(void)state;
+
+	opts(&o);
+	o.block = 256 * KiB;
+	o.small_memory = 512 * KiB;
+	o.ssd_size = 4 * MiB;		/* cold values: at most 1 MiB */
+	s = open_store(&o);
+	for (int i = 0; i < 300; i++) {
+		snprintf(key, sizeof(key), "b%d", i);
+		assert_int_equal(put_gen(s, key, i, 10000, 10000), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.small_cold_bytes <= 1 * MiB);
+	assert_true(st.evictions_small > 0);
+	assert_int_equal(st.small_objects, 300 - st.evictions_small);
+	assert_int_equal(gs_stat(s, "b0", 2, &(struct gs_meta){ 0 }), -ENOENT);
+	assert_int_equal(check_gen(s, "b299", 299, 10000), 0);
 	gs_close(s);
 }
 
@@ -1525,6 +1643,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_eviction_and_promotion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cold_small_objects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cold_small_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_while_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_reader, setup, teardown),
