@@ -38,26 +38,17 @@ static const struct ctl_cmd commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const char store_options_help[] =
-	"Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...).  The store\n"
-	"remembers --memory, --small-memory, --block, --ram-head, --ssd-size\n"
-	"and --ssd-floor: one not given is as the store last ran.\n"
-	"  --store DIR            the store directory (default: $GOBLIN_STORE)\n"
-	"  --memory SIZE          RAM head pool\n"
-	"  --small-memory SIZE    packed small-object arena\n"
-	"  --block SIZE           head pool allocation unit\n"
-	"  --ram-head SIZE        head slot size: bytes of an object kept in RAM\n"
-	"  --io-chunk SIZE        tail read unit\n"
-	"  --write-io-chunk SIZE  tail write unit\n"
-	"  --io-depth N           tail reads in flight per reader\n"
-	"  --ssd-dir DIR          SSD tier directory (default: DIR/ssd)\n"
-	"  --ssd-size SIZE        SSD tier capacity (default: free space)\n"
-	"  --ssd-floor SIZE       with no --ssd-size: bytes left free\n"
-	"  --no-mlock             do not lock the RAM pools\n"
-	"  --no-hugetlb           do not try HugeTLB pages\n"
-	"  --preload-heads        read hot heads back into RAM at open\n"
-	"  --sync                 fdatasync data and journal at each commit\n"
-	"  --show-stats           print the counters of this run on stderr\n";
+static void store_options_help(FILE *f)
+{
+	fputs("Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...).  The store\n"
+	      "remembers --memory, --small-memory, --block, --ram-head, --ssd-size\n"
+	      "and --ssd-floor: one not given is as the store last ran.\n"
+	      "  --store DIR            the store directory (default: $GOBLIN_STORE)\n",
+	      f);
+	gs_option_help(f);
+	fputs("  --show-stats           print the counters of this run on stderr\n",
+	      f);
+}
 
 static const struct ctl_cmd *ctl_cmd_find(const char *name)
 {
@@ -90,7 +81,7 @@ void usage_print(FILE *f, const struct ctl_cmd *cmd)
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fputc('\n', f);
-	fputs(store_options_help, f);
+	store_options_help(f);
 	fprintf(f,
 		"\nRun '%s COMMAND --help' for the arguments of a command.\n"
 		"Exit status: 0 success, 1 no such key, 128 error, 129 usage.\n",
@@ -118,57 +109,32 @@ static int cmd_help(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 
 enum {
 	OPT_STORE = 256,
-	OPT_MEMORY,
-	OPT_SMALL_MEMORY,
-	OPT_BLOCK,
-	OPT_RAM_HEAD,
-	OPT_IO_CHUNK,
-	OPT_WRITE_IO_CHUNK,
-	OPT_IO_DEPTH,
-	OPT_SSD_DIR,
-	OPT_SSD_SIZE,
-	OPT_SSD_FLOOR,
-	OPT_NO_MLOCK,
-	OPT_NO_HUGETLB,
-	OPT_PRELOAD_HEADS,
-	OPT_SYNC,
 	OPT_SHOW_STATS,
+	OPT_STORE_OPTION,	/* + index in gs_option_list */
 };
 
-static const struct option global_options[] = {
+/* Our own options, then the store's (filled in by main). */
+static struct option global_options[3 + GS_NOPTIONS + 1] = {
 	{"help", no_argument, NULL, 'h'},
 	{"store", required_argument, NULL, OPT_STORE},
-	{"memory", required_argument, NULL, OPT_MEMORY},
-	{"small-memory", required_argument, NULL, OPT_SMALL_MEMORY},
-	{"block", required_argument, NULL, OPT_BLOCK},
-	{"ram-head", required_argument, NULL, OPT_RAM_HEAD},
-	{"io-chunk", required_argument, NULL, OPT_IO_CHUNK},
-	{"write-io-chunk", required_argument, NULL, OPT_WRITE_IO_CHUNK},
-	{"io-depth", required_argument, NULL, OPT_IO_DEPTH},
-	{"ssd-dir", required_argument, NULL, OPT_SSD_DIR},
-	{"ssd-size", required_argument, NULL, OPT_SSD_SIZE},
-	{"ssd-floor", required_argument, NULL, OPT_SSD_FLOOR},
-	{"no-mlock", no_argument, NULL, OPT_NO_MLOCK},
-	{"no-hugetlb", no_argument, NULL, OPT_NO_HUGETLB},
-	{"preload-heads", no_argument, NULL, OPT_PRELOAD_HEADS},
-	{"sync", no_argument, NULL, OPT_SYNC},
 	{"show-stats", no_argument, NULL, OPT_SHOW_STATS},
-	{NULL, 0, NULL, 0},
 };
 
-static void size_opt(const char *name, const char *val, uint64_t *out)
+/* A store option's value that does not parse: a usage error. */
+static void store_option(struct gs_options *o, int i, const char *val)
 {
-	int ret = gs_parse_size(val, out);
+	const struct gs_option_desc *d = &gs_option_list[i];
+	const char *why;
 
-	if (ret < 0)
-		usage_error(NULL, "invalid size '%s' for --%s: %s", val, name,
-			    gs_strerror(ret));
+	if (gs_option_set(o, d->name, val, &why) < 0)
+		usage_error(NULL, "invalid %s '%s' for --%s: %s",
+			    !strcmp(d->arg, "SIZE") ? "size" : "value", val,
+			    d->name, why);
 }
 
 static void parse_global(struct ctl *c, int argc, char **argv)
 {
 	struct gs_options *o = &c->opts;
-	uint64_t v;
 	int ch, idx;
 
 	opterr = 0;
@@ -183,52 +149,6 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 		case OPT_STORE:
 			c->dir = optarg;
 			break;
-		case OPT_MEMORY:
-			size_opt("memory", optarg, &o->memory);
-			break;
-		case OPT_SMALL_MEMORY:
-			size_opt("small-memory", optarg, &o->small_memory);
-			break;
-		case OPT_BLOCK:
-			size_opt("block", optarg, &o->block);
-			break;
-		case OPT_RAM_HEAD:
-			size_opt("ram-head", optarg, &o->ram_head);
-			break;
-		case OPT_IO_CHUNK:
-			size_opt("io-chunk", optarg, &o->io_chunk);
-			break;
-		case OPT_WRITE_IO_CHUNK:
-			size_opt("write-io-chunk", optarg, &o->write_io_chunk);
-			break;
-		case OPT_IO_DEPTH:
-			if (parse_u64(optarg, 4096, &v) < 0 || !v)
-				usage_error(NULL,
-					    "invalid value '%s' for --io-depth",
-					    optarg);
-			o->io_depth = (unsigned)v;
-			break;
-		case OPT_SSD_DIR:
-			o->ssd_dir = optarg;
-			break;
-		case OPT_SSD_SIZE:
-			size_opt("ssd-size", optarg, &o->ssd_size);
-			break;
-		case OPT_SSD_FLOOR:
-			size_opt("ssd-floor", optarg, &o->ssd_floor);
-			break;
-		case OPT_NO_MLOCK:
-			o->no_mlock = true;
-			break;
-		case OPT_NO_HUGETLB:
-			o->no_hugetlb = true;
-			break;
-		case OPT_PRELOAD_HEADS:
-			o->preload_heads = true;
-			break;
-		case OPT_SYNC:
-			o->sync = true;
-			break;
 		case OPT_SHOW_STATS:
 			c->show_stats = true;
 			break;
@@ -236,6 +156,11 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 			usage_error(NULL, "option '%s' needs a value",
 				    argv[optind - 1]);
 		default:
+			if (ch >= OPT_STORE_OPTION &&
+			    ch < OPT_STORE_OPTION + GS_NOPTIONS) {
+				store_option(o, ch - OPT_STORE_OPTION, optarg);
+				break;
+			}
 			if (optopt)
 				usage_error(NULL, "unknown option '-%c'",
 					    optopt);
@@ -253,6 +178,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	memset(&c, 0, sizeof(c));
+	gs_option_getopt(&global_options[3], OPT_STORE_OPTION);
 	gs_options_init(&c.opts);
 	c.opts.preload_heads = false;
 	env = getenv("GOBLIN_STORE");

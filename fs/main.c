@@ -95,76 +95,33 @@ static void usage_print(FILE *f)
 	      "Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n"
 	      "  --store DIR            the store directory (default: "
 	      "$GOBLIN_STORE),\n"
-	      "                         created when missing\n"
-	      "  --memory SIZE          RAM head pool\n"
-	      "  --small-memory SIZE    packed small-object arena\n"
-	      "  --block SIZE           head pool allocation unit\n"
-	      "  --ram-head SIZE        head slot size: bytes of an object kept "
-	      "in RAM\n"
-	      "  --io-chunk SIZE        tail read unit\n"
-	      "  --write-io-chunk SIZE  tail write unit\n"
-	      "  --io-depth N           tail reads in flight per reader\n"
-	      "  --ssd-dir DIR          SSD tier directory (default: DIR/ssd)\n"
-	      "  --ssd-size SIZE        SSD tier capacity (default: free "
-	      "space)\n"
-	      "  --ssd-floor SIZE       with no --ssd-size: bytes left free\n"
-	      "  --no-mlock             do not lock the RAM pools\n"
-	      "  --no-hugetlb           do not try HugeTLB pages\n"
-	      "  --no-preload-heads     do not read heads back into RAM at mount\n"
-	      "  --sync                 fdatasync data and journal at each "
-	      "commit\n"
-	      "\nExit status: 0 unmounted, 128 error, 129 usage.\n",
+	      "                         created when missing\n",
+	      f);
+	gs_option_help(f);
+	fputs("\nExit status: 0 unmounted, 128 error, 129 usage.\n",
 	      f);
 }
 
 enum {
 	OPT_STORE = 256,
-	OPT_MEMORY,
-	OPT_SMALL_MEMORY,
-	OPT_BLOCK,
-	OPT_RAM_HEAD,
-	OPT_IO_CHUNK,
-	OPT_WRITE_IO_CHUNK,
-	OPT_IO_DEPTH,
-	OPT_SSD_DIR,
-	OPT_SSD_SIZE,
-	OPT_SSD_FLOOR,
-	OPT_NO_MLOCK,
-	OPT_NO_HUGETLB,
-	OPT_PRELOAD_HEADS,
-	OPT_NO_PRELOAD_HEADS,
-	OPT_SYNC,
 	OPT_THREADS,
 	OPT_NO_AUTO_UNMOUNT,
 	OPT_MIRROR,
 	OPT_NEGATIVE_TIMEOUT,
+	OPT_STORE_OPTION,	/* + index in gs_option_list */
 };
 
-static const struct option options[] = {
+/* Our own options, then the store's (filled in by main). */
+#define NOWN 8
+static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{"help", no_argument, NULL, 'h'},
 	{"foreground", no_argument, NULL, 'f'},
 	{"debug", no_argument, NULL, 'd'},
 	{"store", required_argument, NULL, OPT_STORE},
-	{"memory", required_argument, NULL, OPT_MEMORY},
-	{"small-memory", required_argument, NULL, OPT_SMALL_MEMORY},
-	{"block", required_argument, NULL, OPT_BLOCK},
-	{"ram-head", required_argument, NULL, OPT_RAM_HEAD},
-	{"io-chunk", required_argument, NULL, OPT_IO_CHUNK},
-	{"write-io-chunk", required_argument, NULL, OPT_WRITE_IO_CHUNK},
-	{"io-depth", required_argument, NULL, OPT_IO_DEPTH},
-	{"ssd-dir", required_argument, NULL, OPT_SSD_DIR},
-	{"ssd-size", required_argument, NULL, OPT_SSD_SIZE},
-	{"ssd-floor", required_argument, NULL, OPT_SSD_FLOOR},
-	{"no-mlock", no_argument, NULL, OPT_NO_MLOCK},
-	{"no-hugetlb", no_argument, NULL, OPT_NO_HUGETLB},
-	{"preload-heads", no_argument, NULL, OPT_PRELOAD_HEADS},
-	{"no-preload-heads", no_argument, NULL, OPT_NO_PRELOAD_HEADS},
-	{"sync", no_argument, NULL, OPT_SYNC},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT},
 	{"mirror", required_argument, NULL, OPT_MIRROR},
 	{"negative-timeout", required_argument, NULL, OPT_NEGATIVE_TIMEOUT},
-	{NULL, 0, NULL, 0},
 };
 
 struct cmdline {
@@ -176,13 +133,16 @@ struct cmdline {
 	struct fuse_args fargs;
 };
 
-static void size_opt(const char *name, const char *val, uint64_t *out)
+/* A store option's value that does not parse: a usage error. */
+static void store_option(struct gs_options *o, int i, const char *val)
 {
-	int ret = gs_parse_size(val, out);
+	const struct gs_option_desc *d = &gs_option_list[i];
+	const char *why;
 
-	if (ret < 0)
-		usage_error("invalid size '%s' for --%s: %s", val, name,
-			    gs_strerror(ret));
+	if (gs_option_set(o, d->name, val, &why) < 0)
+		usage_error("invalid %s '%s' for --%s: %s",
+			    !strcmp(d->arg, "SIZE") ? "size" : "value", val,
+			    d->name, why);
 }
 
 static unsigned count_opt(const char *name, const char *val, unsigned max)
@@ -238,52 +198,6 @@ static void parse(struct cmdline *c, int argc, char **argv)
 		case OPT_STORE:
 			c->dir = optarg;
 			break;
-		case OPT_MEMORY:
-			size_opt("memory", optarg, &c->so.memory);
-			break;
-		case OPT_SMALL_MEMORY:
-			size_opt("small-memory", optarg, &c->so.small_memory);
-			break;
-		case OPT_BLOCK:
-			size_opt("block", optarg, &c->so.block);
-			break;
-		case OPT_RAM_HEAD:
-			size_opt("ram-head", optarg, &c->so.ram_head);
-			break;
-		case OPT_IO_CHUNK:
-			size_opt("io-chunk", optarg, &c->so.io_chunk);
-			break;
-		case OPT_WRITE_IO_CHUNK:
-			size_opt("write-io-chunk", optarg,
-				 &c->so.write_io_chunk);
-			break;
-		case OPT_IO_DEPTH:
-			c->so.io_depth = count_opt("io-depth", optarg, 4096);
-			break;
-		case OPT_SSD_DIR:
-			c->so.ssd_dir = optarg;
-			break;
-		case OPT_SSD_SIZE:
-			size_opt("ssd-size", optarg, &c->so.ssd_size);
-			break;
-		case OPT_SSD_FLOOR:
-			size_opt("ssd-floor", optarg, &c->so.ssd_floor);
-			break;
-		case OPT_NO_MLOCK:
-			c->so.no_mlock = true;
-			break;
-		case OPT_NO_HUGETLB:
-			c->so.no_hugetlb = true;
-			break;
-		case OPT_PRELOAD_HEADS:
-			c->so.preload_heads = true;
-			break;
-		case OPT_NO_PRELOAD_HEADS:
-			c->so.preload_heads = false;
-			break;
-		case OPT_SYNC:
-			c->so.sync = true;
-			break;
 		case OPT_THREADS:
 			c->fo.max_threads = count_opt("threads", optarg, 1024);
 			break;
@@ -305,6 +219,12 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			usage_error("option '%s' needs a value",
 				    argv[optind - 1]);
 		default:
+			if (ch >= OPT_STORE_OPTION &&
+			    ch < OPT_STORE_OPTION + GS_NOPTIONS) {
+				store_option(&c->so, ch - OPT_STORE_OPTION,
+					     optarg);
+				break;
+			}
 			if (optopt)
 				usage_error("unknown option '-%c'", optopt);
 			usage_error("unknown option '%s'", argv[optind - 1]);
@@ -403,6 +323,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	memset(&c, 0, sizeof(c));
+	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
 	gs_options_init(&c.so);
 	c.so.preload_heads = true;	/* a mount lives long: heads first */
 	gfs_options_init(&c.fo);

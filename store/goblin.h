@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define GS_KEY_MAX 4096		/* longest key, bytes */
@@ -61,6 +62,35 @@ struct gs_options {
 };
 
 void gs_options_init(struct gs_options *o);
+
+/* The store's options by long name, for command lines and goblin.conf. */
+struct gs_option_desc {
+	const char *name;	/* "memory", "no-mlock" ... (no "--") */
+	const char *arg;	/* the value's placeholder ("SIZE"), NULL: a flag */
+	const char *help;	/* one line */
+};
+/* Every store option; GS_NOPTIONS of them, then a NULL name. */
+#define GS_NOPTIONS 15
+extern const struct gs_option_desc gs_option_list[];
+
+struct option;
+/*
+ * Fill @opts (room for GS_NOPTIONS) with getopt_long() entries for the
+ * store options, each returning @base plus its index in gs_option_list.
+ */
+void gs_option_getopt(struct option *opts, int base);
+
+/* Print one "  --name ARG  help" line per store option on @f. */
+void gs_option_help(FILE *f);
+
+/*
+ * Set the store option @name from @value (NULL for a flag).  Returns 0,
+ * -ENOENT when @name is no store option, or -EINVAL / -ERANGE for a bad
+ * value; *@why then says what is wrong with it.  "ssd-dir" keeps the
+ * @value pointer: it must outlive @o.
+ */
+int gs_option_set(struct gs_options *o, const char *name, const char *value,
+		  const char **why);
 
 /*
  * Parse a size such as "64M", "2MiB", "256K", "1G" or "4096" into *out.

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -35,6 +36,118 @@ void gs_options_init(struct gs_options *o)
 	o->io_chunk = 256ull << 10;
 	o->write_io_chunk = 1ull << 20;
 	o->io_depth = 4;
+}
+
+const struct gs_option_desc gs_option_list[] = {
+	{ "memory", "SIZE", "RAM head pool" },
+	{ "small-memory", "SIZE", "packed small-object arena" },
+	{ "block", "SIZE", "head pool allocation unit" },
+	{ "ram-head", "SIZE", "head slot size: bytes of an object kept in RAM" },
+	{ "io-chunk", "SIZE", "tail read unit" },
+	{ "write-io-chunk", "SIZE", "tail write unit" },
+	{ "io-depth", "N", "tail reads in flight per reader" },
+	{ "ssd-dir", "DIR", "SSD tier directory (default: STORE/ssd)" },
+	{ "ssd-size", "SIZE", "SSD tier capacity (default: free space)" },
+	{ "ssd-floor", "SIZE", "with no --ssd-size: bytes left free" },
+	{ "no-mlock", NULL, "do not lock the RAM pools" },
+	{ "no-hugetlb", NULL, "do not try HugeTLB pages" },
+	{ "preload-heads", NULL, "read hot heads back into RAM at open" },
+	{ "no-preload-heads", NULL, "do not read heads back at open" },
+	{ "sync", NULL, "fdatasync data and journal at each commit" },
+	{ NULL, NULL, NULL },
+};
+
+_Static_assert(sizeof(gs_option_list) / sizeof(gs_option_list[0]) ==
+		       GS_NOPTIONS + 1,
+	       "GS_NOPTIONS counts gs_option_list");
+
+void gs_option_getopt(struct option *opts, int base)
+{
+	for (int i = 0; i < GS_NOPTIONS; i++)
+		opts[i] = (struct option){ gs_option_list[i].name,
+					   gs_option_list[i].arg
+						   ? required_argument
+						   : no_argument,
+					   NULL, base + i };
+}
+
+void gs_option_help(FILE *f)
+{
+	for (int i = 0; i < GS_NOPTIONS; i++) {
+		char lhs[40];
+
+		snprintf(lhs, sizeof(lhs), "--%s%s%s", gs_option_list[i].name,
+			 gs_option_list[i].arg ? " " : "",
+			 gs_option_list[i].arg ? gs_option_list[i].arg : "");
+		fprintf(f, "  %-22s %s\n", lhs, gs_option_list[i].help);
+	}
+}
+
+int gs_option_set(struct gs_options *o, const char *name, const char *value,
+		  const char **why)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} sizes_by_name[] = {
+		{ "memory", offsetof(struct gs_options, memory) },
+		{ "small-memory", offsetof(struct gs_options, small_memory) },
+		{ "block", offsetof(struct gs_options, block) },
+		{ "ram-head", offsetof(struct gs_options, ram_head) },
+		{ "io-chunk", offsetof(struct gs_options, io_chunk) },
+		{ "write-io-chunk", offsetof(struct gs_options, write_io_chunk) },
+		{ "ssd-size", offsetof(struct gs_options, ssd_size) },
+		{ "ssd-floor", offsetof(struct gs_options, ssd_floor) },
+	};
+	uint64_t v;
+	int ret;
+
+	*why = NULL;
+	for (size_t i = 0; i < sizeof(sizes_by_name) / sizeof(sizes_by_name[0]);
+	     i++) {
+		if (strcmp(name, sizes_by_name[i].name))
+			continue;
+		ret = value ? gs_parse_size(value, &v) : -EINVAL;
+		if (ret < 0) {
+			*why = ret == -ERANGE ? "too large"
+					      : "not a size (4096, 256K, 64M, 2MiB, 1G)";
+			return ret;
+		}
+		*(uint64_t *)((char *)o + sizes_by_name[i].off) = v;
+		return 0;
+	}
+	if (!strcmp(name, "io-depth")) {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = value ? strtoul(value, &end, 10) : 0;
+		if (!value || !isdigit((unsigned char)*value) || *end ||
+		    errno || n == 0 || n > GS_MAX_DEPTH) {
+			*why = "not a depth from 1 to 32";
+			return -EINVAL;
+		}
+		o->io_depth = (unsigned)n;
+	} else if (!strcmp(name, "ssd-dir")) {
+		if (!value || !*value) {
+			*why = "empty";
+			return -EINVAL;
+		}
+		o->ssd_dir = value;
+	} else if (!strcmp(name, "no-mlock")) {
+		o->no_mlock = true;
+	} else if (!strcmp(name, "no-hugetlb")) {
+		o->no_hugetlb = true;
+	} else if (!strcmp(name, "preload-heads")) {
+		o->preload_heads = true;
+	} else if (!strcmp(name, "no-preload-heads")) {
+		o->preload_heads = false;
+	} else if (!strcmp(name, "sync")) {
+		o->sync = true;
+	} else {
+		return -ENOENT;
+	}
+	return 0;
 }
 
 int gs_parse_size(const char *s, uint64_t *out)

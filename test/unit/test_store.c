@@ -833,6 +833,52 @@ static void test_sizes_remembered(void **state)
 	gs_close(s);
 }
 
+/* The store options by name, as the command lines and goblin.conf use. */
+static void test_option_set(void **state)
+{
+	struct gs_options o;
+	const char *why;
+	int n = 0;
+	(void)state;
+
+	gs_options_init(&o);
+	assert_int_equal(gs_option_set(&o, "memory", "64M", &why), 0);
+	assert_int_equal(o.memory, 64 * MiB);
+	assert_int_equal(gs_option_set(&o, "ssd-size", "2G", &why), 0);
+	assert_int_equal(o.ssd_size, 2 * GiB);
+	assert_int_equal(gs_option_set(&o, "io-depth", "8", &why), 0);
+	assert_int_equal(o.io_depth, 8);
+	assert_int_equal(gs_option_set(&o, "ssd-dir", "/x", &why), 0);
+	assert_string_equal(o.ssd_dir, "/x");
+	assert_int_equal(gs_option_set(&o, "no-mlock", NULL, &why), 0);
+	assert_true(o.no_mlock);
+	assert_int_equal(gs_option_set(&o, "preload-heads", NULL, &why), 0);
+	assert_true(o.preload_heads);
+	assert_int_equal(gs_option_set(&o, "no-preload-heads", NULL, &why), 0);
+	assert_false(o.preload_heads);
+	/* bad values say why and change nothing */
+	assert_int_equal(gs_option_set(&o, "memory", "lots", &why), -EINVAL);
+	assert_non_null(why);
+	assert_int_equal(o.memory, 64 * MiB);
+	assert_int_equal(gs_option_set(&o, "memory", "99999999999T", &why),
+			 -ERANGE);
+	assert_int_equal(gs_option_set(&o, "io-depth", "0", &why), -EINVAL);
+	assert_int_equal(gs_option_set(&o, "io-depth", "33", &why), -EINVAL);
+	assert_int_equal(gs_option_set(&o, "io-depth", "4x", &why), -EINVAL);
+	assert_int_equal(o.io_depth, 8);
+	assert_int_equal(gs_option_set(&o, "ssd-dir", "", &why), -EINVAL);
+	assert_int_equal(gs_option_set(&o, "colour", "red", &why), -ENOENT);
+	/* every listed option is known to the setter */
+	for (const struct gs_option_desc *d = gs_option_list; d->name; d++) {
+		assert_int_not_equal(gs_option_set(&o, d->name,
+						   d->arg ? "4096" : NULL,
+						   &why),
+				     -ENOENT);
+		n++;
+	}
+	assert_int_equal(n, GS_NOPTIONS);
+}
+
 /* ---- eviction ---- */
 
 static void test_ssd_eviction_scan_resistant(void **state)
@@ -1638,6 +1684,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
+		cmocka_unit_test(test_option_set),
 		cmocka_unit_test_setup_teardown(test_drop_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sizes_remembered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
