@@ -37,17 +37,6 @@
 
 static const char *prog = "gen";
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(128);
-}
 
 static void usage(void)
 {

@@ -17,6 +17,9 @@
 #define GOBLIN_BENCH_WORKLOAD_H
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -138,6 +141,23 @@ static inline double gev_quantile(double loc, double scale, double shape,
 }
 
 /* ART: generalized Pareto, redrawn until <= 8 MiB. */
+/* ---- errors: "PROG: message", exit 128 (the driver defines prog) ---- */
+
+static const char *prog;
+
+__attribute__((noreturn, format(printf, 1, 2), unused))
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(128);
+}
+
 /* ---- statistics shared by the drivers ---- */
 
 static inline int cmp_u64(const void *a, const void *b)
