@@ -7,66 +7,19 @@
 
 bats_require_minimum_version 1.5.0
 
-GFS="${GOBLINFS:-$BATS_TEST_DIRNAME/../../build/goblinfs}"
-GCTL="${GOBLINCTL:-$BATS_TEST_DIRNAME/../../build/goblinctl}"
+load goblinfs
+
 CHECK="$BATS_TEST_DIRNAME/goblinfs_check.py"
 STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 256M)
 
 setup() {
-	[ -e /dev/fuse ] || skip "no /dev/fuse"
-	command -v fusermount3 >/dev/null || skip "no fusermount3"
-	if [ ! -x "$GFS" ]; then
-		echo "goblinfs is not built: $GFS" >&2
-		return 1
-	fi
-	T="$(mktemp -d "${TMPDIR:-/tmp}/goblinfs-bats.XXXXXX")"
-	S="$T/store"
-	M="$T/mnt"
-	mkdir "$M"
-	GPID=
-	unset GOBLIN_STORE
-}
-
-unmount_quietly() {
-	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null || true
+	gfs_setup goblinfs-bats
 }
 
 teardown() {
 	[ -n "${T:-}" ] || return 0
-	unmount_quietly
-	if [ -n "$GPID" ]; then
-		kill "$GPID" 2>/dev/null || true
-		wait "$GPID" 2>/dev/null || true
-	fi
-	unmount_quietly
+	gfs_teardown
 	rm -rf "$T"
-}
-
-# wait_mounted: poll until $M is a mount (5 s)
-wait_mounted() {
-	local i
-	for i in $(seq 50); do
-		timeout 2 mountpoint -q "$M" && return 0
-		sleep 0.1
-	done
-	echo "goblinfs did not mount; its log:" >&2
-	cat "$T/gfs.log" >&2
-	return 1
-}
-
-# mount_fs [OPTIONS]: goblinfs -f in the background on this test's store
-mount_fs() {
-	"$GFS" "${STORE_OPTS[@]}" --store "$S" -f "$@" "$M" \
-		2>>"$T/gfs.log" &
-	GPID=$!
-	wait_mounted
-}
-
-# umount_fs: unmount and wait for goblinfs to exit 0
-umount_fs() {
-	fusermount3 -u "$M"
-	wait "$GPID"
-	GPID=
 }
 
 # mktree DIR: files of many sizes, nested

@@ -8,7 +8,8 @@
 
 bats_require_minimum_version 1.5.0
 
-GFS="${GOBLINFS:-$BATS_TEST_DIRNAME/../../build/goblinfs}"
+load goblinfs
+
 STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 64M)
 
 # An origin that, while the file .short exists in its directory, announces
@@ -29,34 +30,15 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port),
 '
 
 setup() {
-	[ -e /dev/fuse ] || skip "no /dev/fuse"
-	command -v fusermount3 >/dev/null || skip "no fusermount3"
-	if [ ! -x "$GFS" ]; then
-		echo "goblinfs is not built: $GFS" >&2
-		return 1
-	fi
-	T="$(mktemp -d "${TMPDIR:-/tmp}/goblinfs-mirror-bats.XXXXXX")"
-	S="$T/store"
-	M="$T/mnt"
+	gfs_setup goblinfs-mirror-bats
 	O="$T/origin"
-	mkdir "$M" "$O"
-	GPID=
+	mkdir "$O"
 	OPID=
-	unset GOBLIN_STORE
-}
-
-unmount_quietly() {
-	fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null || true
 }
 
 teardown() {
 	[ -n "${T:-}" ] || return 0
-	unmount_quietly
-	if [ -n "$GPID" ]; then
-		kill "$GPID" 2>/dev/null || true
-		wait "$GPID" 2>/dev/null || true
-	fi
-	unmount_quietly
+	gfs_teardown
 	if [ -n "$OPID" ]; then
 		kill "$OPID" 2>/dev/null || true
 		wait "$OPID" 2>/dev/null || true
@@ -85,29 +67,9 @@ start_origin() {
 	return 1
 }
 
-wait_mounted() {
-	local i
-	for i in $(seq 50); do
-		timeout 2 mountpoint -q "$M" && return 0
-		sleep 0.1
-	done
-	echo "goblinfs did not mount; its log:" >&2
-	cat "$T/gfs.log" >&2
-	return 1
-}
-
 # mount_mirror [OPTIONS]: goblinfs -f --mirror $URL in the background
 mount_mirror() {
-	"$GFS" "${STORE_OPTS[@]}" --store "$S" --mirror "$URL" -f "$@" "$M" \
-		2>>"$T/gfs.log" &
-	GPID=$!
-	wait_mounted
-}
-
-umount_fs() {
-	fusermount3 -u "$M"
-	wait "$GPID"
-	GPID=
+	mount_fs --mirror "$URL" "$@"
 }
 
 # requests METHOD PATH: the origin's log lines for that request (PATH as
