@@ -21,6 +21,7 @@ USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 invocation="bench/engine-vs-fio.sh${*:+ $*}"
 dir=/var/tmp/goblin-bench
 total=1536M
@@ -61,24 +62,18 @@ mkdir -p "$logs"
 trap 'rm -f "$fiofile"' EXIT
 
 # The page cache cannot help either side (both read O_DIRECT), but start
-# each measurement from the same state anyway.
-drop_caches() {
-	sync
-	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+# each measurement from the same state anyway, where we may.
+drop_caches_if() {
+	drop_caches 2>/dev/null || true
 }
 
 engine_cmd=("$engine" --store "$store" --memory "$memory" --total "$total"
 	--big-size "$big" --seed 1 --passes "$passes" "${extra[@]}")
-fio_write_cmd=(fio --name=write --filename="$fiofile" --direct=1 --rw=write
-	--bs=1M --iodepth=8 --ioengine=io_uring --size="$big"
-	--refill_buffers=1 --output-format=json)
-fio_read_cmd=(fio --name=seq --filename="$fiofile" --direct=1 --rw=read
-	--bs=1M --iodepth=8 --ioengine=io_uring --size="$big"
-	--output-format=json)
+fio_cmds "$fiofile" "$big"
 
 run_engine() {
 	local i=$1
-	drop_caches
+	drop_caches_if
 	echo "engine-vs-fio: rep $i: engine" >&2
 	"${engine_cmd[@]}" --csv "$logs/engine-$i.csv" >"$logs/engine-$i.log" \
 		2>"$logs/engine-$i.err" || {
@@ -91,7 +86,7 @@ run_engine() {
 run_fio() {
 	local i=$1
 	rm -f "$fiofile"
-	drop_caches
+	drop_caches_if
 	echo "engine-vs-fio: rep $i: fio (fresh $big file)" >&2
 	"${fio_write_cmd[@]}" >"$logs/fio-write-$i.json"
 	"${fio_read_cmd[@]}" >"$logs/fio-read-$i.json"
@@ -112,16 +107,7 @@ for i in $(seq 1 "$reps"); do
 done
 
 # The machine, for the report.
-{
-	echo "nproc: $(nproc)"
-	echo "uname -r: $(uname -r)"
-	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-	echo "free -g:"; free -g
-	echo "df -h $dir:"; df -h "$dir"
-	echo "fs: $(findmnt -n -o FSTYPE,OPTIONS -T "$dir" 2>/dev/null || true)"
-	echo "fio: $(fio --version)"
-	echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo 'no commit yet') $(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo '(working tree has uncommitted changes)')"
-} >"$logs/machine.txt"
+machine_info "$dir" "$root" >"$logs/machine.txt"
 
 mkdir -p "$(dirname "$out")"
 python3 - "$logs" "$reps" "$out" "$date_tag" "$passes" "$invocation" \

@@ -88,28 +88,6 @@ static double mibps(uint64_t bytes, int64_t ns)
 	return ns > 0 ? (double)bytes / MiB / ((double)ns / 1e9) : 0.0;
 }
 
-
-static uint64_t parse_size_opt(const char *opt, const char *s)
-{
-	uint64_t v;
-
-	if (gs_parse_size(s, &v))
-		die("bad size for --%s: '%s'", opt, s);
-	return v;
-}
-
-static uint64_t parse_num_opt(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end)
-		die("bad number for --%s: '%s'", opt, s);
-	return v;
-}
-
 static void art_key(char *buf, size_t len, uint64_t i)
 {
 	snprintf(buf, len, "art:%08" PRIu64, i);
@@ -128,7 +106,6 @@ static int rm_one(const char *path, const struct stat *st, int type,
 		return -1;
 	return 0;
 }
-
 
 static void mkdir_p(const char *dir)
 {

@@ -62,27 +62,6 @@ static void usage(void)
 	exit(129);
 }
 
-static uint64_t parse_size_opt(const char *opt, const char *s)
-{
-	uint64_t v;
-
-	if (gs_parse_size(s, &v))
-		die("bad size for --%s: '%s'", opt, s);
-	return v;
-}
-
-static uint64_t parse_num_opt(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-')
-		die("bad number for --%s: '%s'", opt, s);
-	return v;
-}
-
 /* "0.125", "1/8", "1e-3": a positive finite factor. */
 static double parse_scale(const char *s)
 {

@@ -35,6 +35,7 @@ USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 invocation="bench/goblinfs.sh${*:+ $*}"
 dir=/var/tmp/goblin-fsbench
 quick=0
@@ -132,11 +133,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-drop_caches() {
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-}
-
 # mount_fs STORE TAG [STORE OPTIONS]: goblinfs in the foreground, in the
 # background of this script, so that unmount_fs can wait for it to close
 # the store (it is locked while mounted).
@@ -164,12 +160,7 @@ unmount_fs() {
 	[ $rc -eq 0 ] || die "goblinfs exited with status $rc, see $logs"
 }
 
-fio_write_cmd=(fio --name=write --filename="$fiofile" --direct=1 --rw=write
-	--bs=1M --iodepth=8 --ioengine=io_uring --size="$seq_size"
-	--refill_buffers=1 --output-format=json)
-fio_read_cmd=(fio --name=seq --filename="$fiofile" --direct=1 --rw=read
-	--bs=1M --iodepth=8 --ioengine=io_uring --size="$seq_size"
-	--output-format=json)
+fio_cmds "$fiofile" "$seq_size"
 
 # run_fio NAME: write a fresh file, drop caches, the measured read
 run_fio() {
@@ -411,16 +402,9 @@ t_end=$(date +%s)
 
 # ---- the report ----------------------------------------------------------------
 {
-	echo "nproc: $(nproc)"
-	echo "uname -r: $(uname -r)"
-	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-	echo "free -g:"; free -g
-	echo "df -h $dir:"; df -h "$dir"
-	echo "fs: $(findmnt -n -o FSTYPE,OPTIONS -T "$dir" 2>/dev/null || true)"
+	machine_info "$dir" "$root"
 	echo "loadavg at the end: $(cat /proc/loadavg)"
-	echo "fio: $(fio --version)"
 	echo "fuse: $(fusermount3 --version 2>&1 | head -1)"
-	echo "git: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo 'no commit yet') $(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo '(working tree has uncommitted changes)')"
 } >"$logs/machine.txt"
 printf '%s\n' "${mounts[@]}" | awk '!seen[$0]++' >"$logs/mounts.txt"
 

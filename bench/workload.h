@@ -20,6 +20,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include "goblin.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -156,6 +158,30 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(128);
+}
+
+/* Option values: a size ("64M"), or a whole number (decimal or 0x). */
+__attribute__((unused))
+static uint64_t parse_size_opt(const char *opt, const char *s)
+{
+	uint64_t v;
+
+	if (gs_parse_size(s, &v))
+		die("bad size for --%s: '%s'", opt, s);
+	return v;
+}
+
+__attribute__((unused))
+static uint64_t parse_num_opt(const char *opt, const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-')
+		die("bad number for --%s: '%s'", opt, s);
+	return v;
 }
 
 /* ---- statistics shared by the drivers ---- */
