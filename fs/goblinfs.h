@@ -8,6 +8,7 @@
 #define GOBLINFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct gs_store;
 struct fuse_args;
@@ -22,11 +23,12 @@ struct gfs_options {
 	const char *fsname;	/* shown in /proc/mounts, NULL: "goblinfs" */
 	const char *mirror;	/* origin URL: read-through, read-only */
 	double negative_timeout; /* seconds the kernel caches a missing name */
+	uint64_t direct_read;	/* files this big bypass the page cache; 0 never */
 };
 
 /*
  * Defaults: 16 threads, 1 s timeouts (5 s for missing names with a
- * mirror), 2 s commit wait, no mirror.  A negative_timeout below 0 means
+ * mirror), 2 s commit wait, no mirror, direct reads from 64 MiB.  A negative_timeout below 0 means
  * entry_timeout (without a mirror) or 5 s (with one).
  */
 void gfs_options_init(struct gfs_options *o);

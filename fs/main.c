@@ -91,6 +91,9 @@ static void usage_print(FILE *f)
 	      "                         the mount is read-only\n"
 	      "  --negative-timeout S   seconds a missing name is remembered\n"
 	      "                         (default 1, 5 with --mirror)\n"
+	      "  --direct-read SIZE     read files of SIZE or more past the\n"
+	      "                         kernel page cache (default 64M;\n"
+	      "                         0: never)\n"
 	      "\n"
 	      "Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n"
 	      "  --store DIR            the store directory (default: "
@@ -108,11 +111,12 @@ enum {
 	OPT_NO_AUTO_UNMOUNT,
 	OPT_MIRROR,
 	OPT_NEGATIVE_TIMEOUT,
+	OPT_DIRECT_READ,
 	OPT_STORE_OPTION,	/* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 8
+#define NOWN 9
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{"help", no_argument, NULL, 'h'},
 	{"foreground", no_argument, NULL, 'f'},
@@ -122,6 +126,7 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{"no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT},
 	{"mirror", required_argument, NULL, OPT_MIRROR},
 	{"negative-timeout", required_argument, NULL, OPT_NEGATIVE_TIMEOUT},
+	{"direct-read", required_argument, NULL, OPT_DIRECT_READ},
 };
 
 struct cmdline {
@@ -214,6 +219,11 @@ static void parse(struct cmdline *c, int argc, char **argv)
 		case OPT_NEGATIVE_TIMEOUT:
 			c->fo.negative_timeout =
 				seconds_opt("negative-timeout", optarg);
+			break;
+		case OPT_DIRECT_READ:
+			if (gs_parse_size(optarg, &c->fo.direct_read) < 0)
+				usage_error("invalid size '%s' for "
+					    "--direct-read", optarg);
 			break;
 		case ':':
 			usage_error("option '%s' needs a value",

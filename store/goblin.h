@@ -214,6 +214,13 @@ struct gs_chunk {
 int gs_reader_range(struct gs_reader *r, uint64_t off, uint64_t len);
 
 /*
+ * Keep at least @bytes of the tail in flight on @r (rounded up to whole
+ * io_chunk reads, at most 32 of them, never fewer than io_depth): for a
+ * consumer that takes @bytes at a time, like a FUSE read.
+ */
+void gs_reader_set_window(struct gs_reader *r, uint64_t bytes);
+
+/*
  * Blocking streaming: the next chunk in order.  The RAM head comes first,
  * zero copy from its slot; tail chunks are read ahead io_depth deep with
  * O_DIRECT.  Returns 1 with *c filled, 0 at the end of the range, or a

@@ -187,6 +187,19 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 	return 0;
 }
 
+void gs_reader_set_window(struct gs_reader *r, uint64_t bytes)
+{
+	uint64_t chunk = r->s->o.io_chunk;
+	uint64_t depth = (bytes + chunk - 1) / chunk;
+
+	if (depth > GS_MAX_DEPTH)
+		depth = GS_MAX_DEPTH;
+	pthread_mutex_lock(&r->s->lock);
+	r->depth = depth > r->s->o.io_depth ? (unsigned)depth
+					    : r->s->o.io_depth;
+	pthread_mutex_unlock(&r->s->lock);
+}
+
 const struct gs_meta *gs_reader_meta(const struct gs_reader *r)
 {
 	return &r->meta;
