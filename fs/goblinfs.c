@@ -1635,9 +1635,12 @@ static void gfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize = 4096;
 	sv.f_frsize = 4096;
-	freeb = st.ssd_capacity > st.ssd_used ? st.ssd_capacity - st.ssd_used
-					      : 0;
-	sv.f_blocks = st.ssd_capacity / 4096;
+	/* both disk tiers: big files live on the HDD, the rest on the SSD */
+	freeb = (st.ssd_capacity > st.ssd_used ? st.ssd_capacity - st.ssd_used
+					       : 0) +
+		(st.hdd_capacity > st.hdd_used ? st.hdd_capacity - st.hdd_used
+					       : 0);
+	sv.f_blocks = (st.ssd_capacity + st.hdd_capacity) / 4096;
 	sv.f_bfree = freeb / 4096;
 	sv.f_bavail = sv.f_bfree;
 	pthread_mutex_lock(&fs->lock);

@@ -32,11 +32,12 @@ struct io_uring_cqe;
 /*
  * Store options.  Fill with gs_options_init() and change what you need;
  * sizes are bytes.  All sizes must be multiples of 4096; io_chunk and
- * write_io_chunk must be multiples of GS_CSUM_BLOCK.  The store remembers
- * memory, small_memory, block, ram_head, ssd_size and ssd_floor in its
+ * write_io_chunk must be multiples of GS_CSUM_BLOCK, ssd_prefix of
+ * GS_ALLOC_UNIT.  The store remembers memory, small_memory, block,
+ * ram_head, ssd_size, ssd_floor, hdd_size and ssd_prefix in its
  * superblock: gs_options_init() leaves them GS_UNSET, which means "as the
  * store was last opened" (built-in defaults for a new store: 64 MiB,
- * 16 MiB, 2 MiB, 256 KiB, 0, 0), so a command that names no sizes does not
+ * 16 MiB, 2 MiB, 256 KiB, 0, 0, 0, 4 MiB), so a command that names no sizes does not
  * shrink a store that runs bigger; a size that is set is used and
  * remembered.
  */
@@ -53,6 +54,10 @@ struct gs_options {
 	const char *ssd_dir;	 /* SSD tier directory, NULL: <store>/ssd */
 	uint64_t ssd_size;	 /* SSD capacity, 0: free space minus floor */
 	uint64_t ssd_floor;	 /* with ssd_size 0: bytes left free on the fs */
+	const char *hdd_dir;	 /* HDD tier directory, NULL: none (or as
+				  * the store was created with one) */
+	uint64_t hdd_size;	 /* HDD capacity, 0: free space minus floor */
+	uint64_t ssd_prefix;	 /* with an HDD tier: bytes [H, H+P) on SSD */
 	unsigned io_depth;	 /* tail reads in flight per reader */
 	bool no_mlock;		 /* do not mlock the RAM pools */
 	bool no_hugetlb;	 /* do not try HugeTLB pages */
@@ -70,7 +75,7 @@ struct gs_option_desc {
 	const char *help;	/* one line */
 };
 /* Every store option; GS_NOPTIONS of them, then a NULL name. */
-#define GS_NOPTIONS 15
+#define GS_NOPTIONS 18
 extern const struct gs_option_desc gs_option_list[];
 
 struct option;
@@ -86,8 +91,8 @@ void gs_option_help(FILE *f);
 /*
  * Set the store option @name from @value (NULL for a flag).  Returns 0,
  * -ENOENT when @name is no store option, or -EINVAL / -ERANGE for a bad
- * value; *@why then says what is wrong with it.  "ssd-dir" keeps the
- * @value pointer: it must outlive @o.
+ * value; *@why then says what is wrong with it.  "ssd-dir" and "hdd-dir"
+ * keep the @value pointer: it must outlive @o.
  */
 int gs_option_set(struct gs_options *o, const char *name, const char *value,
 		  const char **why);
@@ -322,7 +327,12 @@ struct gs_stats {
 	uint64_t bytes_read_ram;	/* value bytes served from RAM */
 	uint64_t bytes_read_ssd;	/* value bytes served from the SSD tier */
 	uint64_t bytes_written_ssd;	/* bytes written to the SSD tier */
+	uint64_t bytes_read_hdd;	/* value bytes served from the HDD tier */
+	uint64_t bytes_written_hdd;	/* bytes written to the HDD tier */
 	uint64_t evictions_ssd;		/* objects evicted from the SSD tier */
+	uint64_t evictions_hdd;		/* objects evicted from the HDD tier */
+	uint64_t ssd_prefix_drops;	/* SSD prefixes dropped for room: the
+					 * object stays on the HDD tier */
 	uint64_t evictions_small;	/* small objects removed for room */
 	uint64_t small_chills;		/* small objects moved out of RAM: they
 					 * stay readable from the journal */
@@ -337,6 +347,8 @@ struct gs_stats {
 	uint64_t ssd_reads;		/* O_DIRECT tail reads completed */
 	uint64_t ssd_read_ns;		/* their summed latency */
 	uint64_t ssd_read_hist[16];	/* latency: bucket i < 2^i * 16 us */
+	uint64_t hdd_reads;		/* O_DIRECT reads of the HDD tier */
+	uint64_t hdd_read_ns;		/* their summed latency */
 	uint64_t ram_capacity;		/* head pool bytes */
 	uint64_t ram_slots;		/* head slots */
 	uint64_t ram_slots_used;	/* head slots holding a head */
@@ -347,6 +359,8 @@ struct gs_stats {
 	uint64_t small_cold_bytes;	/* their value bytes */
 	uint64_t ssd_capacity;		/* SSD tier bytes */
 	uint64_t ssd_used;		/* SSD bytes allocated */
+	uint64_t hdd_capacity;		/* HDD tier bytes (0: no HDD tier) */
+	uint64_t hdd_used;		/* HDD bytes allocated */
 	uint64_t journal_bytes;		/* journal file size */
 	bool hugetlb;			/* head pool on HugeTLB pages */
 	bool mlocked;			/* RAM pools locked */

@@ -55,12 +55,16 @@ struct gs_obj {
 
 	/* large objects */
 	uint8_t *head;		/* RAM head slot, NULL when not in RAM */
-	struct extent *ext;
+	struct extent *ext;	/* SSD and HDD extents, each tier's in order */
 	uint32_t next;
+	uint8_t hdd;		/* the HDD tier holds all of [0, size) */
+	uint64_t ssd_len;	/* the SSD tier holds [0, ssd_len): size, or
+				 * with an HDD copy the prefix or nothing */
 	uint32_t *csum;		/* per GS_CSUM_BLOCK; set as blocks are written */
 
 	struct slru_node lru;	/* SSD tier, or small arena when small */
 	struct slru_node hlru;	/* RAM head pool */
+	struct slru_node dlru;	/* HDD tier */
 	/* the key as created; node.key points here, or after a rename to a
 	 * malloc'ed copy of the new key: use node.key, not this */
 	uint8_t key[];
@@ -95,6 +99,7 @@ struct gs_store {
 	struct gs_options o;
 	int lock_fd;
 	int data_fd;		/* SSD data file, O_DIRECT */
+	int hdd_fd;		/* HDD data file, O_DIRECT; -1 without one */
 	int jfd;		/* journal, O_APPEND */
 
 	pthread_mutex_t lock;	/* everything below unless noted */
@@ -104,8 +109,10 @@ struct gs_store {
 	struct ram_region head_mem, small_mem;
 	struct slots slots;
 	struct arena arena;
-	struct space space;
-	struct slru lru_ssd, lru_small, lru_head;
+	struct space space;	/* the SSD tier */
+	struct space hspace;	/* the HDD tier (limit 0 without one) */
+	uint64_t split;		/* with an HDD tier: SSD bytes of an object */
+	struct slru lru_ssd, lru_small, lru_head, lru_hdd;
 	uint64_t cas;		/* last cas handed out */
 	uint64_t seq;		/* last journal sequence number */
 	uint64_t jbytes;	/* journal file size */
@@ -168,8 +175,12 @@ void obj_meta(const struct gs_obj *o, struct gs_meta *m);
 void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
 int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
 int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own);
-int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size);
-void ssd_trim(struct gs_store *s, struct gs_obj *o, uint64_t size);
+/* Make @o's extents on @tier cover @size bytes, evicting for room. */
+int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
+/* Give back @tier's units past the first @size bytes (0: all of them). */
+void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
+struct space *tier_space(struct gs_store *s, int tier);
+int tier_fd(const struct gs_store *s, int tier);
 void obj_release_large(struct gs_store *s, struct gs_obj *o);
 int journal_write(struct gs_store *s, const void *buf, size_t len);
 void journal_maybe_rewrite(struct gs_store *s);
@@ -179,9 +190,16 @@ uint8_t *head_slot_get(struct gs_store *s, struct gs_obj *o);
 bool obj_expired(const struct gs_obj *o, int64_t now);
 void obj_wake(struct gs_store *s, struct gs_obj *o);
 
-/* SSD allocation units held by @o. */
-uint32_t obj_units(const struct gs_obj *o);
-/* Map object offset @off to a device offset; *run = bytes left in extent. */
-uint64_t obj_dev_off(const struct gs_obj *o, uint64_t off, uint64_t *run);
+/* Allocation units @o holds on @tier. */
+uint32_t obj_units(const struct gs_obj *o, int tier);
+/* Map object offset @off to an offset in @tier's file; *run = bytes left in
+ * the extent (0 and UINT64_MAX when @tier does not hold @off). */
+uint64_t obj_dev_off(const struct gs_obj *o, int tier, uint64_t off,
+		     uint64_t *run);
+/* The tier a read of object offset @off goes to. */
+static inline int obj_tier_of(const struct gs_obj *o, uint64_t off)
+{
+	return off < o->ssd_len ? TIER_SSD : TIER_HDD;
+}
 
 #endif

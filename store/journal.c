@@ -94,7 +94,10 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 		p += r->size;
 	} else if (r->type == J_PUT_LARGE) {
 		for (uint32_t i = 0; i < r->next; i++) {
-			PUT(p, ext[i].off);
+			uint64_t off = ext[i].off |
+				       (ext[i].tier == TIER_HDD ? J_EXT_HDD : 0);
+
+			PUT(p, off);
 			PUT(p, ext[i].len);
 		}
 		if (r->ncsum)
@@ -186,7 +189,7 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 	if (r->type == J_PUT_SMALL) {
 		r->value = p;
 	} else if (r->type == J_PUT_LARGE) {
-		uint64_t total = 0;
+		uint64_t total[NTIERS] = { 0, 0 };
 
 		r->ext = p;
 		r->csum = p + 16ull * r->next;
@@ -196,12 +199,23 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 			jrec_get_ext(r, i, &e);
 			if (e.len == 0 || e.len % GS_ALLOC_UNIT ||
 			    e.off % GS_ALLOC_UNIT || e.off + e.len < e.off ||
-			    total + e.len < total)
+			    total[e.tier] + e.len < total[e.tier])
 				return -EBADMSG;
-			total += e.len;
+			total[e.tier] += e.len;
 		}
-		/* The extents hold the value, 4 KiB padded, and no more. */
-		if (total < r->size || total - r->size >= GS_ALLOC_UNIT + 4096)
+		/*
+		 * The extents hold the value, 4 KiB padded, and no more: on
+		 * the SSD tier, or whole on the HDD tier with a prefix (or
+		 * nothing) on the SSD tier.
+		 */
+		if (total[TIER_HDD] &&
+		    (total[TIER_HDD] < r->size ||
+		     total[TIER_HDD] - r->size >= GS_ALLOC_UNIT + 4096 ||
+		     total[TIER_SSD] >= r->size + GS_ALLOC_UNIT + 4096))
+			return -EBADMSG;
+		if (!total[TIER_HDD] &&
+		    (total[TIER_SSD] < r->size ||
+		     total[TIER_SSD] - r->size >= GS_ALLOC_UNIT + 4096))
 			return -EBADMSG;
 	}
 	return rlen;
@@ -211,6 +225,8 @@ void jrec_get_ext(const struct jrec *r, uint32_t i, struct extent *e)
 {
 	memcpy(&e->off, r->ext + 16ull * i, 8);
 	memcpy(&e->len, r->ext + 16ull * i + 8, 8);
+	e->tier = e->off & J_EXT_HDD ? TIER_HDD : TIER_SSD;
+	e->off &= ~J_EXT_HDD;
 }
 
 uint32_t jrec_get_csum(const struct jrec *r, uint32_t i)

@@ -3,7 +3,8 @@
  * The journal: an append-only log of checksummed records that is the
  * durable index of the store.  A put of a small object carries its value
  * (the log is the small objects' durable home); a put of a large object
- * carries its extents on the SSD tier and one checksum per GS_CSUM_BLOCK.
+ * carries its extents (on the SSD tier; with an HDD tier, the whole value
+ * there and a prefix on the SSD) and one checksum per GS_CSUM_BLOCK.
  * Replay applies records in order; a torn or corrupt record ends it.
  */
 #ifndef GS_JOURNAL_H
@@ -25,6 +26,8 @@ enum {
 #define J_HDR 24
 #define J_PUT_BODY 56
 #define J_MAX_RECORD (1u << 30)
+/* An extent offset with this bit is on the HDD tier. */
+#define J_EXT_HDD (1ull << 63)
 
 /* A record, decoded in place: pointers refer to the source buffer. */
 struct jrec {

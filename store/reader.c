@@ -5,7 +5,9 @@
  * reads have been queued, so the head is on its way while the device
  * works; tail chunks then come back in order from a ring of io_depth
  * O_DIRECT reads, each verified against its block checksums before any
- * byte of it is handed out.
+ * byte of it is handed out.  An object with an HDD copy has a second ring
+ * for the HDD: it starts with the request, so the seek is paid while the
+ * RAM head and the SSD prefix are going out.
  */
 #include <assert.h>
 #include <errno.h>
@@ -19,6 +21,14 @@ struct rslot {
 	uint64_t off;		/* object offset of buf[0], block aligned */
 	uint64_t len;		/* object bytes in buf */
 	bool checked;
+	uint8_t tier;
+};
+
+/* The reads of one tier, in object order. */
+struct rqueue {
+	struct rslot slot[GS_MAX_DEPTH];
+	unsigned first, n;
+	uint64_t sub;		/* next object offset to read */
 };
 
 struct gs_reader {
@@ -26,10 +36,8 @@ struct gs_reader {
 	struct gs_obj *o;
 	struct gs_meta meta;
 	uint64_t pos, end;	/* next byte to hand out; end of the range */
-	uint64_t sub;		/* next object offset to read from the device */
 	uint64_t hlen;		/* bytes [0, hlen) come from the RAM head */
-	struct rslot slot[GS_MAX_DEPTH];
-	unsigned first, n;	/* in-order ring of reads */
+	struct rqueue q[NTIERS];	/* [hlen, ssd_len) SSD, the rest HDD */
 	unsigned depth;
 	unsigned inflight;	/* reads not completed */
 	int err;
@@ -95,9 +103,15 @@ static void slot_done(struct gs_io *io)
 	struct gs_reader *r = io->owner;
 	uint64_t ns = now_ns() - io->t0;
 
-	stat_add(r->s, ssd_reads, 1);
-	stat_add(r->s, ssd_read_ns, ns);
-	stat_add_idx(r->s, STAT_IDX(ssd_read_hist) + hist_bucket(ns), 1);
+	if (list_entry(io, struct rslot, io)->tier == TIER_HDD) {
+		stat_add(r->s, hdd_reads, 1);
+		stat_add(r->s, hdd_read_ns, ns);
+	} else {
+		stat_add(r->s, ssd_reads, 1);
+		stat_add(r->s, ssd_read_ns, ns);
+		stat_add_idx(r->s, STAT_IDX(ssd_read_hist) + hist_bucket(ns),
+			     1);
+	}
 	assert(r->inflight > 0);
 	if (--r->inflight == 0 && r->closing) {
 		reader_finish_close(r);
@@ -112,6 +126,13 @@ static struct io_uring *reader_ring(struct gs_reader *r)
 	if (!r->ring)
 		r->ring = ring_get(r->s);	/* given back at close */
 	return r->ring;
+}
+
+/* Point the queues at object offset @start (block aligned, or hlen). */
+static void queues_start(struct gs_reader *r, uint64_t start)
+{
+	r->q[TIER_SSD].sub = start;
+	r->q[TIER_HDD].sub = start > r->o->ssd_len ? start : r->o->ssd_len;
 }
 
 int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
@@ -170,7 +191,10 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 		stat_add(s, small_hits, 1);
 		slru_hit(&s->lru_small, &o->lru);
 	} else {
-		slru_hit(&s->lru_ssd, &o->lru);
+		if (o->ssd_len)
+			slru_hit(&s->lru_ssd, &o->lru);
+		if (o->hdd)
+			slru_hit(&s->lru_hdd, &o->dlru);
 		if (o->head) {
 			r->hlen = o->size < s->o.ram_head ? o->size
 							   : s->o.ram_head;
@@ -180,7 +204,7 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 			stat_add(s, head_misses, 1);
 		}
 	}
-	r->sub = r->hlen;
+	queues_start(r, r->hlen);
 	pthread_mutex_unlock(&s->lock);
 	stat_add(s, get_hits, 1);
 	*out = r;
@@ -208,20 +232,25 @@ const struct gs_meta *gs_reader_meta(const struct gs_reader *r)
 /* Release slots whose bytes have all been handed out.  Lock held. */
 static void release_consumed(struct gs_reader *r, bool all)
 {
-	while (r->n) {
-		struct rslot *sl = &r->slot[r->first];
+	for (int t = TIER_SSD; t < NTIERS; t++) {
+		struct rqueue *q = &r->q[t];
 
-		if (!sl->io.done ||
-		    (!all && sl->off + sl->len > r->pos))
-			break;
-		bufpool_put(&r->s->rbufs, sl->buf);
-		sl->buf = NULL;
-		r->first = (r->first + 1) % GS_MAX_DEPTH;
-		r->n--;
+		while (q->n) {
+			struct rslot *sl = &q->slot[q->first];
+
+			if (!sl->io.done ||
+			    (!all && sl->off + sl->len > r->pos))
+				break;
+			bufpool_put(&r->s->rbufs, sl->buf);
+			sl->buf = NULL;
+			q->first = (q->first + 1) % GS_MAX_DEPTH;
+			q->n--;
+		}
 	}
 }
 
-/* Queue reads ahead of the reader, up to @depth in flight.  Lock held. */
+/* Queue reads ahead of the reader, up to @depth in flight on each tier it
+ * reads.  Lock held. */
 static void pump(struct gs_reader *r, unsigned depth)
 {
 	struct gs_store *s = r->s;
@@ -234,42 +263,52 @@ static void pump(struct gs_reader *r, unsigned depth)
 		end_dev = o->size;
 	if (!r->ring)
 		return;	/* reader_step took one before the lock, or failed */
-	while (r->n < depth && r->sub < end_dev && r->sub < limit) {
-		struct rslot *sl;
-		uint64_t len = s->o.io_chunk, run, dev;
-		struct io_uring_sqe *sqe;
-		uint8_t *buf;
+	for (int t = TIER_SSD; t < NTIERS; t++) {
+		struct rqueue *q = &r->q[t];
+		uint64_t have = t == TIER_SSD && o->ssd_len < limit
+					? o->ssd_len : limit;
+		uint64_t stop = end_dev < have ? end_dev : have;
 
-		/* a read of the whole head lets it be promoted to RAM */
-		if (r->sub == 0 && !o->head && hl > len && hl <= limit)
-			len = hl;
-		if (len > end_dev - r->sub && !(r->sub == 0 && len == hl))
-			len = end_dev - r->sub;
-		if (len > limit - r->sub)
-			len = limit - r->sub;
-		dev = obj_dev_off(o, r->sub, &run);
-		if (len > run)
-			len = run;
-		buf = bufpool_get(&s->rbufs);
-		sqe = buf ? io_get_sqe(r->ring) : NULL;
-		if (!sqe) {
-			if (buf)
-				bufpool_put(&s->rbufs, buf);
+		if (t == TIER_HDD && !o->hdd)
 			break;
+		while (q->n < depth && q->sub < stop) {
+			struct rslot *sl;
+			uint64_t len = s->o.io_chunk, run, dev;
+			struct io_uring_sqe *sqe;
+			uint8_t *buf;
+
+			/* a read of the whole head lets it be promoted to
+			 * RAM, even when the range ends inside it */
+			if (q->sub == 0 && !o->head && hl > len && hl <= have)
+				len = hl;
+			if (len > stop - q->sub && !(q->sub == 0 && len == hl))
+				len = stop - q->sub;
+			dev = obj_dev_off(o, t, q->sub, &run);
+			if (len > run)
+				len = run;
+			buf = bufpool_get(&s->rbufs);
+			sqe = buf ? io_get_sqe(r->ring) : NULL;
+			if (!sqe) {
+				if (buf)
+					bufpool_put(&s->rbufs, buf);
+				break;
+			}
+			sl = &q->slot[(q->first + q->n) % GS_MAX_DEPTH];
+			sl->buf = buf;
+			sl->off = q->sub;
+			sl->len = len;
+			sl->checked = false;
+			sl->tier = (uint8_t)t;
+			io_uring_prep_read(sqe, tier_fd(s, t), buf,
+					   (unsigned)((len + 4095) & ~4095ull),
+					   dev);
+			io_prep(sqe, &sl->io);
+			sl->io.complete = slot_done;
+			sl->io.owner = r;
+			r->inflight++;
+			q->n++;
+			q->sub += len;
 		}
-		sl = &r->slot[(r->first + r->n) % GS_MAX_DEPTH];
-		sl->buf = buf;
-		sl->off = r->sub;
-		sl->len = len;
-		sl->checked = false;
-		io_uring_prep_read(sqe, s->data_fd, buf,
-				   (unsigned)((len + 4095) & ~4095ull), dev);
-		io_prep(sqe, &sl->io);
-		sl->io.complete = slot_done;
-		sl->io.owner = r;
-		r->inflight++;
-		r->n++;
-		r->sub += len;
 	}
 }
 
@@ -326,8 +365,10 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 	struct gs_obj *o = r->o;
 
 	for (;;) {
+		struct rqueue *q;
 		struct rslot *sl;
 		uint64_t avail, n;
+		int t;
 
 		submit(r);	/* reads queued by the previous call */
 		if (r->err)
@@ -387,7 +428,9 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			return 1;
 		}
 		pump(r, r->depth);
-		if (r->n == 0) {
+		t = obj_tier_of(o, r->pos);
+		q = &r->q[t];
+		if (q->n == 0) {
 			if (o->state != OBJ_FILLING) {
 				r->err = -EIO;	/* no buffer or sqe to be had */
 				pthread_mutex_unlock(&s->lock);
@@ -399,7 +442,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		}
 		pthread_mutex_unlock(&s->lock);
 		submit(r);
-		sl = &r->slot[r->first];
+		sl = &q->slot[q->first];
 		if (!sl->io.done) {
 			int ret;
 
@@ -436,7 +479,10 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		c->len = n;
 		c->off = r->pos;
 		r->pos += n;
-		stat_add(s, bytes_read_ssd, n);
+		if (t == TIER_HDD)
+			stat_add(s, bytes_read_hdd, n);
+		else
+			stat_add(s, bytes_read_ssd, n);
 		return 1;
 	}
 }
@@ -470,11 +516,16 @@ static int drain(struct gs_reader *r)
 {
 	if (r->inflight && r->attached)
 		return -EBUSY;
-	for (unsigned i = 0; i < r->n; i++) {
-		struct rslot *sl = &r->slot[(r->first + i) % GS_MAX_DEPTH];
+	for (int t = TIER_SSD; t < NTIERS; t++) {
+		struct rqueue *q = &r->q[t];
 
-		if (!sl->io.done)
-			io_wait(r->ring, &sl->io);
+		for (unsigned i = 0; i < q->n; i++) {
+			struct rslot *sl =
+				&q->slot[(q->first + i) % GS_MAX_DEPTH];
+
+			if (!sl->io.done)
+				io_wait(r->ring, &sl->io);
+		}
 	}
 	return 0;
 }
@@ -493,7 +544,8 @@ int gs_reader_range(struct gs_reader *r, uint64_t off, uint64_t len)
 		off = size;
 	r->pos = off;
 	r->end = len > size - off ? size : off + len;
-	r->sub = off < r->hlen ? r->hlen : off & ~(uint64_t)(GS_CSUM_BLOCK - 1);
+	queues_start(r, off < r->hlen ? r->hlen
+				       : off & ~(uint64_t)(GS_CSUM_BLOCK - 1));
 	if (r->err != -EBADMSG && r->err != -ECANCELED)
 		r->err = 0;
 	return 0;
@@ -531,7 +583,7 @@ static void reader_finish_close(struct gs_reader *r)
 
 	pthread_mutex_lock(&s->lock);
 	release_consumed(r, true);
-	assert(r->n == 0);
+	assert(r->q[TIER_SSD].n == 0 && r->q[TIER_HDD].n == 0);
 	if (r->ring && !r->attached)
 		ring_put_locked(s, r->ring);
 	r->ring = NULL;

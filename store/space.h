@@ -12,7 +12,10 @@
 struct extent {
 	uint64_t off;		/* device offset, bytes, unit aligned */
 	uint64_t len;		/* bytes, unit multiple */
+	uint8_t tier;		/* TIER_SSD or TIER_HDD: whose file */
 };
+
+enum { TIER_SSD = 0, TIER_HDD = 1, NTIERS = 2 };
 
 struct space {
 	uint64_t *bits;		/* 1 = used */

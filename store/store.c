@@ -33,6 +33,7 @@ void gs_options_init(struct gs_options *o)
 	/* the store's remembered sizes, or defaults (see super_check) */
 	o->memory = o->small_memory = o->block = o->ram_head = GS_UNSET;
 	o->ssd_size = o->ssd_floor = GS_UNSET;
+	o->hdd_size = o->ssd_prefix = GS_UNSET;
 	o->io_chunk = 256ull << 10;
 	o->write_io_chunk = 1ull << 20;
 	o->io_depth = 4;
@@ -49,6 +50,9 @@ const struct gs_option_desc gs_option_list[] = {
 	{ "ssd-dir", "DIR", "SSD tier directory (default: STORE/ssd)" },
 	{ "ssd-size", "SIZE", "SSD tier capacity (default: free space)" },
 	{ "ssd-floor", "SIZE", "with no --ssd-size: bytes left free" },
+	{ "hdd-dir", "DIR", "HDD tier directory (default: none)" },
+	{ "hdd-size", "SIZE", "HDD tier capacity (default: free space)" },
+	{ "ssd-prefix", "SIZE", "with an HDD tier: bytes after the head kept on SSD (default 4M)" },
 	{ "no-mlock", NULL, "do not lock the RAM pools" },
 	{ "no-hugetlb", NULL, "do not try HugeTLB pages" },
 	{ "preload-heads", NULL, "read hot heads back into RAM at open" },
@@ -98,6 +102,8 @@ int gs_option_set(struct gs_options *o, const char *name, const char *value,
 		{ "write-io-chunk", offsetof(struct gs_options, write_io_chunk) },
 		{ "ssd-size", offsetof(struct gs_options, ssd_size) },
 		{ "ssd-floor", offsetof(struct gs_options, ssd_floor) },
+		{ "hdd-size", offsetof(struct gs_options, hdd_size) },
+		{ "ssd-prefix", offsetof(struct gs_options, ssd_prefix) },
 	};
 	uint64_t v;
 	int ret;
@@ -128,12 +134,12 @@ int gs_option_set(struct gs_options *o, const char *name, const char *value,
 			return -EINVAL;
 		}
 		o->io_depth = (unsigned)n;
-	} else if (!strcmp(name, "ssd-dir")) {
+	} else if (!strcmp(name, "ssd-dir") || !strcmp(name, "hdd-dir")) {
 		if (!value || !*value) {
 			*why = "empty";
 			return -EINVAL;
 		}
-		o->ssd_dir = value;
+		*(name[0] == 's' ? &o->ssd_dir : &o->hdd_dir) = value;
 	} else if (!strcmp(name, "no-mlock")) {
 		o->no_mlock = true;
 	} else if (!strcmp(name, "no-hugetlb")) {
@@ -237,7 +243,7 @@ static void obj_free(struct gs_store *s, struct gs_obj *o)
 	if (o->head)
 		slots_put(&s->slots, o->head);
 	for (uint32_t i = 0; i < o->next; i++)
-		space_free(&s->space, &o->ext[i]);
+		space_free(tier_space(s, o->ext[i].tier), &o->ext[i]);
 	free(o->ext);
 	free(o->csum);
 	free(o->attr);
@@ -385,6 +391,7 @@ static void obj_unlink(struct gs_store *s, struct gs_obj *o)
 			cold_del(s, o);
 	} else {
 		slru_remove(&s->lru_ssd, &o->lru);
+		slru_remove(&s->lru_hdd, &o->dlru);
 	}
 	slru_remove(&s->lru_head, &o->hlru);
 	obj_unref(s, o);
@@ -501,7 +508,57 @@ void gs_set_drop_hook(struct gs_store *s,
 
 /* ---- eviction (called with s->lock held) ---- */
 
-/* Evict cold SSD objects until @units are free.  Pinned objects stay. */
+/*
+ * Drop the SSD prefix of @o, which stays readable from its HDD copy: the
+ * record without the SSD extents goes to the journal before they can be
+ * reused.  Returns false (nothing changed) if it cannot be journalled.
+ */
+static bool drop_prefix(struct gs_store *s, struct gs_obj *o)
+{
+	struct extent *keep = malloc(o->next * sizeof(*keep));
+	uint8_t *rec;
+	struct jrec r;
+	uint32_t n = 0;
+	size_t len;
+
+	if (!keep)
+		return false;
+	for (uint32_t i = 0; i < o->next; i++)
+		if (o->ext[i].tier == TIER_HDD)
+			keep[n++] = o->ext[i];
+	obj_jrec(o, ++s->seq, &r);
+	r.next = n;
+	len = jrec_size(&r);
+	rec = len ? malloc(len) : NULL;
+	if (!rec) {
+		free(keep);
+		return false;
+	}
+	jrec_encode(&r, keep, o->csum, rec);
+	if (journal_write(s, rec, len) < 0) {
+		free(rec);
+		free(keep);
+		return false;
+	}
+	free(rec);
+	s->jlive += len - o->jlen;
+	o->jlen = len;
+	for (uint32_t i = 0; i < o->next; i++)
+		if (o->ext[i].tier == TIER_SSD)
+			space_free(&s->space, &o->ext[i]);
+	free(o->ext);
+	o->ext = keep;
+	o->next = n;
+	o->ssd_len = 0;
+	slru_remove(&s->lru_ssd, &o->lru);
+	return true;
+}
+
+/*
+ * Make room for @units on the SSD tier, coldest first.  An object with an
+ * HDD copy loses only its SSD prefix; one that lives on the SSD alone is
+ * evicted.  Pinned objects stay.
+ */
 static bool evict_ssd(struct gs_store *s, uint64_t units)
 {
 	struct slru_node *n = slru_next_victim(&s->lru_ssd, NULL);
@@ -511,13 +568,35 @@ static bool evict_ssd(struct gs_store *s, uint64_t units)
 		struct slru_node *next = slru_next_victim(&s->lru_ssd, n);
 		struct gs_obj *o = list_entry(n, struct gs_obj, lru);
 
-		if (o->refs == 1) {
+		if (o->refs == 1 && o->hdd) {
+			if (drop_prefix(s, o))
+				stat_add(s, ssd_prefix_drops, 1);
+		} else if (o->refs == 1) {
 			obj_drop(s, o);
 			stat_add(s, evictions_ssd, 1);
 		}
 		n = next;
 	}
 	return space_free_units(&s->space) >= units;
+}
+
+/* Make room for @units on the HDD tier: evict whole objects, coldest first. */
+static bool evict_hdd(struct gs_store *s, uint64_t units)
+{
+	struct slru_node *n = slru_next_victim(&s->lru_hdd, NULL);
+
+	while ((space_free_units(&s->hspace) < units ||
+		s->hspace.used > s->hspace.limit) && n) {
+		struct slru_node *next = slru_next_victim(&s->lru_hdd, n);
+		struct gs_obj *o = list_entry(n, struct gs_obj, dlru);
+
+		if (o->refs == 1) {
+			obj_drop(s, o);
+			stat_add(s, evictions_hdd, 1);
+		}
+		n = next;
+	}
+	return space_free_units(&s->hspace) >= units;
 }
 
 /* A free head slot, taking one from the coldest unpinned head if need be. */
@@ -578,30 +657,42 @@ int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len)
 	}
 }
 
-/*
- * Make @o's extents cover at least @size bytes, appending to what it has
- * (a put of unknown size grows as it is written).  Evicts cold objects
- * for room.  0, -EFBIG (more than the tier) or -ENOSPC.
- */
-int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size)
+struct space *tier_space(struct gs_store *s, int tier)
 {
-	uint64_t have = (uint64_t)obj_units(o) * GS_ALLOC_UNIT, units;
+	return tier == TIER_HDD ? &s->hspace : &s->space;
+}
+
+int tier_fd(const struct gs_store *s, int tier)
+{
+	return tier == TIER_HDD ? s->hdd_fd : s->data_fd;
+}
+
+/*
+ * Make @o's extents on @tier cover at least @size bytes, appending to what
+ * it has (a put of unknown size grows as it is written).  Evicts cold
+ * objects for room.  0, -EFBIG (more than the tier) or -ENOSPC.
+ */
+int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
+{
+	struct space *sp = tier_space(s, tier);
+	uint64_t have = (uint64_t)obj_units(o, tier) * GS_ALLOC_UNIT, units;
 	struct extent *ext, *all;
 	int n;
 
-	if (size > s->space.limit * GS_ALLOC_UNIT)
+	if (size > sp->limit * GS_ALLOC_UNIT)
 		return -EFBIG;	/* checked first: the rounding below can wrap */
 	if (size == 0)
 		size = 1;	/* every large object has an extent */
 	if (have >= size)
 		return 0;
 	units = (size - have + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
-	if (space_free_units(&s->space) < units && !evict_ssd(s, units))
+	if (space_free_units(sp) < units &&
+	    !(tier == TIER_HDD ? evict_hdd(s, units) : evict_ssd(s, units)))
 		return -ENOSPC;
 	ext = malloc(units * sizeof(*ext));
 	if (!ext)
 		return -ENOMEM;
-	n = space_alloc(&s->space, units * GS_ALLOC_UNIT, ext, (int)units);
+	n = space_alloc(sp, units * GS_ALLOC_UNIT, ext, (int)units);
 	if (n < 0) {
 		free(ext);
 		return n;
@@ -609,10 +700,12 @@ int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size)
 	all = realloc(o->ext, (o->next + n) * sizeof(*all));
 	if (!all) {
 		for (int i = 0; i < n; i++)
-			space_free(&s->space, &ext[i]);
+			space_free(sp, &ext[i]);
 		free(ext);
 		return -ENOMEM;
 	}
+	for (int i = 0; i < n; i++)
+		ext[i].tier = (uint8_t)tier;
 	memcpy(all + o->next, ext, n * sizeof(*ext));
 	free(ext);
 	o->ext = all;
@@ -620,40 +713,43 @@ int ssd_alloc(struct gs_store *s, struct gs_obj *o, uint64_t size)
 	return 0;
 }
 
-/* Give back the units past the first @size bytes (a put of unknown size,
- * committed). */
-void ssd_trim(struct gs_store *s, struct gs_obj *o, uint64_t size)
+void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 {
-	uint64_t keep = size / GS_ALLOC_UNIT + (size % GS_ALLOC_UNIT != 0);
+	struct space *sp = tier_space(s, tier);
+	uint64_t keep = (size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT *
+			GS_ALLOC_UNIT;
 	uint64_t off = 0;
 	uint32_t n = 0;
 
-	keep = (keep ? keep : 1) * GS_ALLOC_UNIT;
 	for (uint32_t i = 0; i < o->next; i++) {
 		struct extent *e = &o->ext[i];
 
+		if (e->tier != tier) {
+			o->ext[n++] = *e;
+			continue;
+		}
 		if (off >= keep) {
-			space_free(&s->space, e);
+			space_free(sp, e);
 			continue;
 		}
 		if (off + e->len > keep) {
 			struct extent tail = { e->off + (keep - off),
-					       off + e->len - keep };
+					       off + e->len - keep, e->tier };
 
-			space_free(&s->space, &tail);
+			space_free(sp, &tail);
 			e->len = keep - off;
 		}
 		off += e->len;
-		n = i + 1;
+		o->ext[n++] = *e;
 	}
 	o->next = n;
 }
 
-/* Give up the SSD space and RAM head of @o (it became a small object). */
+/* Give up the disk space and RAM head of @o (it became a small object). */
 void obj_release_large(struct gs_store *s, struct gs_obj *o)
 {
 	for (uint32_t i = 0; i < o->next; i++)
-		space_free(&s->space, &o->ext[i]);
+		space_free(tier_space(s, o->ext[i].tier), &o->ext[i]);
 	free(o->ext);
 	o->ext = NULL;
 	o->next = 0;
@@ -665,18 +761,22 @@ void obj_release_large(struct gs_store *s, struct gs_obj *o)
 	}
 }
 
-uint32_t obj_units(const struct gs_obj *o)
+uint32_t obj_units(const struct gs_obj *o, int tier)
 {
 	uint64_t u = 0;
 
 	for (uint32_t i = 0; i < o->next; i++)
-		u += o->ext[i].len / GS_ALLOC_UNIT;
+		if (o->ext[i].tier == tier)
+			u += o->ext[i].len / GS_ALLOC_UNIT;
 	return u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
 }
 
-uint64_t obj_dev_off(const struct gs_obj *o, uint64_t off, uint64_t *run)
+uint64_t obj_dev_off(const struct gs_obj *o, int tier, uint64_t off,
+		     uint64_t *run)
 {
 	for (uint32_t i = 0; i < o->next; i++) {
+		if (o->ext[i].tier != tier)
+			continue;
 		if (off < o->ext[i].len) {
 			*run = o->ext[i].len - off;
 			return o->ext[i].off + off;
@@ -700,6 +800,7 @@ struct gs_obj *obj_new(const void *key, size_t klen)
 	o->refs = 1;
 	slru_node_init(&o->lru);
 	slru_node_init(&o->hlru);
+	slru_node_init(&o->dlru);
 	list_init(&o->item.l);
 	return o;
 }
@@ -723,7 +824,12 @@ void obj_publish(struct gs_store *s, struct gs_obj *o)
 		else
 			cold_add(s, o);
 	} else {
-		slru_insert(&s->lru_ssd, &o->lru, obj_units(o));
+		if (o->ssd_len)
+			slru_insert(&s->lru_ssd, &o->lru,
+				    obj_units(o, TIER_SSD));
+		if (o->hdd)
+			slru_insert(&s->lru_hdd, &o->dlru,
+				    obj_units(o, TIER_HDD));
 		if (o->head && !slru_linked(&o->hlru))
 			slru_insert(&s->lru_head, &o->hlru, 1);
 	}
@@ -953,13 +1059,20 @@ static int replay_put(struct gs_store *s, const struct jrec *r, long len,
 		if (!o->ext || !o->csum)
 			goto fail;
 		for (i = 0; i < r->next; i++) {
-			jrec_get_ext(r, i, &o->ext[i]);
-			if (space_claim(&s->space, &o->ext[i]) < 0)
+			struct extent *e = &o->ext[i];
+
+			jrec_get_ext(r, i, e);
+			/* no HDD tier (any more): -ERANGE */
+			if (space_claim(tier_space(s, e->tier), e) < 0)
 				break;
+			o->hdd |= e->tier == TIER_HDD;
 		}
 		o->next = i;	/* obj_free releases what was claimed */
 		if (i < r->next)
 			goto fail;
+		o->ssd_len = (uint64_t)obj_units(o, TIER_SSD) * GS_ALLOC_UNIT;
+		if (!o->hdd || o->ssd_len > o->size)
+			o->ssd_len = o->size;
 		for (i = 0; i < r->ncsum; i++)
 			o->csum[i] = jrec_get_csum(r, i);
 	}
@@ -1090,7 +1203,8 @@ static void preload_heads(struct gs_store *s)
 		       s->slots.nfree) {
 			struct gs_obj *o = list_entry(p, struct gs_obj, lru.l);
 			struct preload *q = &pl[(head + n) % PRELOAD_DEPTH];
-			uint64_t run, dev = obj_dev_off(o, 0, &run);
+			int tier = obj_tier_of(o, 0);
+			uint64_t run, dev = obj_dev_off(o, tier, 0, &run);
 			struct io_uring_sqe *sqe;
 
 			p = p->next;
@@ -1101,7 +1215,7 @@ static void preload_heads(struct gs_store *s)
 			q->o = o;
 			q->slot = slots_get(&s->slots);
 			sqe = io_get_sqe(ring);
-			io_uring_prep_read(sqe, s->data_fd, q->slot,
+			io_uring_prep_read(sqe, tier_fd(s, tier), q->slot,
 					   (q->hlen + 4095) & ~4095ull, dev);
 			io_prep(sqe, &q->io);
 			n++;
@@ -1146,6 +1260,8 @@ static const struct {
 	{ "ram-head", offsetof(struct gs_options, ram_head), 256ull << 10 },
 	{ "ssd-size", offsetof(struct gs_options, ssd_size), 0 },
 	{ "ssd-floor", offsetof(struct gs_options, ssd_floor), 0 },
+	{ "hdd-size", offsetof(struct gs_options, hdd_size), 0 },
+	{ "ssd-prefix", offsetof(struct gs_options, ssd_prefix), 4ull << 20 },
 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
@@ -1156,8 +1272,8 @@ static uint64_t *size_field(struct gs_options *o, size_t i)
 
 /* Write the superblock for @o (sizes resolved) atomically. */
 static int super_write(const char *dir, const struct gs_options *o,
-		       const char *ssd_rec, long long created, char *err,
-		       size_t len)
+		       const char *ssd_rec, const char *hdd_rec,
+		       long long created, char *err, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	FILE *f;
@@ -1169,8 +1285,9 @@ static int super_write(const char *dir, const struct gs_options *o,
 		return errf(err, len, -errno, "cannot create '%s': %s", tmp,
 			    strerror(errno));
 	fprintf(f, "goblin-store-format %d\nalloc-unit %d\ncsum-block %d\n"
-		   "ssd-dir %s\ncreated %lld\n",
-		FORMAT_VERSION, GS_ALLOC_UNIT, GS_CSUM_BLOCK, ssd_rec, created);
+		   "ssd-dir %s\nhdd-dir %s\ncreated %lld\n",
+		FORMAT_VERSION, GS_ALLOC_UNIT, GS_CSUM_BLOCK, ssd_rec, hdd_rec,
+		created);
 	for (size_t i = 0; i < NSIZES; i++)
 		fprintf(f, "%s %llu\n", sizes[i].name,
 			(unsigned long long)*size_field((struct gs_options *)o,
@@ -1184,15 +1301,18 @@ static int super_write(const char *dir, const struct gs_options *o,
  * Read (or, creating, write) the superblock; settle where the SSD tier
  * lives and the sizes to run with.  The superblock keeps the SSD directory
  * given at creation ("-": the default <store>/ssd) and a later open may not
- * name another.  It also keeps the sizes of the last open: a size the
+ * name another.  The HDD directory ("-": none) is kept the same way from
+ * the first open that names one; @hdd_dir is left empty without one.  It
+ * also keeps the sizes of the last open: a size the
  * caller leaves at GS_UNSET is taken from there (a built-in default for a
  * new store), so a command that names no sizes does not shrink a store
  * that was run bigger; a size that is given is used and remembered.
  */
 static int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
-		       char *err, size_t len)
+		       char *hdd_dir, char *err, size_t len)
 {
 	char path[PATH_MAX], line[PATH_MAX + 32], rec[PATH_MAX] = "-";
+	char hrec[PATH_MAX] = "-";
 	char dflt[PATH_MAX], given[PATH_MAX];
 	uint64_t recorded[NSIZES];
 	bool have[NSIZES] = { false }, changed = false;
@@ -1203,19 +1323,23 @@ static int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 
 	snprintf(path, sizeof(path), "%s/%s", dir, SUPER_NAME);
 	snprintf(dflt, sizeof(dflt), "%s/ssd", dir);
+	*hdd_dir = '\0';
 	f = fopen(path, "r");
 	if (!f && errno == ENOENT && o->create) {
 		ret = ssd_dir_resolve(o->ssd_dir ? o->ssd_dir : dflt, ssd_dir,
 				      err, len);
+		if (ret == 0 && o->hdd_dir)
+			ret = ssd_dir_resolve(o->hdd_dir, hdd_dir, err, len);
 		if (ret < 0)
 			return ret;
 		for (size_t i = 0; i < NSIZES; i++)
 			if (*size_field(o, i) == GS_UNSET)
 				*size_field(o, i) = sizes[i].dflt;
 		ret = options_check(o, err, len);
-		return ret < 0 ? ret : super_write(dir, o, o->ssd_dir ? ssd_dir
-							  : "-",
-						   created, err, len);
+		return ret < 0 ? ret
+			       : super_write(dir, o, o->ssd_dir ? ssd_dir : "-",
+					     *hdd_dir ? hdd_dir : "-", created,
+					     err, len);
 	}
 	if (!f) {
 		if (errno == ENOENT)
@@ -1236,6 +1360,9 @@ static int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 		if (strncmp(line, "ssd-dir ", 8) == 0 &&
 		    strlen(line + 8) < sizeof(rec))
 			memcpy(rec, line + 8, strlen(line + 8) + 1);
+		if (strncmp(line, "hdd-dir ", 8) == 0 &&
+		    strlen(line + 8) < sizeof(hrec))
+			memcpy(hrec, line + 8, strlen(line + 8) + 1);
 		if (sscanf(line, "%31s %llu", name, &v) != 2)
 			continue;
 		for (size_t i = 0; i < NSIZES; i++)
@@ -1264,6 +1391,25 @@ static int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 				    "store '%s' keeps its SSD tier in '%s', "
 				    "not '%s'", dir, ssd_dir, o->ssd_dir);
 	}
+	if (strcmp(hrec, "-")) {
+		ret = ssd_dir_resolve(hrec, hdd_dir, err, len);
+		if (ret < 0)
+			return ret;
+	}
+	if (o->hdd_dir) {
+		ret = ssd_dir_resolve(o->hdd_dir, given, err, len);
+		if (ret < 0)
+			return ret;
+		if (*hdd_dir && strcmp(given, hdd_dir))
+			return errf(err, len, -EINVAL,
+				    "store '%s' keeps its HDD tier in '%s', "
+				    "not '%s'", dir, hdd_dir, o->hdd_dir);
+		if (!*hdd_dir) {	/* an HDD tier from now on */
+			memcpy(hdd_dir, given, strlen(given) + 1);
+			memcpy(hrec, given, strlen(given) + 1);
+			changed = true;
+		}
+	}
 	for (size_t i = 0; i < NSIZES; i++) {
 		uint64_t *v = size_field(o, i);
 
@@ -1275,7 +1421,7 @@ static int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 	ret = options_check(o, err, len);
 	if (ret < 0)
 		return ret;
-	return changed ? super_write(dir, o, rec, created, err, len) : 0;
+	return changed ? super_write(dir, o, rec, hrec, created, err, len) : 0;
 }
 
 static int lock_store(struct gs_store *s, char *err, size_t len)
@@ -1320,23 +1466,29 @@ static int options_check(const struct gs_options *o, char *err, size_t len)
 	if (o->io_depth == 0 || o->io_depth > GS_MAX_DEPTH)
 		return errf(err, len, -EINVAL, "io depth must be 1..%d",
 			    GS_MAX_DEPTH);
+	if (o->ssd_prefix % GS_ALLOC_UNIT)
+		return errf(err, len, -EINVAL,
+			    "--ssd-prefix must be a multiple of %d",
+			    GS_ALLOC_UNIT);
 	return 0;
 }
 
-static uint64_t ssd_capacity(struct gs_store *s, const char *ssd_dir)
+/* A tier's capacity: @size, or the free space of @dir (with what its data
+ * file @fd holds) less @floor. */
+static uint64_t tier_capacity(const char *dir, int fd, uint64_t size,
+			      uint64_t floor)
 {
 	struct statvfs vfs;
 	struct stat st;
-	uint64_t avail, floor, have = 0;
+	uint64_t avail, have = 0;
 
-	if (s->o.ssd_size)
-		return s->o.ssd_size / GS_ALLOC_UNIT * GS_ALLOC_UNIT;
-	if (statvfs(ssd_dir, &vfs) < 0)
+	if (size)
+		return size / GS_ALLOC_UNIT * GS_ALLOC_UNIT;
+	if (statvfs(dir, &vfs) < 0)
 		return 0;
-	if (fstat(s->data_fd, &st) == 0)
+	if (fstat(fd, &st) == 0)
 		have = (uint64_t)st.st_blocks * 512;
 	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize + have;
-	floor = s->o.ssd_floor;
 	if (!floor) {	/* default: keep 5% of the fs, at least 1 GiB */
 		floor = (uint64_t)vfs.f_blocks * vfs.f_frsize / 20;
 		if (floor < (1ull << 30))
@@ -1346,12 +1498,12 @@ static uint64_t ssd_capacity(struct gs_store *s, const char *ssd_dir)
 			     : 0;
 }
 
-/* Units the data file spans: extents from an earlier, larger capacity. */
-static uint64_t data_units(struct gs_store *s)
+/* Units a data file spans: extents from an earlier, larger capacity. */
+static uint64_t data_units(int fd)
 {
 	struct stat st;
 
-	if (fstat(s->data_fd, &st) < 0)
+	if (fstat(fd, &st) < 0)
 		return 0;
 	return ((uint64_t)st.st_size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
 }
@@ -1370,8 +1522,8 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	    struct gs_store **out, char *err, size_t errlen)
 {
 	struct gs_store *s;
-	char ssd_dir[PATH_MAX], path[PATH_MAX];
-	uint64_t cap;
+	char ssd_dir[PATH_MAX], hdd_dir[PATH_MAX], path[PATH_MAX];
+	uint64_t cap, hcap = 0;
 	bool dirty = false;
 	int ret;
 
@@ -1383,13 +1535,14 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->lock_fd = s->data_fd = s->jfd = -1;
+	s->lock_fd = s->data_fd = s->hdd_fd = s->jfd = -1;
 	s->o = *opt;
 	s->dir = strdup(dir);
 	list_init(&s->cold);
 	slru_init(&s->lru_ssd, 0);	/* sized below, once capacities are known */
 	slru_init(&s->lru_small, 0);
 	slru_init(&s->lru_head, 0);
+	slru_init(&s->lru_hdd, 0);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->fill_cond, NULL);
 	if (!s->dir) {
@@ -1406,8 +1559,8 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	ret = lock_store(s, err, errlen);
 	if (ret < 0)
 		goto fail;
-	ret = super_check(dir, &s->o, ssd_dir, err, errlen);
-	s->o.ssd_dir = NULL;	/* not kept: the caller owns the string */
+	ret = super_check(dir, &s->o, ssd_dir, hdd_dir, err, errlen);
+	s->o.ssd_dir = s->o.hdd_dir = NULL;	/* the caller owns them */
 	if (ret < 0)
 		goto fail;
 	if (snprintf(path, sizeof(path), "%s/data", ssd_dir) >=
@@ -1430,11 +1583,37 @@ int gs_open(const char *dir, const struct gs_options *opt,
 			   strerror(errno));
 		goto fail;
 	}
-	cap = ssd_capacity(s, ssd_dir);
+	cap = tier_capacity(ssd_dir, s->data_fd, s->o.ssd_size,
+			    s->o.ssd_floor);
 	if (cap < GS_ALLOC_UNIT) {
 		ret = errf(err, errlen, -ENOSPC,
 			   "no room for the SSD tier in '%s'", ssd_dir);
 		goto fail;
+	}
+	if (*hdd_dir) {
+		if (snprintf(path, sizeof(path), "%s/data", hdd_dir) >=
+		    (int)sizeof(path)) {
+			ret = errf(err, errlen, -ENAMETOOLONG,
+				   "path too long: '%s'", hdd_dir);
+			goto fail;
+		}
+		s->hdd_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC,
+				 0644);
+		if (s->hdd_fd < 0) {
+			ret = errf(err, errlen, -errno,
+				   "cannot open '%s' with O_DIRECT: %s", path,
+				   strerror(errno));
+			goto fail;
+		}
+		hcap = tier_capacity(hdd_dir, s->hdd_fd, s->o.hdd_size,
+				     s->o.ssd_floor);
+		if (hcap < GS_ALLOC_UNIT) {
+			ret = errf(err, errlen, -ENOSPC,
+				   "no room for the HDD tier in '%s'",
+				   hdd_dir);
+			goto fail;
+		}
+		s->split = s->o.ram_head + s->o.ssd_prefix;
 	}
 	ret = ram_region_map(&s->head_mem, s->o.memory, s->o.block,
 			     !s->o.no_hugetlb, !s->o.no_mlock);
@@ -1452,7 +1631,10 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	    (ret = arena_init(&s->arena, s->small_mem.base,
 			      s->small_mem.size, s->o.block)) < 0 ||
 	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
-	    (ret = space_grow_map(&s->space, data_units(s))) < 0 ||
+	    (ret = space_grow_map(&s->space, data_units(s->data_fd))) < 0 ||
+	    (ret = space_init(&s->hspace, hcap, GS_ALLOC_UNIT)) < 0 ||
+	    (s->hdd_fd >= 0 &&
+	     (ret = space_grow_map(&s->hspace, data_units(s->hdd_fd))) < 0) ||
 	    (ret = index_init(&s->idx, 1024)) < 0 ||
 	    (ret = index_init(&s->fills, 16)) < 0)
 		goto fail;
@@ -1461,6 +1643,7 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	slru_init(&s->lru_ssd, s->space.limit * 4 / 5);
 	slru_init(&s->lru_small, s->small_mem.size * 4 / 5);
 	slru_init(&s->lru_head, (uint64_t)s->slots.nslots * 4 / 5);
+	slru_init(&s->lru_hdd, s->hspace.limit * 4 / 5);
 	ret = journal_replay(s, &dirty);
 	if (ret < 0) {
 		errf(err, errlen, ret, "cannot read the journal: %s",
@@ -1470,6 +1653,10 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	/* a smaller capacity than last time: evict down to it, by policy */
 	if (s->space.used > s->space.limit) {
 		evict_ssd(s, 0);
+		dirty = true;
+	}
+	if (s->hspace.used > s->hspace.limit) {
+		evict_hdd(s, 0);
 		dirty = true;
 	}
 	stat_add(s, recovered, s->idx.count);
@@ -1514,6 +1701,7 @@ void gs_close(struct gs_store *s)
 	index_release(&s->idx);
 	index_release(&s->fills);
 	space_release(&s->space);
+	space_release(&s->hspace);
 	arena_release(&s->arena);
 	slots_release(&s->slots);
 	ram_region_unmap(&s->head_mem);
@@ -1522,6 +1710,8 @@ void gs_close(struct gs_store *s)
 	bufpool_release(&s->wbufs);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
+	if (s->hdd_fd >= 0)
+		close(s->hdd_fd);
 	if (s->jfd >= 0)
 		close(s->jfd);
 	if (s->lock_fd >= 0)
@@ -1666,17 +1856,31 @@ int gs_inspect(struct gs_store *s, const void *key, size_t klen,
 				rg[n] = (struct gs_range){ GS_TIER_RAM, 0, h, 0 };
 			n++;
 		}
-		/* the SSD copy is whole: it is the head's durable home too */
-		for (uint32_t i = 0; i < o->next && off < o->size; i++) {
-			uint64_t len = o->ext[i].len;
+		/*
+		 * The disk copies start at 0: they are the head's durable
+		 * home too.  The SSD holds [0, ssd_len); with an HDD copy,
+		 * the HDD holds all of it.
+		 */
+		for (int t = TIER_SSD; t < NTIERS; t++) {
+			uint64_t end = t == TIER_SSD ? o->ssd_len : o->size;
 
-			if (len > o->size - off)
-				len = o->size - off;
-			if (n < max)
-				rg[n] = (struct gs_range){ GS_TIER_SSD, off, len,
-							   o->ext[i].off };
-			n++;
-			off += len;
+			off = 0;
+			for (uint32_t i = 0; i < o->next && off < end; i++) {
+				uint64_t len = o->ext[i].len;
+
+				if (o->ext[i].tier != t)
+					continue;
+				if (len > end - off)
+					len = end - off;
+				if (n < max)
+					rg[n] = (struct gs_range){
+						t == TIER_SSD ? GS_TIER_SSD
+							      : GS_TIER_HDD,
+						off, len, o->ext[i].off
+					};
+				n++;
+				off += len;
+			}
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -1768,6 +1972,8 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->small_cold_bytes = s->cold_bytes;
 	st->ssd_capacity = s->space.limit * GS_ALLOC_UNIT;
 	st->ssd_used = s->space.used * GS_ALLOC_UNIT;
+	st->hdd_capacity = s->hspace.limit * GS_ALLOC_UNIT;
+	st->hdd_used = s->hspace.used * GS_ALLOC_UNIT;
 	st->journal_bytes = s->jbytes;
 	st->hugetlb = s->head_mem.hugetlb;
 	st->mlocked = s->head_mem.mlocked || !s->head_mem.size;

@@ -5,6 +5,9 @@
  * of its bytes (the head too: the SSD copy is the durable home) go through
  * two write_io_chunk buffers written with O_DIRECT, one filling while the
  * other is on the device, so memory does not grow with the object.
+ * With an HDD tier, an object larger than the split (head + SSD prefix)
+ * goes whole to the HDD, and its first split bytes to the SSD as well: the
+ * SSD copy of the prefix can then be dropped for room at no cost.
  * Nothing is visible until commit journals the object and indexes it.
  */
 #include <assert.h>
@@ -31,6 +34,7 @@ struct gs_writer {
 	struct gs_io *io[2];	/* the buffer's writes, one per extent run */
 	uint32_t npieces[2];
 	uint32_t maxpieces;
+	uint64_t bytes[2][NTIERS];	/* the buffer's bytes per tier */
 	bool busy[2];
 	int cur;
 };
@@ -49,6 +53,7 @@ static int writer_place(struct gs_writer *w)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
+	uint64_t first;
 	int ret;
 
 	if (o->size < s->o.ram_head) {
@@ -59,15 +64,30 @@ static int writer_place(struct gs_writer *w)
 		o->small = 0;
 	}
 	/* unknown size: start with one write buffer's worth, grow later */
-	ret = ssd_alloc(s, o, w->unknown ? s->o.write_io_chunk : o->size);
-	if (ret < 0)
-		return ret;
+	first = w->unknown ? s->o.write_io_chunk : o->size;
+	o->hdd = s->hdd_fd >= 0 && (w->unknown || o->size > s->split);
+	if (o->hdd) {
+		ret = tier_alloc(s, o, TIER_HDD, first);
+		if (ret < 0)
+			return ret;
+		o->ssd_len = o->size < s->split ? o->size : s->split;
+		if (first > s->split)
+			first = s->split;
+	} else {
+		o->ssd_len = o->size;
+	}
+	if (first || !o->hdd) {
+		ret = tier_alloc(s, o, TIER_SSD, first);
+		if (ret < 0)
+			return ret;
+	}
 	o->csum = calloc(csum_blocks(w->unknown ? s->o.write_io_chunk
 						 : o->size) + 1,
 			 sizeof(uint32_t));
 	w->buf[0] = bufpool_get(&s->wbufs);
 	w->buf[1] = bufpool_get(&s->wbufs);
-	w->maxpieces = (uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2;
+	/* a buffer's extent runs, on each tier */
+	w->maxpieces = 2 * ((uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2);
 	w->io[0] = calloc(w->maxpieces, sizeof(struct gs_io));
 	w->io[1] = calloc(w->maxpieces, sizeof(struct gs_io));
 	if (!o->csum || !w->buf[0] || !w->buf[1] || !w->io[0] || !w->io[1])
@@ -168,7 +188,14 @@ static int writer_grow(struct gs_writer *w, uint64_t end)
 	int ret;
 
 	pthread_mutex_lock(&s->lock);
-	ret = ssd_alloc(s, o, end);
+	if (o->hdd) {
+		ret = tier_alloc(s, o, TIER_HDD, end);
+		if (ret == 0 && s->split)
+			ret = tier_alloc(s, o, TIER_SSD,
+					 end < s->split ? end : s->split);
+	} else {
+		ret = tier_alloc(s, o, TIER_SSD, end);
+	}
 	pthread_mutex_unlock(&s->lock);
 	if (ret < 0)
 		return ret;
@@ -202,18 +229,30 @@ static int flush_buffer(struct gs_writer *w, int b)
 	}
 	memset(w->buf[b] + len, 0, plen - len);
 	w->npieces[b] = 0;
-	while (done < plen) {
-		uint64_t run, dev = obj_dev_off(o, w->boff[b] + done, &run);
-		uint64_t n = plen - done < run ? plen - done : run;
-		struct gs_io *io = &w->io[b][w->npieces[b]++];
-		struct io_uring_sqe *sqe = io_get_sqe(w->ring);
+	for (int t = TIER_SSD; t < NTIERS; t++) {
+		/* the SSD takes the object, or with an HDD copy the split */
+		uint64_t end = t == TIER_HDD ? (o->hdd ? plen : 0)
+			       : !o->hdd ? plen
+			       : s->split <= w->boff[b] ? 0
+			       : s->split - w->boff[b] < plen
+					 ? s->split - w->boff[b] : plen;
 
-		assert(dev != UINT64_MAX && w->npieces[b] <= w->maxpieces);
-		io_uring_prep_write(sqe, s->data_fd, w->buf[b] + done,
-				    (unsigned)n, dev);
-		io_prep(sqe, io);
-		io->owner = (void *)(uintptr_t)n;	/* expected length */
-		done += n;
+		w->bytes[b][t] = end < len ? end : len;
+		for (done = 0; done < end;) {
+			uint64_t run, dev = obj_dev_off(o, t, w->boff[b] + done,
+							&run);
+			uint64_t n = end - done < run ? end - done : run;
+			struct gs_io *io = &w->io[b][w->npieces[b]++];
+			struct io_uring_sqe *sqe = io_get_sqe(w->ring);
+
+			assert(dev != UINT64_MAX &&
+			       w->npieces[b] <= w->maxpieces);
+			io_uring_prep_write(sqe, tier_fd(s, t),
+					    w->buf[b] + done, (unsigned)n, dev);
+			io_prep(sqe, io);
+			io->owner = (void *)(uintptr_t)n; /* expected length */
+			done += n;
+		}
 	}
 	io_uring_submit(w->ring);
 	w->busy[b] = true;
@@ -240,7 +279,8 @@ static int wait_buffer(struct gs_writer *w, int b)
 	w->busy[b] = false;
 	if (ret < 0)
 		return w->err = ret;
-	stat_add(s, bytes_written_ssd, w->blen[b]);
+	stat_add(s, bytes_written_ssd, w->bytes[b][TIER_SSD]);
+	stat_add(s, bytes_written_hdd, w->bytes[b][TIER_HDD]);
 	pthread_mutex_lock(&s->lock);
 	w->o->durable = w->boff[b] + w->blen[b];
 	if (w->fill)
@@ -396,6 +436,25 @@ static void finish_unknown(struct gs_writer *w)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* A large put of unknown size, committed: give back what it did not use.
+ * Lock held. */
+static void trim_unknown(struct gs_store *s, struct gs_obj *o)
+{
+	if (o->hdd && o->size <= s->split) {
+		tier_trim(s, o, TIER_HDD, 0);	/* the SSD holds it all */
+		o->hdd = 0;
+	}
+	if (o->hdd) {
+		tier_trim(s, o, TIER_HDD, o->size);
+		tier_trim(s, o, TIER_SSD, s->split);
+		o->ssd_len = s->split;
+	} else {
+		/* every large object keeps an extent */
+		tier_trim(s, o, TIER_SSD, o->size ? o->size : 1);
+		o->ssd_len = o->size;
+	}
+}
+
 int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 {
 	struct gs_store *s = w->s;
@@ -420,7 +479,7 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	if (ret < 0)
 		goto fail;
 	if (w->unknown && !o->small)
-		ssd_trim(s, o, o->size);
+		trim_unknown(s, o);
 	o->cas = ++s->cas;
 	o->mtime_ns = now_real_ns();
 	obj_jrec(o, ++s->seq, &r);

@@ -36,7 +36,7 @@ static void check_record(const uint8_t *rec, long len, const struct jrec *r)
 		CHECK(r->next == 0 && r->ncsum == 0);
 		break;
 	case J_PUT_LARGE: {
-		uint64_t total = 0;
+		uint64_t total[NTIERS] = { 0, 0 }, cover;
 		int wrapped = 0;
 
 		CHECK(r->attr_len <= GS_ATTR_MAX);
@@ -49,15 +49,23 @@ static void check_record(const uint8_t *rec, long len, const struct jrec *r)
 			jrec_get_ext(r, i, &ext[i]);
 			CHECK(ext[i].len && ext[i].len % GS_ALLOC_UNIT == 0);
 			CHECK(ext[i].off % GS_ALLOC_UNIT == 0);
-			if (__builtin_add_overflow(total, ext[i].len, &total))
+			CHECK(ext[i].tier == TIER_SSD ||
+			      ext[i].tier == TIER_HDD);
+			if (__builtin_add_overflow(total[ext[i].tier],
+						   ext[i].len,
+						   &total[ext[i].tier]))
 				wrapped = 1;
 		}
 		/*
-		 * The extents cover the value, padded by less than a unit
-		 * and a page; a sum that wraps is refused by the decoder.
+		 * The extents of one tier cover the value (the HDD's when it
+		 * has any), padded by less than a unit and a page; the SSD's
+		 * beside an HDD copy are a prefix, no longer than that.  A
+		 * sum that wraps is refused by the decoder.
 		 */
-		CHECK(!wrapped && (total >= r->size &&
-				  total - r->size < GS_ALLOC_UNIT + 4096));
+		cover = total[TIER_HDD] ? total[TIER_HDD] : total[TIER_SSD];
+		CHECK(!wrapped && cover >= r->size &&
+		      cover - r->size < GS_ALLOC_UNIT + 4096 &&
+		      total[TIER_SSD] < r->size + GS_ALLOC_UNIT + 4096);
 		for (uint32_t i = 0; i < r->ncsum; i++)
 			csum[i] = jrec_get_csum(r, i);
 		break;

@@ -170,6 +170,7 @@ static void assert_same(const struct rec *x, const struct jrec *d)
 			jrec_get_ext(d, i, &e);
 			assert_int_equal(e.off, x->ext[i].off);
 			assert_int_equal(e.len, x->ext[i].len);
+			assert_int_equal(e.tier, x->ext[i].tier);
 		}
 		for (uint32_t i = 0; i < r->ncsum; i++)
 			assert_int_equal(jrec_get_csum(d, i), x->csum[i]);
@@ -635,6 +636,39 @@ static void test_hostile_extents(void **state)
 }
 
 /*
+ * With an HDD tier: the whole value on the HDD, a prefix (or nothing) on
+ * the SSD.  The tier survives the round trip; each tier's extents are
+ * checked on their own.
+ */
+static void test_hdd_extents(void **state)
+{
+	struct rec x;
+
+	(void)state;
+	rec_large(&x);
+	x.r.next = 3;
+	x.ext[0] = (struct extent){ 5 * U, U, TIER_SSD };	/* prefix */
+	x.ext[1] = (struct extent){ 0, 3 * U, TIER_HDD };
+	x.ext[2] = (struct extent){ 7 * U, U, TIER_HDD };
+	expect_good(&x);
+	x.r.next = 2;		/* the prefix dropped: the HDD alone */
+	x.ext[0] = x.ext[1];
+	x.ext[1] = x.ext[2];
+	expect_good(&x);
+	x.ext[1].len = 0;	/* an HDD copy short of the size */
+	expect_bad(&x);
+	x.ext[1] = (struct extent){ 7 * U, 3 * U, TIER_HDD };	/* too much */
+	expect_bad(&x);
+	rec_large(&x);		/* an SSD "prefix" longer than the value */
+	x.r.next = 4;
+	x.ext[0] = (struct extent){ 0, 6 * U, TIER_SSD };
+	x.ext[2] = (struct extent){ 10 * U, 3 * U, TIER_HDD };
+	x.ext[3] = (struct extent){ 20 * U, U, TIER_HDD };
+	x.ext[1] = (struct extent){ 9 * U, U, TIER_SSD };
+	expect_bad(&x);
+}
+
+/*
  * Extents whose lengths sum past 2^64 wrap to a total that "covers" the
  * size; the check must not be fooled (each extent alone is aligned and
  * does not wrap the device offset).
@@ -790,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_key_attr),
 		cmocka_unit_test(test_hostile_extents),
 		cmocka_unit_test(test_hostile_extent_sum_overflow),
+		cmocka_unit_test(test_hdd_extents),
 		cmocka_unit_test(test_hostile_rename),
 		cmocka_unit_test(test_csum_blocks),
 		cmocka_unit_test(test_csum_blocks_no_overflow),

@@ -1668,6 +1668,213 @@ static void test_crash_kill9(void **state)
 	munmap((void *)shared, 4096);
 }
 
+/* ---- the HDD tier ---- */
+
+#define P (256 * KiB)	/* --ssd-prefix in these tests: split at H + P */
+
+static void hdd_opts(struct gs_options *o, char *hdir, size_t len)
+{
+	opts(o);
+	snprintf(hdir, len, "%s/hdd", dir);
+	o->hdd_dir = hdir;
+	o->ssd_prefix = P;
+}
+
+/* Bytes of @key per tier, checked against the expected layout. */
+static void assert_layout(struct gs_store *s, const char *key, uint64_t ram,
+			  uint64_t ssd, uint64_t hdd)
+{
+	uint64_t b;
+
+	tier_bytes(s, key, GS_TIER_RAM, &b);
+	assert_int_equal(b, ram);
+	tier_bytes(s, key, GS_TIER_SSD, &b);
+	assert_int_equal(b, ssd);
+	tier_bytes(s, key, GS_TIER_HDD, &b);
+	assert_int_equal(b, hdd);
+}
+
+static void test_hdd_placement(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char hdir[96];
+	(void)state;
+
+	hdd_opts(&o, hdir, sizeof(hdir));
+	s = open_store(&o);
+	/* up to the split: the SSD only; beyond: whole on the HDD too */
+	assert_int_equal(put_gen(s, "fits", 1, H + P, 100000), 0);
+	assert_int_equal(put_gen(s, "big", 2, 3 * MiB + 5, 100000), 0);
+	assert_int_equal(put_unknown(s, "ubig", 3, 2 * MiB + 7, 70000), 0);
+	assert_int_equal(put_unknown(s, "ufits", 4, H + 1, 70000), 0);
+	assert_layout(s, "fits", H, H + P, 0);
+	assert_layout(s, "big", H, H + P, 3 * MiB + 5);
+	assert_layout(s, "ubig", H, H + P, 2 * MiB + 7);
+	assert_layout(s, "ufits", H, H + 1, 0);
+	gs_stats_get(s, &st);
+	/* nothing of the unknown-size put that fit is left on the HDD */
+	assert_int_equal(st.hdd_used, (3 * MiB + 64 * KiB) + (2 * MiB + 64 * KiB));
+	assert_int_equal(check_gen(s, "big", 2, 3 * MiB + 5), 0);
+	assert_int_equal(check_gen(s, "ubig", 3, 2 * MiB + 7), 0);
+	assert_int_equal(check_gen(s, "ufits", 4, H + 1), 0);
+	gs_stats_get(s, &st);
+	/* head from RAM, prefix from SSD, bulk from HDD */
+	assert_int_equal(st.bytes_read_hdd,
+			 (3 * MiB + 5 - H - P) + (2 * MiB + 7 - H - P));
+	assert_true(st.hdd_reads > 0);
+	assert_true(st.hdd_capacity > 0);
+	gs_close(s);
+
+	/* the store remembers its HDD tier: reopen without naming it */
+	opts(&o);
+	o.preload_heads = true;
+	s = open_store(&o);
+	assert_layout(s, "big", H, H + P, 3 * MiB + 5);
+	assert_int_equal(check_gen(s, "big", 2, 3 * MiB + 5), 0);
+	assert_int_equal(check_gen(s, "ubig", 3, 2 * MiB + 7), 0);
+	assert_int_equal(check_gen(s, "fits", 1, H + P), 0);
+	gs_close(s);
+}
+
+static void test_hdd_range_reads(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r;
+	char hdir[96];
+	const uint64_t size = 5 * MiB + 333;
+	const uint64_t offs[] = { 0, H - 7, H + P - 3, H + P, 4 * MiB + 1,
+				  size - 10 };
+	uint8_t *buf = malloc(MiB), *ref = malloc(MiB);
+	(void)state;
+
+	hdd_opts(&o, hdir, sizeof(hdir));
+	o.io_chunk = 128 * KiB;
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "k", 9, size, 1 << 20), 0);
+	assert_int_equal(gs_get_open(s, "k", 1, 0, &r), 0);
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		uint64_t want = size - offs[i] < 700 * KiB ? size - offs[i]
+							   : 700 * KiB;
+
+		/* positional reads that start or cross the tier boundary */
+		assert_int_equal(gs_read(r, buf, 700 * KiB, offs[i]), want);
+		gen(9, offs[i], ref, want);
+		assert_memory_equal(buf, ref, want);
+	}
+	gs_reader_close(r);
+	gs_close(s);
+	free(buf);
+	free(ref);
+}
+
+static void test_hdd_prefix_dropped_for_room(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char hdir[96], key[16];
+	uint64_t ssd;
+	int dropped = 0;
+	(void)state;
+
+	hdd_opts(&o, hdir, sizeof(hdir));
+	o.ssd_size = 2 * MiB;	/* room for 4 prefixes of H + P */
+	s = open_store(&o);
+	for (int i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "o%d", i);
+		assert_int_equal(put_gen(s, key, i, MiB + i, 100000), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.ssd_prefix_drops >= 6);
+	assert_int_equal(st.evictions_ssd, 0);
+	assert_int_equal(st.objects, 10);
+	for (int i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "o%d", i);
+		tier_bytes(s, key, GS_TIER_SSD, &ssd);
+		dropped += ssd == 0;
+		/* every one still reads whole, from RAM and the HDD */
+		assert_int_equal(check_gen(s, key, i, MiB + i), 0);
+	}
+	assert_int_equal(dropped, (int)st.ssd_prefix_drops);
+	gs_close(s);
+	/* the drops were journalled: replay claims no freed SSD extent */
+	o.memory = 0;	/* no RAM heads: the first bytes come from disk */
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.objects, 10);
+	assert_int_equal(st.recovery_dropped, 0);
+	for (int i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "o%d", i);
+		assert_int_equal(check_gen(s, key, i, MiB + i), 0);
+	}
+	gs_close(s);
+}
+
+static void test_hdd_full_evicts_objects(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char hdir[96], key[16];
+	int live = 0;
+	(void)state;
+
+	hdd_opts(&o, hdir, sizeof(hdir));
+	o.hdd_size = 8 * MiB;
+	s = open_store(&o);
+	for (int i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "o%d", i);
+		assert_int_equal(put_gen(s, key, i, 2 * MiB, 1 << 20), 0);
+	}
+	/* larger than the whole HDD tier */
+	assert_int_equal(put_gen(s, "huge", 99, 9 * MiB, 1 << 20), -EFBIG);
+	gs_stats_get(s, &st);
+	assert_true(st.evictions_hdd >= 4);
+	assert_true(st.hdd_used <= 8 * MiB);
+	for (int i = 0; i < 8; i++) {
+		int ret;
+
+		snprintf(key, sizeof(key), "o%d", i);
+		ret = check_gen(s, key, i, 2 * MiB);
+		assert_true(ret == 0 || ret == -ENOENT);
+		live += ret == 0;
+	}
+	assert_int_equal(live, 8 - (int)st.evictions_hdd);
+	assert_int_equal(check_gen(s, "o7", 7, 2 * MiB), 0);	/* newest */
+	gs_close(s);
+}
+
+static void test_hdd_dir_recorded(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s = NULL;
+	char hdir[96], other[96], err[256];
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);	/* created without an HDD tier */
+	assert_int_equal(put_gen(s, "before", 1, 2 * MiB, 1 << 20), 0);
+	gs_close(s);
+	hdd_opts(&o, hdir, sizeof(hdir));	/* one is added */
+	o.preload_heads = true;
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "after", 2, 2 * MiB, 1 << 20), 0);
+	assert_layout(s, "before", H, 2 * MiB, 0);
+	assert_layout(s, "after", H, H + P, 2 * MiB);
+	gs_close(s);
+	snprintf(other, sizeof(other), "%s/hdd2", dir);
+	o.hdd_dir = other;
+	assert_int_equal(gs_open(dir, &o, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "keeps its HDD tier"));
+	o.hdd_dir = NULL;
+	o.ssd_prefix = 100 * KiB;	/* not a multiple of the unit */
+	assert_int_equal(gs_open(dir, &o, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--ssd-prefix"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1699,6 +1906,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_streams_hop_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_range_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_prefix_dropped_for_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_full_evicts_objects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_dir_recorded, setup, teardown),
 	};
 
 	if (getenv("TEST_FILTER"))
