@@ -89,7 +89,7 @@ $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
 
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
 $(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -5,9 +5,10 @@
  * of its bytes (the head too: the SSD copy is the durable home) go through
  * two write_io_chunk buffers written with O_DIRECT, one filling while the
  * other is on the device, so memory does not grow with the object.
- * With an HDD tier, an object larger than the split (head + SSD prefix)
- * goes whole to the HDD, and its first split bytes to the SSD as well: the
- * SSD copy of the prefix can then be dropped for room at no cost.
+ * With an HDD tier, a large object goes whole to the HDD, and its first
+ * split bytes (head + SSD prefix) to the SSD as well: the SSD copy can then
+ * be dropped for room at no cost, and nothing acknowledged is lost while
+ * the HDD has room.
  * Nothing is visible until commit journals the object and indexes it.
  */
 #include <assert.h>
@@ -65,7 +66,7 @@ static int writer_place(struct gs_writer *w)
 	}
 	/* unknown size: start with one write buffer's worth, grow later */
 	first = w->unknown ? s->o.write_io_chunk : o->size;
-	o->hdd = s->hdd_fd >= 0 && (w->unknown || o->size > s->split);
+	o->hdd = s->hdd_fd >= 0;
 	if (o->hdd) {
 		ret = tier_alloc(s, o, TIER_HDD, first);
 		if (ret < 0)
@@ -440,14 +441,11 @@ static void finish_unknown(struct gs_writer *w)
  * Lock held. */
 static void trim_unknown(struct gs_store *s, struct gs_obj *o)
 {
-	if (o->hdd && o->size <= s->split) {
-		tier_trim(s, o, TIER_HDD, 0);	/* the SSD holds it all */
-		o->hdd = 0;
-	}
 	if (o->hdd) {
-		tier_trim(s, o, TIER_HDD, o->size);
-		tier_trim(s, o, TIER_SSD, s->split);
-		o->ssd_len = s->split;
+		tier_trim(s, o, TIER_HDD, o->size ? o->size : 1);
+		tier_trim(s, o, TIER_SSD, o->size < s->split ? o->size
+							     : s->split);
+		o->ssd_len = o->size < s->split ? o->size : s->split;
 	} else {
 		/* every large object keeps an extent */
 		tier_trim(s, o, TIER_SSD, o->size ? o->size : 1);

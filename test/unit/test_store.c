@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <liburing.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1704,18 +1705,20 @@ static void test_hdd_placement(void **state)
 
 	hdd_opts(&o, hdir, sizeof(hdir));
 	s = open_store(&o);
-	/* up to the split: the SSD only; beyond: whole on the HDD too */
+	/* whole on the HDD; up to the split on the SSD too */
 	assert_int_equal(put_gen(s, "fits", 1, H + P, 100000), 0);
 	assert_int_equal(put_gen(s, "big", 2, 3 * MiB + 5, 100000), 0);
 	assert_int_equal(put_unknown(s, "ubig", 3, 2 * MiB + 7, 70000), 0);
 	assert_int_equal(put_unknown(s, "ufits", 4, H + 1, 70000), 0);
-	assert_layout(s, "fits", H, H + P, 0);
+	assert_layout(s, "fits", H, H + P, H + P);
 	assert_layout(s, "big", H, H + P, 3 * MiB + 5);
 	assert_layout(s, "ubig", H, H + P, 2 * MiB + 7);
-	assert_layout(s, "ufits", H, H + 1, 0);
+	assert_layout(s, "ufits", H, H + 1, H + 1);
 	gs_stats_get(s, &st);
-	/* nothing of the unknown-size put that fit is left on the HDD */
-	assert_int_equal(st.hdd_used, (3 * MiB + 64 * KiB) + (2 * MiB + 64 * KiB));
+	/* the unknown-size puts gave back what they did not use */
+	assert_int_equal(st.hdd_used, (H + P) + (3 * MiB + 64 * KiB) +
+					      (2 * MiB + 64 * KiB) + (H + 64 * KiB));
+	assert_int_equal(st.ssd_used, 3 * (H + P) + H + 64 * KiB);
 	assert_int_equal(check_gen(s, "big", 2, 3 * MiB + 5), 0);
 	assert_int_equal(check_gen(s, "ubig", 3, 2 * MiB + 7), 0);
 	assert_int_equal(check_gen(s, "ufits", 4, H + 1), 0);
@@ -1875,6 +1878,130 @@ static void test_hdd_dir_recorded(void **state)
 	assert_non_null(strstr(err, "--ssd-prefix"));
 }
 
+/* ---- admission: no acknowledged put is ever lost ---- */
+
+#define OVER_THREADS 4
+
+struct over_arg {
+	struct gs_store *s;
+	int id;
+	uint64_t budget;	/* bytes this thread puts */
+	uint64_t *sizes;	/* of each key it put (acknowledged or not) */
+	int n;
+	int acked, refused;
+};
+
+/* ART sizes: generalized Pareto (256 KiB, 583208, 0.3), redrawn <= 8 MiB */
+static uint64_t art_size(uint64_t *x)
+{
+	for (;;) {
+		double u = (double)(splitmix(x) >> 11) / 9007199254740992.0;
+		double v = 262144.0 + 583208.0 * (pow(1.0 - u, -0.3) - 1.0) / 0.3;
+
+		if (v <= 8.0 * MiB)
+			return (uint64_t)v;
+	}
+}
+
+static void *over_worker(void *p)
+{
+	struct over_arg *a = p;
+	uint64_t x = (uint64_t)a->id, done = 0;
+
+	while (done < a->budget) {
+		char key[32];
+		uint64_t size = art_size(&x);
+		int ret;
+
+		snprintf(key, sizeof(key), "art:%d:%08d", a->id, a->n);
+		/* as fast as the store takes them: no pause between puts */
+		ret = put_gen(a->s, key, seed_of(key, 0), size, 1 << 20);
+		a->sizes[a->n++] = size;
+		if (ret == 0)
+			a->acked++;
+		else
+			a->refused++;
+		done += size;
+	}
+	return NULL;
+}
+
+/*
+ * The overload case of ART, scaled: writers put as fast as they can into
+ * a store that can hold it all.  A put may wait (the writer blocks on its
+ * O_DIRECT buffers) but every acknowledged one must read back whole.
+ */
+static void overload(struct gs_options *o, uint64_t total)
+{
+	struct gs_store *s = open_store(o);
+	struct over_arg a[OVER_THREADS];
+	pthread_t t[OVER_THREADS];
+	struct gs_stats st;
+	int acked = 0, missing = 0, wrong = 0;
+
+	for (int i = 0; i < OVER_THREADS; i++) {
+		a[i] = (struct over_arg){ .s = s, .id = i,
+					  .budget = total / OVER_THREADS };
+		a[i].sizes = calloc(total / OVER_THREADS / (256 * KiB) + 2,
+				    sizeof(uint64_t));
+		pthread_create(&t[i], NULL, over_worker, &a[i]);
+	}
+	for (int i = 0; i < OVER_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(a[i].refused, 0);
+		acked += a[i].acked;
+	}
+	/* read every key, after a restart too */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < OVER_THREADS; i++)
+			for (int k = 0; k < a[i].n; k++) {
+				char key[32];
+				int ret;
+
+				snprintf(key, sizeof(key), "art:%d:%08d", i, k);
+				ret = check_gen(s, key, seed_of(key, 0),
+						a[i].sizes[k]);
+				missing += ret == -ENOENT;
+				wrong += ret != 0 && ret != -ENOENT;
+			}
+		assert_int_equal(missing, 0);
+		assert_int_equal(wrong, 0);
+		gs_stats_get(s, &st);
+		assert_int_equal(st.objects, (uint64_t)acked);
+		assert_int_equal(st.evictions_ssd + st.evictions_hdd, 0);
+		gs_close(s);
+		if (pass == 0)
+			s = open_store(o);
+	}
+	for (int i = 0; i < OVER_THREADS; i++)
+		free(a[i].sizes);
+}
+
+static void test_admission_overload(void **state)
+{
+	struct gs_options o;
+	(void)state;
+
+	opts(&o);
+	o.memory = 8 * MiB;	/* far less RAM than data */
+	o.ssd_size = 1 * GiB;
+	overload(&o, 768 * MiB);
+}
+
+/* The same with an HDD tier whose SSD holds only part of the prefixes. */
+static void test_admission_overload_hdd(void **state)
+{
+	struct gs_options o;
+	char hdir[96];
+	(void)state;
+
+	hdd_opts(&o, hdir, sizeof(hdir));
+	o.memory = 8 * MiB;
+	o.ssd_size = 64 * MiB;
+	o.hdd_size = 1 * GiB;
+	overload(&o, 512 * MiB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1911,6 +2038,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hdd_prefix_dropped_for_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hdd_full_evicts_objects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hdd_dir_recorded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_overload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_overload_hdd, setup, teardown),
 	};
 
 	if (getenv("TEST_FILTER"))
