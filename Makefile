@@ -91,6 +91,12 @@ $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
+# the emulated HDD is a FUSE file system, not a libgoblin client
+$(B)/bench/hddemu: bench/hddemu.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) $(FINAL_LDFLAGS) -o $@ $< \
+	    $(FUSE_LIBS) -lpthread
+
 $(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm

@@ -2,18 +2,24 @@
 # Shared by the goblinfs bats files: a temp dir with a store and a
 # mountpoint per test, goblinfs in the foreground in the background, and
 # unmounting whatever happens.  GOBLINFS and GOBLINCTL override the binaries.
+# 40-hddemu mounts its FUSE daemon with the same helpers (GPID, $M).
 
 GFS="${GOBLINFS:-$BATS_TEST_DIRNAME/../../build/goblinfs}"
 GCTL="${GOBLINCTL:-$BATS_TEST_DIRNAME/../../build/goblinctl}"
 
-# gfs_setup NAME: skip without FUSE; T (named after NAME), S store, M mount
-gfs_setup() {
+# need_fuse DAEMON: skip without FUSE; fail if DAEMON is not built
+need_fuse() {
 	[ -e /dev/fuse ] || skip "no /dev/fuse"
 	command -v fusermount3 >/dev/null || skip "no fusermount3"
-	if [ ! -x "$GFS" ]; then
-		echo "goblinfs is not built: $GFS" >&2
+	if [ ! -x "$1" ]; then
+		echo "$(basename "$1") is not built: $1" >&2
 		return 1
 	fi
+}
+
+# gfs_setup NAME: skip without FUSE; T (named after NAME), S store, M mount
+gfs_setup() {
+	need_fuse "$GFS" || return 1
 	T="$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")"
 	S="$T/store"
 	M="$T/mnt"
@@ -36,15 +42,16 @@ gfs_teardown() {
 	unmount_quietly
 }
 
-# wait_mounted: poll until $M is a mount (5 s)
+# wait_mounted [LOG]: poll until $M is a mount (5 s); if it is not, show
+# the daemon's LOG (default $T/gfs.log)
 wait_mounted() {
 	local i
 	for i in $(seq 50); do
 		timeout 2 mountpoint -q "$M" && return 0
 		sleep 0.1
 	done
-	echo "goblinfs did not mount; its log:" >&2
-	cat "$T/gfs.log" >&2
+	echo "nothing mounted on $M; the daemon's log:" >&2
+	cat "${1:-$T/gfs.log}" >&2
 	return 1
 }
 
@@ -56,7 +63,7 @@ mount_fs() {
 	wait_mounted
 }
 
-# umount_fs: unmount and wait for goblinfs to exit 0
+# umount_fs: unmount and wait for the daemon (GPID) to exit 0
 umount_fs() {
 	fusermount3 -u "$M"
 	wait "$GPID"
