@@ -54,34 +54,7 @@ static void usage(void)
 	exit(129);
 }
 
-/* 0 when data matches the object's bytes at off, else -1. */
-static int payload_check(uint64_t seed, uint64_t off, const void *data,
-			 size_t len, unsigned char *scratch, size_t slen)
-{
-	const unsigned char *p = data;
-
-	while (len) {
-		size_t n = len < slen ? len : slen;
-
-		workload_payload_fill(seed, off, scratch, n);
-		if (memcmp(scratch, p, n))
-			return -1;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* ---- small helpers ---- */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static double mibps(uint64_t bytes, int64_t ns)
 {
@@ -387,32 +360,6 @@ static void print_sizes(const struct obj *objs, size_t n)
 	       pct(v, n, 99), pct(v, n, 99) / 1024.0, n ? v[n - 1] : 0,
 	       n ? v[n - 1] / 1024.0 : 0.0);
 	free(v);
-}
-
-struct lat {
-	double p50, p90, p99, p999, mean, min, max;	/* microseconds */
-	size_t n;
-};
-
-static struct lat latency(uint64_t *ns, size_t n)
-{
-	struct lat l = { 0 };
-	double sum = 0;
-
-	l.n = n;
-	if (!n)
-		return l;
-	qsort(ns, n, sizeof(*ns), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		sum += (double)ns[i];
-	l.p50 = pct(ns, n, 50) / 1e3;
-	l.p90 = pct(ns, n, 90) / 1e3;
-	l.p99 = pct(ns, n, 99) / 1e3;
-	l.p999 = pct(ns, n, 99.9) / 1e3;
-	l.mean = sum / n / 1e3;
-	l.min = ns[0] / 1e3;
-	l.max = ns[n - 1] / 1e3;
-	return l;
 }
 
 static void write_csv(const struct bench *b, const char *path,

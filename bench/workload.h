@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define KiB (1024ULL)
 #define MiB (1024ULL * KiB)
@@ -208,6 +209,43 @@ static inline uint64_t pct(const uint64_t *v, size_t n, double p)
 	return v[k - 1];
 }
 
+/* CLOCK_MONOTONIC in nanoseconds: every driver's timestamps. */
+static inline int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Latency summary of a set of nanosecond samples, in microseconds. */
+struct lat {
+	double p50, p90, p99, p999, mean, min, max;
+	size_t n;
+};
+
+/* Summarise @ns[0..n) (sorted in place). */
+static inline struct lat latency(uint64_t *ns, size_t n)
+{
+	struct lat l = { 0 };
+	double sum = 0;
+
+	l.n = n;
+	if (!n)
+		return l;
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		sum += (double)ns[i];
+	l.p50 = pct(ns, n, 50) / 1e3;
+	l.p90 = pct(ns, n, 90) / 1e3;
+	l.p99 = pct(ns, n, 99) / 1e3;
+	l.p999 = pct(ns, n, 99.9) / 1e3;
+	l.mean = sum / n / 1e3;
+	l.min = ns[0] / 1e3;
+	l.max = ns[n - 1] / 1e3;
+	return l;
+}
+
 #define ART_LOC 262144.0
 #define ART_SCALE 583208.0
 #define ART_SHAPE 0.3
@@ -360,6 +398,28 @@ static inline void workload_payload_fill(uint64_t seed, uint64_t off,
 		w = workload_payload_word(seed, i);
 		memcpy(p, &w, len);
 	}
+}
+
+/*
+ * 0 when @data holds the bytes at @off of the object whose payload seed is
+ * @seed, else -1; @scratch (@slen bytes) holds the expected bytes.
+ */
+static inline int payload_check(uint64_t seed, uint64_t off, const void *data,
+				size_t len, unsigned char *scratch, size_t slen)
+{
+	const unsigned char *p = data;
+
+	while (len) {
+		size_t n = len < slen ? len : slen;
+
+		workload_payload_fill(seed, off, scratch, n);
+		if (memcmp(scratch, p, n))
+			return -1;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /*
