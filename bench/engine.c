@@ -190,19 +190,7 @@ struct bench {
 	int64_t epoch;
 };
 
-static void berror(struct bench *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	b->errors++;
-	if (b->errors > 20)
-		return;
-	fprintf(stderr, "%s: error: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#define berror(b, ...) count_error(&(b)->errors, __VA_ARGS__)
 
 static struct rec *rec_new(struct bench *b)
 {
@@ -220,36 +208,7 @@ static struct rec *rec_new(struct bench *b)
 static int64_t put_object(struct bench *b, const char *key, uint64_t size,
 			  uint64_t seed)
 {
-	struct gs_put_args a;
-	struct gs_writer *w;
-	int64_t gen = 0, t;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	a.size = size;
-	a.mode = GS_SET;
-	rc = gs_put_begin(b->s, key, strlen(key), &a, &w);
-	if (rc)
-		die("gs_put_begin '%s' (%" PRIu64 " bytes): %s", key, size,
-		    gs_strerror(rc));
-	for (uint64_t off = 0; off < size;) {
-		size_t n = size - off < PUT_PIECE ? size - off : PUT_PIECE;
-
-		t = now_ns();
-		workload_payload_fill(seed, off, b->buf, n);
-		gen += now_ns() - t;
-		rc = gs_put_write(w, b->buf, n);
-		if (rc) {
-			gs_put_abort(w);
-			die("gs_put_write '%s' at %" PRIu64 ": %s", key, off,
-			    gs_strerror(rc));
-		}
-		off += n;
-	}
-	rc = gs_put_commit(w, NULL);
-	if (rc)
-		die("gs_put_commit '%s': %s", key, gs_strerror(rc));
-	return gen;
+	return workload_gs_put(b->s, key, size, seed, b->buf, PUT_PIECE);
 }
 
 /* Where the head lives now: fills o->where and o->head_ram. */

@@ -148,17 +148,40 @@ static inline double gev_quantile(double loc, double scale, double shape,
 
 static const char *prog;
 
+/* "PROG: " @what, then the message and a newline, on stderr. */
+__attribute__((format(printf, 2, 0), unused))
+static void report(const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", prog, what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 __attribute__((noreturn, format(printf, 1, 2), unused))
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	report("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(128);
+}
+
+/*
+ * Count an error of the measured system in *@count and report it: "PROG:
+ * error: message", the first 20 only (a broken run stays readable).
+ */
+__attribute__((format(printf, 2, 3), unused))
+static void count_error(uint64_t *count, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++*count > 20)
+		return;
+	va_start(ap, fmt);
+	report("error: ", fmt, ap);
+	va_end(ap);
 }
 
 /* Option values: a size ("64M"), or a whole number (decimal or 0x). */
@@ -432,6 +455,48 @@ static inline void workload_fill(const char *key, uint64_t size, uint64_t off,
 				 void *buf, size_t len)
 {
 	workload_payload_fill(workload_payload_seed(key, size), off, buf, len);
+}
+
+/*
+ * Put object @key (@size bytes, payload seed @seed) into @s through one
+ * writer, generating it @piece bytes at a time in @buf; dies on an error.
+ * Returns the nanoseconds spent generating the bytes.
+ */
+__attribute__((unused))
+static int64_t workload_gs_put(struct gs_store *s, const char *key,
+			       uint64_t size, uint64_t seed, unsigned char *buf,
+			       size_t piece)
+{
+	struct gs_put_args a;
+	struct gs_writer *w;
+	int64_t gen = 0, t;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.size = size;
+	a.mode = GS_SET;
+	rc = gs_put_begin(s, key, strlen(key), &a, &w);
+	if (rc)
+		die("gs_put_begin '%s' (%llu bytes): %s", key,
+		    (unsigned long long)size, gs_strerror(rc));
+	for (uint64_t off = 0; off < size;) {
+		size_t n = size - off < piece ? size - off : piece;
+
+		t = now_ns();
+		workload_payload_fill(seed, off, buf, n);
+		gen += now_ns() - t;
+		rc = gs_put_write(w, buf, n);
+		if (rc) {
+			gs_put_abort(w);
+			die("gs_put_write '%s' at %llu: %s", key,
+			    (unsigned long long)off, gs_strerror(rc));
+		}
+		off += n;
+	}
+	rc = gs_put_commit(w, NULL);
+	if (rc)
+		die("gs_put_commit '%s': %s", key, gs_strerror(rc));
+	return gen;
 }
 
 #endif /* GOBLIN_BENCH_WORKLOAD_H */
