@@ -5,7 +5,8 @@
 # time on the same file system: populate, drop caches, replay the measured
 # manifest serially (build/bench/vsrocks), then the replay's chunks through
 # an ideal link (build/bench/netsim).  Writes
-# bench/results/engine-vs-rocksdb.md; the last line printed is
+# bench/results/engine-vs-rocksdb.md (--quick: engine-vs-rocksdb-quick.md);
+# the last line printed is
 #   RESULT populate_ratio=X replay_ratio=Y ttfb_ratio=Z
 # (RocksDB time / Goblin time, RocksDB being the better of rocksdb and
 # blobdb, the uncached configurations, for each figure).
@@ -23,7 +24,8 @@ usage: bench/engine-vs-rocksdb.sh [--quick] [--scale F] [--reps N] [--dir DIR]
   --engines LIST  comma-separated (default
                   goblin,rocksdb,blobdb,rocksdb-cache,blobdb-cache)
   --rates LIST    link rates for netsim, Gbit/s (default 0.937,10)
-  --out FILE      report (default bench/results/engine-vs-rocksdb.md)
+  --out FILE      report (default bench/results/engine-vs-rocksdb.md,
+                  --quick: bench/results/engine-vs-rocksdb-quick.md)
   VSROCKS-ARGS    passed to every vsrocks run (--memory, --small-memory,
                   --min-blob-size, --no-verify)
 USAGE
@@ -39,7 +41,7 @@ reps=3
 dir=/var/tmp/goblin-rocks
 engines=goblin,rocksdb,blobdb,rocksdb-cache,blobdb-cache
 rates=0.937,10
-out=$root/bench/results/engine-vs-rocksdb.md
+out=
 extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -56,6 +58,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$scale" ] || { [ "$quick" = 1 ] && scale=1/64 || scale=1/8; }
+if [ -z "$out" ]; then
+	out=$root/bench/results/engine-vs-rocksdb.md
+	if [ "$quick" = 1 ]; then
+		out=$root/bench/results/engine-vs-rocksdb-quick.md
+	fi
+fi
 case ,$engines, in
 *,goblin,*) ;;
 *) echo "engine-vs-rocksdb: --engines must include goblin" >&2; exit 129 ;;
