@@ -259,6 +259,41 @@ w("Device bytes are the process's `/proc/self/io` counters; device "
   "readers (index and filter blocks, held outside any cache) and cache.")
 w("")
 
+# What the tables say against the targets' reading, from the figures.
+notes = []
+gl = med("goblin", "done_large_us", "mean")
+for e in ROCKS:
+    el = med(e, "done_large_us", "mean")
+    if el < gl:
+        notes.append(
+            "Completion of objects of 256 KiB or more: `%s` is faster than "
+            "Goblin (mean %.0f us against %.0f us): Goblin's lead is the "
+            "first byte and the small objects, not the transfer of large "
+            "tails." % (e, el, gl))
+budget = float(g0["budget_mib"])
+for e in engines:
+    hwm = med(e, "memory after replay", "vm_hwm_mib")
+    if hwm > budget * 1.05:
+        notes.append("`%s` peaked at %.0f MiB resident, %.0f%% over the "
+                     "%.0f MiB budget (memtables may overshoot the write "
+                     "buffer manager's limit; the put buffer and table "
+                     "readers come on top)." % (
+                         e, hwm, 100 * (hwm / budget - 1), budget))
+for e in engines:
+    amp = (med(e, "replay counters", "dev_read_mib") * 2**20 /
+           num(runs[e][0], "replay", "bytes"))
+    if amp > 1.5:
+        notes.append("`%s` read %.2f times the requested bytes from the "
+                     "device during the replay." % (e, amp))
+notes.append("The population is put in id order, which is key order: "
+             "sorted inserts are RocksDB's easiest case (files that hardly "
+             "overlap, little compaction).")
+w("Remarks:")
+w("")
+for x in notes:
+    w("- " + x)
+w("")
+
 w("## Delivery through an ideal link (bench/netsim)")
 w("")
 w("Each replayed chunk enters the link when it is ready: start = max(ready, "
