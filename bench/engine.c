@@ -54,34 +54,7 @@ static void usage(void)
 	exit(129);
 }
 
-/* 0 when data matches the object's bytes at off, else -1. */
-static int payload_check(uint64_t seed, uint64_t off, const void *data,
-			 size_t len, unsigned char *scratch, size_t slen)
-{
-	const unsigned char *p = data;
-
-	while (len) {
-		size_t n = len < slen ? len : slen;
-
-		workload_payload_fill(seed, off, scratch, n);
-		if (memcmp(scratch, p, n))
-			return -1;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* ---- small helpers ---- */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static double mibps(uint64_t bytes, int64_t ns)
 {
@@ -217,19 +190,7 @@ struct bench {
 	int64_t epoch;
 };
 
-static void berror(struct bench *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	b->errors++;
-	if (b->errors > 20)
-		return;
-	fprintf(stderr, "%s: error: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#define berror(b, ...) count_error(&(b)->errors, __VA_ARGS__)
 
 static struct rec *rec_new(struct bench *b)
 {
@@ -247,36 +208,7 @@ static struct rec *rec_new(struct bench *b)
 static int64_t put_object(struct bench *b, const char *key, uint64_t size,
 			  uint64_t seed)
 {
-	struct gs_put_args a;
-	struct gs_writer *w;
-	int64_t gen = 0, t;
-	int rc;
-
-	memset(&a, 0, sizeof(a));
-	a.size = size;
-	a.mode = GS_SET;
-	rc = gs_put_begin(b->s, key, strlen(key), &a, &w);
-	if (rc)
-		die("gs_put_begin '%s' (%" PRIu64 " bytes): %s", key, size,
-		    gs_strerror(rc));
-	for (uint64_t off = 0; off < size;) {
-		size_t n = size - off < PUT_PIECE ? size - off : PUT_PIECE;
-
-		t = now_ns();
-		workload_payload_fill(seed, off, b->buf, n);
-		gen += now_ns() - t;
-		rc = gs_put_write(w, b->buf, n);
-		if (rc) {
-			gs_put_abort(w);
-			die("gs_put_write '%s' at %" PRIu64 ": %s", key, off,
-			    gs_strerror(rc));
-		}
-		off += n;
-	}
-	rc = gs_put_commit(w, NULL);
-	if (rc)
-		die("gs_put_commit '%s': %s", key, gs_strerror(rc));
-	return gen;
+	return workload_gs_put(b->s, key, size, seed, b->buf, PUT_PIECE);
 }
 
 /* Where the head lives now: fills o->where and o->head_ram. */
@@ -387,32 +319,6 @@ static void print_sizes(const struct obj *objs, size_t n)
 	       pct(v, n, 99), pct(v, n, 99) / 1024.0, n ? v[n - 1] : 0,
 	       n ? v[n - 1] / 1024.0 : 0.0);
 	free(v);
-}
-
-struct lat {
-	double p50, p90, p99, p999, mean, min, max;	/* microseconds */
-	size_t n;
-};
-
-static struct lat latency(uint64_t *ns, size_t n)
-{
-	struct lat l = { 0 };
-	double sum = 0;
-
-	l.n = n;
-	if (!n)
-		return l;
-	qsort(ns, n, sizeof(*ns), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		sum += (double)ns[i];
-	l.p50 = pct(ns, n, 50) / 1e3;
-	l.p90 = pct(ns, n, 90) / 1e3;
-	l.p99 = pct(ns, n, 99) / 1e3;
-	l.p999 = pct(ns, n, 99.9) / 1e3;
-	l.mean = sum / n / 1e3;
-	l.min = ns[0] / 1e3;
-	l.max = ns[n - 1] / 1e3;
-	return l;
 }
 
 static void write_csv(const struct bench *b, const char *path,

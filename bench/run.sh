@@ -3,22 +3,33 @@
 # bench/run.sh: every benchmark, in order (`make bench`).  Results go to
 # bench/results/.  Add later benchmarks below.
 #   bench/run.sh [ENGINE-VS-FIO OPTIONS] [--goblinfs GOBLINFS OPTIONS]
+#                [--rocksdb [ENGINE-VS-ROCKSDB OPTIONS]]
 # Options before --goblinfs go to bench/engine-vs-fio.sh, those after it to
 # bench/goblinfs.sh (e.g. bench/run.sh --reps 5 --goblinfs --reps 5).
+# bench/engine-vs-rocksdb.sh runs only when --rocksdb is given (WEB at 1/8,
+# long), with the options after it (bench/run.sh --rocksdb --quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 engine_args=()
 goblinfs_args=()
-while [ $# -gt 0 ]; do
-	if [ "$1" = --goblinfs ]; then
-		shift
-		goblinfs_args=("$@")
-		break
-	fi
-	engine_args+=("$1")
-	shift
+rocksdb_args=()
+rocksdb=0
+to=engine
+for a in "$@"; do
+	case $a in
+	--goblinfs) to=goblinfs; continue ;;
+	--rocksdb) to=rocksdb; rocksdb=1; continue ;;
+	esac
+	case $to in
+	engine) engine_args+=("$a") ;;
+	goblinfs) goblinfs_args+=("$a") ;;
+	rocksdb) rocksdb_args+=("$a") ;;
+	esac
 done
 
 bash bench/engine-vs-fio.sh "${engine_args[@]}"
 bash bench/goblinfs.sh "${goblinfs_args[@]}"
+if [ "$rocksdb" = 1 ]; then
+	bash bench/engine-vs-rocksdb.sh "${rocksdb_args[@]}"
+fi

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define KiB (1024ULL)
 #define MiB (1024ULL * KiB)
@@ -147,17 +148,40 @@ static inline double gev_quantile(double loc, double scale, double shape,
 
 static const char *prog;
 
+/* "PROG: " @what, then the message and a newline, on stderr. */
+__attribute__((format(printf, 2, 0), unused))
+static void report(const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", prog, what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 __attribute__((noreturn, format(printf, 1, 2), unused))
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	report("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(128);
+}
+
+/*
+ * Count an error of the measured system in *@count and report it: "PROG:
+ * error: message", the first 20 only (a broken run stays readable).
+ */
+__attribute__((format(printf, 2, 3), unused))
+static void count_error(uint64_t *count, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++*count > 20)
+		return;
+	va_start(ap, fmt);
+	report("error: ", fmt, ap);
+	va_end(ap);
 }
 
 /* Option values: a size ("64M"), or a whole number (decimal or 0x). */
@@ -206,6 +230,43 @@ static inline uint64_t pct(const uint64_t *v, size_t n, double p)
 	if (k > n)
 		k = n;
 	return v[k - 1];
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: every driver's timestamps. */
+static inline int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Latency summary of a set of nanosecond samples, in microseconds. */
+struct lat {
+	double p50, p90, p99, p999, mean, min, max;
+	size_t n;
+};
+
+/* Summarise @ns[0..n) (sorted in place). */
+static inline struct lat latency(uint64_t *ns, size_t n)
+{
+	struct lat l = { 0 };
+	double sum = 0;
+
+	l.n = n;
+	if (!n)
+		return l;
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		sum += (double)ns[i];
+	l.p50 = pct(ns, n, 50) / 1e3;
+	l.p90 = pct(ns, n, 90) / 1e3;
+	l.p99 = pct(ns, n, 99) / 1e3;
+	l.p999 = pct(ns, n, 99.9) / 1e3;
+	l.mean = sum / n / 1e3;
+	l.min = ns[0] / 1e3;
+	l.max = ns[n - 1] / 1e3;
+	return l;
 }
 
 #define ART_LOC 262144.0
@@ -363,6 +424,28 @@ static inline void workload_payload_fill(uint64_t seed, uint64_t off,
 }
 
 /*
+ * 0 when @data holds the bytes at @off of the object whose payload seed is
+ * @seed, else -1; @scratch (@slen bytes) holds the expected bytes.
+ */
+static inline int payload_check(uint64_t seed, uint64_t off, const void *data,
+				size_t len, unsigned char *scratch, size_t slen)
+{
+	const unsigned char *p = data;
+
+	while (len) {
+		size_t n = len < slen ? len : slen;
+
+		workload_payload_fill(seed, off, scratch, n);
+		if (memcmp(scratch, p, n))
+			return -1;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
  * Write bytes [off, off+len) of object (@key, @size) into @buf.  The same
  * (key, size, off) always gives the same bytes, on any run and machine of
  * the same byte order; the caller keeps off + len <= size (bytes past the
@@ -372,6 +455,48 @@ static inline void workload_fill(const char *key, uint64_t size, uint64_t off,
 				 void *buf, size_t len)
 {
 	workload_payload_fill(workload_payload_seed(key, size), off, buf, len);
+}
+
+/*
+ * Put object @key (@size bytes, payload seed @seed) into @s through one
+ * writer, generating it @piece bytes at a time in @buf; dies on an error.
+ * Returns the nanoseconds spent generating the bytes.
+ */
+__attribute__((unused))
+static int64_t workload_gs_put(struct gs_store *s, const char *key,
+			       uint64_t size, uint64_t seed, unsigned char *buf,
+			       size_t piece)
+{
+	struct gs_put_args a;
+	struct gs_writer *w;
+	int64_t gen = 0, t;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.size = size;
+	a.mode = GS_SET;
+	rc = gs_put_begin(s, key, strlen(key), &a, &w);
+	if (rc)
+		die("gs_put_begin '%s' (%llu bytes): %s", key,
+		    (unsigned long long)size, gs_strerror(rc));
+	for (uint64_t off = 0; off < size;) {
+		size_t n = size - off < piece ? size - off : piece;
+
+		t = now_ns();
+		workload_payload_fill(seed, off, buf, n);
+		gen += now_ns() - t;
+		rc = gs_put_write(w, buf, n);
+		if (rc) {
+			gs_put_abort(w);
+			die("gs_put_write '%s' at %llu: %s", key,
+			    (unsigned long long)off, gs_strerror(rc));
+		}
+		off += n;
+	}
+	rc = gs_put_commit(w, NULL);
+	if (rc)
+		die("gs_put_commit '%s': %s", key, gs_strerror(rc));
+	return gen;
 }
 
 #endif /* GOBLIN_BENCH_WORKLOAD_H */
