@@ -87,9 +87,11 @@ $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
+# Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
+# (-iquote): a store header must not hide a system one of the same name.
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
 # the emulated HDD is a FUSE file system, not a libgoblin client
 $(B)/bench/hddemu: bench/hddemu.c $(FLAGS_STAMP)
@@ -99,7 +101,7 @@ $(B)/bench/hddemu: bench/hddemu.c $(FLAGS_STAMP)
 
 $(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
 
 # The RocksDB comparison also links librocksdb (a Debian package of DEPS).
 $(B)/bench/vsrocks: bench/vsrocks.c $(B)/libgoblin.a $(FLAGS_STAMP)
@@ -125,7 +127,7 @@ fuzz: $(FUZZ_BIN)
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Istore \
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -iquote store \
 	    -o $@ $< $(STORE_SRC) $(LIBS)
 
 clean:
