@@ -23,7 +23,7 @@ OPT = -O1
 endif
 FINAL_CFLAGS = $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) $(CFLAGS) -MMD -MP
 FINAL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS = -luring -lxxhash -lpthread
+LIBS = -luring -lxxhash -lnuma -lpthread
 
 ifeq ($(V),)
 Q = @
@@ -49,7 +49,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
-       libcurl4-openssl-dev librocksdb-dev
+       libcurl4-openssl-dev librocksdb-dev libnuma-dev
 
 all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(BENCH_BIN)
 
@@ -88,7 +88,7 @@ $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
 # Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
-# (-iquote): a store header must not hide a system one of the same name.
+# (-iquote): store/numa.h must not hide libnuma's <numa.h>.
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
