@@ -2,8 +2,8 @@
 /*
  * NUMA: the placement plan and the promotion policy against simulated
  * topologies of 2 and 4 nodes (this machine has one), then what one node
- * can show for real: its topology, and move_pages keeping the bytes and
- * the addresses of a block moved in a promotion round.
+ * can show for real: --numa 0 binds, a bad node fails, move_pages keeps
+ * the bytes and the addresses, and promotion stays idle.
  */
 #include <errno.h>
 #include <numaif.h>
@@ -19,8 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "numa.h"
+#include "internal.h"
 
+#define MiB (1ull << 20)
 #define B NUMA_BLOCK
 
 /* ---- a simulated machine ---- */
@@ -416,6 +417,24 @@ static void test_note_here_uses_cpu_topology(void **state)
 
 /* ---- this machine ---- */
 
+static char dir[64];
+
+static int store_setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gs-numa-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int store_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
 static void test_real_topology(void **state)
 {
 	struct numa_topo t;
@@ -427,6 +446,171 @@ static void test_real_topology(void **state)
 	for (unsigned c = 0; c < t.ncpus; c++)
 		assert_true(t.cpu_node[c] < t.nnodes);
 	assert_true(numa_topo_node_of(&t, sched_getcpu()) < t.nnodes);
+	numa_topo_release(&t);
+}
+
+static struct gs_store *open_with(int node, bool perverse, int *ret)
+{
+	struct gs_options o;
+	struct gs_store *s = NULL;
+	char err[256] = "";
+
+	gs_options_init(&o);
+	o.create = true;
+	o.no_mlock = true;
+	o.memory = 8 * MiB;
+	o.small_memory = 4 * MiB;
+	o.ssd_size = 64 * MiB;
+	o.numa_node = node;
+	o.perverse = perverse;
+	*ret = gs_open(dir, &o, &s, err, sizeof(err));
+	if (*ret < 0) {
+		assert_null(s);
+		/* the message names the option at fault */
+		assert_non_null(strstr(err, perverse ? "--perverse" : "--numa"));
+	}
+	return s;
+}
+
+static int policy_at(void *addr, unsigned long *mask)
+{
+	int mode = -1;
+
+	*mask = 0;
+	assert_int_equal(get_mempolicy(&mode, mask, NUMA_MAX_NODES + 1, addr,
+				       MPOL_F_ADDR), 0);
+	return mode;
+}
+
+/* Without --numa nothing is bound: what makes the next test able to fail. */
+static void test_store_unbound_by_default(void **state)
+{
+	unsigned long mask;
+	struct gs_store *s;
+	int ret;
+
+	(void)state;
+	s = open_with(-1, false, &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(policy_at(s->head_mem.base, &mask), MPOL_DEFAULT);
+	gs_close(s);
+}
+
+static void test_store_numa0_binds(void **state)
+{
+	unsigned long mask;
+	cpu_set_t saved;
+	struct gs_store *s;
+	struct gs_stats st;
+	void *val;
+	size_t len;
+	int mode, ret;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	s = open_with(0, false, &ret);
+	assert_int_equal(ret, 0);
+	/* both pools bound to node 0, and the opening thread too */
+	assert_int_equal(policy_at(s->head_mem.base, &mask), MPOL_BIND);
+	assert_int_equal(mask, 1);
+	assert_int_equal(policy_at(s->small_mem.base, &mask), MPOL_BIND);
+	assert_int_equal(mask, 1);
+	assert_int_equal(get_mempolicy(&mode, &mask, NUMA_MAX_NODES + 1, NULL,
+				       0), 0);
+	assert_int_equal(mode, MPOL_BIND);
+	assert_int_equal(mask, 1);
+	for (uint64_t off = 0; off < s->head_mem.size; off += B)
+		assert_int_equal(numa_node_of_addr(s->head_mem.base + off), 0);
+	/* and the store works */
+	assert_int_equal(gs_put(s, "k", 1, "value", 5,
+				&(struct gs_put_args){ .size = 5 }), 0);
+	assert_int_equal(gs_get(s, "k", 1, &val, &len, NULL), 0);
+	assert_int_equal(len, 5);
+	assert_memory_equal(val, "value", 5);
+	free(val);
+	gs_stats_get(s, &st);
+	assert_true(st.numa_nodes >= 1);
+	gs_close(s);
+	/* give the other tests their unbound thread back */
+	assert_int_equal(set_mempolicy(MPOL_DEFAULT, NULL, 0), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+
+static void test_store_bad_node_fails(void **state)
+{
+	struct numa_topo t;
+	int ret;
+
+	(void)state;
+	assert_int_equal(numa_topo_probe(&t), 0);
+	assert_null(open_with((int)t.nnodes, false, &ret));
+	assert_int_equal(ret, -EINVAL);
+	assert_null(open_with(NUMA_MAX_NODES - 1, false, &ret));
+	assert_int_equal(ret, -EINVAL);
+	numa_topo_release(&t);
+}
+
+/* One node: --perverse has no remote node and says so; two: it obeys. */
+static void test_store_perverse(void **state)
+{
+	struct numa_topo t;
+	struct gs_store *s;
+	int ret;
+
+	(void)state;
+	assert_int_equal(numa_topo_probe(&t), 0);
+	s = open_with(-1, true, &ret);
+	if (numa_topo_mem_nodes(&t) < 2) {
+		assert_int_equal(ret, -EINVAL);
+	} else {
+		assert_int_equal(ret, 0);
+		assert_int_not_equal(numa_node_of_addr(s->head_mem.base),
+				     numa_node_of_addr(s->head_mem.base + B));
+		gs_close(s);
+	}
+	numa_topo_release(&t);
+}
+
+/* One node: no promotion thread, reads are not even counted. */
+static void test_store_one_node_promotion_idle(void **state)
+{
+	struct numa_topo t;
+	struct gs_store *s;
+	struct gs_stats st;
+	size_t size = 512 << 10;
+	uint8_t *big = malloc(size);
+	void *val;
+	size_t len;
+	int ret;
+
+	(void)state;
+	assert_int_equal(numa_topo_probe(&t), 0);
+	s = open_with(-1, false, &ret);
+	assert_int_equal(ret, 0);
+	assert_non_null(big);
+	memset(big, 0x5a, size);
+	assert_int_equal(gs_put(s, "big", 3, big, size,
+				&(struct gs_put_args){ .size = size }), 0);
+	free(big);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(gs_get(s, "big", 3, &val, &len, NULL), 0);
+		assert_int_equal(len, size);
+		free(val);
+	}
+	gs_stats_get(s, &st);
+	assert_int_equal(st.numa_nodes, numa_topo_mem_nodes(&t));
+	assert_true(st.head_hits >= 100);
+	if (numa_topo_mem_nodes(&t) < 2) {
+		assert_false(s->numa.running);
+		assert_false(s->numa.track);
+		for (size_t i = 0; i < (size_t)s->numa.nblk * t.nnodes; i++)
+			assert_int_equal(s->numa.hits[i], 0);
+		assert_int_equal(numa_round(&s->numa), 0);
+		assert_int_equal(st.numa_promotions, 0);
+	} else {
+		assert_true(s->numa.running);
+	}
+	gs_close(s);
 	numa_topo_release(&t);
 }
 
@@ -479,6 +663,7 @@ static void test_real_move_pages_in_a_round(void **state)
 }
 
 #define P(t) cmocka_unit_test_setup_teardown(t, pool_setup, pool_teardown)
+#define S(t) cmocka_unit_test_setup_teardown(t, store_setup, store_teardown)
 
 int main(void)
 {
@@ -495,6 +680,11 @@ int main(void)
 		P(test_move_failure_counted),
 		P(test_note_here_uses_cpu_topology),
 		cmocka_unit_test(test_real_topology),
+		S(test_store_unbound_by_default),
+		S(test_store_numa0_binds),
+		S(test_store_bad_node_fails),
+		S(test_store_perverse),
+		S(test_store_one_node_promotion_idle),
 		cmocka_unit_test(test_real_move_pages_in_a_round),
 	};
 
