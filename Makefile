@@ -106,7 +106,7 @@ $(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 # The RocksDB comparison also links librocksdb (a Debian package of DEPS).
 $(B)/bench/vsrocks: bench/vsrocks.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lrocksdb -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lrocksdb -lm
 
 units: $(UNIT_BIN)
 
