@@ -23,7 +23,7 @@ OPT = -O1
 endif
 FINAL_CFLAGS = $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) $(CFLAGS) -MMD -MP
 FINAL_LDFLAGS = $(SAN) $(LDFLAGS)
-LIBS = -luring -lxxhash -lpthread
+LIBS = -luring -lxxhash -lnuma -lpthread
 
 ifeq ($(V),)
 Q = @
@@ -49,7 +49,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
-       libcurl4-openssl-dev librocksdb-dev
+       libcurl4-openssl-dev librocksdb-dev libnuma-dev
 
 all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(BENCH_BIN)
 
@@ -87,9 +87,11 @@ $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
+# Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
+# (-iquote): store/numa.h must not hide libnuma's <numa.h>.
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
 # the emulated HDD is a FUSE file system, not a libgoblin client
 $(B)/bench/hddemu: bench/hddemu.c $(FLAGS_STAMP)
@@ -99,12 +101,12 @@ $(B)/bench/hddemu: bench/hddemu.c $(FLAGS_STAMP)
 
 $(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
 
 # The RocksDB comparison also links librocksdb (a Debian package of DEPS).
 $(B)/bench/vsrocks: bench/vsrocks.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lrocksdb -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lrocksdb -lm
 
 units: $(UNIT_BIN)
 
@@ -125,7 +127,7 @@ fuzz: $(FUZZ_BIN)
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Istore \
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -iquote store \
 	    -o $@ $< $(STORE_SRC) $(LIBS)
 
 clean:

@@ -168,6 +168,12 @@ static const struct {
 	STAT_U64(hdd_capacity),
 	STAT_U64(hdd_used),
 	STAT_U64(journal_bytes),
+	STAT_U64(numa_nodes),
+	STAT_U64(numa_promotions),
+	STAT_U64(numa_bytes_moved),
+	STAT_U64(numa_swap_ns_total),
+	STAT_U64(numa_swap_ns_max),
+	STAT_U64(numa_move_failures),
 	STAT_BOOL(hugetlb),
 	STAT_BOOL(mlocked),
 };

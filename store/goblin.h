@@ -61,6 +61,10 @@ struct gs_options {
 	unsigned io_depth;	 /* tail reads in flight per reader */
 	bool no_mlock;		 /* do not mlock the RAM pools */
 	bool no_hugetlb;	 /* do not try HugeTLB pages */
+	int numa_node;		 /* --numa: bind pools and threads to this
+				  * node; -1 (the default): do not bind */
+	bool no_numa_promotion;	 /* freeze the head blocks where they are */
+	bool perverse;		 /* head region zero on a remote node (A/B) */
 	bool preload_heads;	 /* at open, read hot heads back into RAM */
 	bool sync;		 /* fdatasync data and journal at each commit */
 	bool create;		 /* create the store when missing */
@@ -75,7 +79,7 @@ struct gs_option_desc {
 	const char *help;	/* one line */
 };
 /* Every store option; GS_NOPTIONS of them, then a NULL name. */
-#define GS_NOPTIONS 18
+#define GS_NOPTIONS 21
 extern const struct gs_option_desc gs_option_list[];
 
 struct option;
@@ -362,6 +366,13 @@ struct gs_stats {
 	uint64_t hdd_capacity;		/* HDD tier bytes (0: no HDD tier) */
 	uint64_t hdd_used;		/* HDD bytes allocated */
 	uint64_t journal_bytes;		/* journal file size */
+	uint64_t numa_nodes;		/* NUMA nodes with memory (1: none) */
+	uint64_t numa_promotions;	/* head blocks moved to the node
+					 * that reads them */
+	uint64_t numa_bytes_moved;	/* their bytes */
+	uint64_t numa_swap_ns_total;	/* time the moves took, summed */
+	uint64_t numa_swap_ns_max;	/* the longest move */
+	uint64_t numa_move_failures;	/* moves the kernel did not make */
 	bool hugetlb;			/* head pool on HugeTLB pages */
 	bool mlocked;			/* RAM pools locked */
 };

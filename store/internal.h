@@ -14,6 +14,7 @@
 #include "index.h"
 #include "journal.h"
 #include "list.h"
+#include "numa.h"
 #include "ram.h"
 #include "slru.h"
 #include "space.h"
@@ -107,6 +108,7 @@ struct gs_store {
 	struct index idx;	/* committed objects */
 	struct index fills;	/* objects being filled (GS_PUT_FILL) */
 	struct ram_region head_mem, small_mem;
+	struct numa numa;	/* head block placement; its own locking */
 	struct slots slots;
 	struct arena arena;
 	struct space space;	/* the SSD tier */

@@ -31,11 +31,13 @@ int ram_region_map(struct ram_region *r, uint64_t size, uint64_t block,
 			 -1, 0);
 	if (p != MAP_FAILED) {
 		r->hugetlb = true;
+		r->page = HUGE_2M;
 	} else {
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
+		r->page = 4096;
 	}
 	r->base = p;
 	r->size = size;

@@ -14,6 +14,7 @@
 struct ram_region {
 	uint8_t *base;
 	uint64_t size;
+	uint64_t page;		/* page size: 4 KiB, or 2 MiB on HugeTLB */
 	bool hugetlb;
 	bool mlocked;
 };

@@ -200,6 +200,7 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 							   : s->o.ram_head;
 			slru_hit(&s->lru_head, &o->hlru);
 			stat_add(s, head_hits, 1);
+			numa_note_here(&s->numa, o->head);
 		} else {
 			stat_add(s, head_misses, 1);
 		}

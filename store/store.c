@@ -37,6 +37,7 @@ void gs_options_init(struct gs_options *o)
 	o->io_chunk = 256ull << 10;
 	o->write_io_chunk = 1ull << 20;
 	o->io_depth = 4;
+	o->numa_node = -1;
 }
 
 const struct gs_option_desc gs_option_list[] = {
@@ -55,6 +56,9 @@ const struct gs_option_desc gs_option_list[] = {
 	{ "ssd-prefix", "SIZE", "with an HDD tier: bytes after the head kept on SSD (default 4M)" },
 	{ "no-mlock", NULL, "do not lock the RAM pools" },
 	{ "no-hugetlb", NULL, "do not try HugeTLB pages" },
+	{ "numa", "NODE", "bind the RAM pools and threads to a NUMA node" },
+	{ "no-numa-promotion", NULL, "do not move hot head blocks between nodes" },
+	{ "perverse", NULL, "head region zero on a remote node (A/B test)" },
 	{ "preload-heads", NULL, "read hot heads back into RAM at open" },
 	{ "no-preload-heads", NULL, "do not read heads back at open" },
 	{ "sync", NULL, "fdatasync data and journal at each commit" },
@@ -87,6 +91,23 @@ void gs_option_help(FILE *f)
 	}
 }
 
+/* A decimal number from @lo to @hi into *@out: 0, or -EINVAL. */
+static int parse_count(const char *value, unsigned long lo, unsigned long hi,
+		       unsigned long *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (!value || !isdigit((unsigned char)*value))
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(value, &end, 10);
+	if (*end || errno || n < lo || n > hi)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
 int gs_option_set(struct gs_options *o, const char *name, const char *value,
 		  const char **why)
 {
@@ -106,6 +127,7 @@ int gs_option_set(struct gs_options *o, const char *name, const char *value,
 		{ "ssd-prefix", offsetof(struct gs_options, ssd_prefix) },
 	};
 	uint64_t v;
+	unsigned long n;
 	int ret;
 
 	*why = NULL;
@@ -123,17 +145,21 @@ int gs_option_set(struct gs_options *o, const char *name, const char *value,
 		return 0;
 	}
 	if (!strcmp(name, "io-depth")) {
-		char *end;
-		unsigned long n;
-
-		errno = 0;
-		n = value ? strtoul(value, &end, 10) : 0;
-		if (!value || !isdigit((unsigned char)*value) || *end ||
-		    errno || n == 0 || n > GS_MAX_DEPTH) {
+		if (parse_count(value, 1, GS_MAX_DEPTH, &n) < 0) {
 			*why = "not a depth from 1 to 32";
 			return -EINVAL;
 		}
 		o->io_depth = (unsigned)n;
+	} else if (!strcmp(name, "numa")) {
+		if (parse_count(value, 0, NUMA_MAX_NODES - 1, &n) < 0) {
+			*why = "not a node number from 0 to 63";
+			return -EINVAL;
+		}
+		o->numa_node = (int)n;
+	} else if (!strcmp(name, "no-numa-promotion")) {
+		o->no_numa_promotion = true;
+	} else if (!strcmp(name, "perverse")) {
+		o->perverse = true;
 	} else if (!strcmp(name, "ssd-dir") || !strcmp(name, "hdd-dir")) {
 		if (!value || !*value) {
 			*why = "empty";
@@ -1615,6 +1641,11 @@ int gs_open(const char *dir, const struct gs_options *opt,
 		}
 		s->split = s->o.ram_head + s->o.ssd_prefix;
 	}
+	/* binds this thread first, so the pools fault in on its node */
+	ret = numa_open(&s->numa, s->o.numa_node, !s->o.no_numa_promotion,
+			s->o.perverse, err, errlen);
+	if (ret < 0)
+		goto fail;
 	ret = ram_region_map(&s->head_mem, s->o.memory, s->o.block,
 			     !s->o.no_hugetlb, !s->o.no_mlock);
 	if (ret == 0)
@@ -1626,6 +1657,11 @@ int gs_open(const char *dir, const struct gs_options *opt,
 		     strerror(-ret));
 		goto fail;
 	}
+	ret = numa_place(&s->numa, s->head_mem.base, s->head_mem.size,
+			 s->head_mem.page, s->small_mem.base, s->small_mem.size,
+			 err, errlen);
+	if (ret < 0)
+		goto fail;
 	if ((ret = slots_init(&s->slots, s->head_mem.base, s->head_mem.size,
 			      s->o.ram_head)) < 0 ||
 	    (ret = arena_init(&s->arena, s->small_mem.base,
@@ -1704,6 +1740,7 @@ void gs_close(struct gs_store *s)
 	space_release(&s->hspace);
 	arena_release(&s->arena);
 	slots_release(&s->slots);
+	numa_close(&s->numa);	/* its thread moves pool pages */
 	ram_region_unmap(&s->head_mem);
 	ram_region_unmap(&s->small_mem);
 	bufpool_release(&s->rbufs);
@@ -1952,6 +1989,7 @@ int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
 void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 {
 	uint64_t *v = (uint64_t *)st;
+	struct numa_counts nc;
 
 	memset(st, 0, sizeof(*st));
 	for (int i = 0; i < NSTAT_SHARDS; i++)
@@ -1978,4 +2016,11 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->hugetlb = s->head_mem.hugetlb;
 	st->mlocked = s->head_mem.mlocked || !s->head_mem.size;
 	pthread_mutex_unlock(&s->lock);
+	numa_counts_get(&s->numa, &nc);
+	st->numa_nodes = numa_topo_mem_nodes(&s->numa.topo);
+	st->numa_promotions = nc.promotions;
+	st->numa_bytes_moved = nc.bytes_moved;
+	st->numa_swap_ns_total = nc.swap_ns_total;
+	st->numa_swap_ns_max = nc.swap_ns_max;
+	st->numa_move_failures = nc.move_failures;
 }

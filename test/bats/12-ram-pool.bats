@@ -4,21 +4,11 @@
 
 load goblinctl
 
-hp=/proc/sys/vm/nr_hugepages
-
 @test "the head pool uses reserved HugeTLB pages and says so" {
-	[ "$(id -u)" = 0 ] && [ -w "$hp" ] || skip "needs root to reserve HugeTLB pages"
-	old=$(cat "$hp")
-	free=$(awk '/HugePages_Free/ { print $2 }' /proc/meminfo)
 	# 64 MiB of heads + 16 MiB small arena = 40 pages of 2 MiB
-	echo $((old + 40)) >"$hp"
-	now=$(awk '/HugePages_Free/ { print $2 }' /proc/meminfo)
-	if [ "$now" -lt $((free + 40)) ]; then
-		echo "$old" >"$hp"
-		skip "the kernel could not reserve 40 more HugeTLB pages"
-	fi
+	reserve_hugepages 40
 	run g --memory 64M --small-memory 16M --show-stats put k /etc/hostname
-	echo "$old" >"$hp"
+	release_hugepages
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | awk '$1 == "hugetlb" { print $2 }')" = 1 ]
 	[ "$(echo "$output" | awk '$1 == "ram_capacity" { print $2 }')" = 67108864 ]

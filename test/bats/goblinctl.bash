@@ -56,3 +56,23 @@ roundtrip() {
 	cmp "$T/in.$1" "$T/out.$1"
 	[ "$(stat_field "$1" size)" = "$2" ]
 }
+
+# reserve_hugepages N: N more HugeTLB pages reserved, or skip the test;
+# release_hugepages gives them back
+reserve_hugepages() {
+	HP=/proc/sys/vm/nr_hugepages
+	[ "$(id -u)" = 0 ] && [ -w "$HP" ] || skip "needs root to reserve HugeTLB pages"
+	HP_OLD=$(cat "$HP")
+	local free now
+	free=$(awk '/HugePages_Free/ { print $2 }' /proc/meminfo)
+	echo $((HP_OLD + $1)) >"$HP"
+	now=$(awk '/HugePages_Free/ { print $2 }' /proc/meminfo)
+	if [ "$now" -lt $((free + $1)) ]; then
+		echo "$HP_OLD" >"$HP"
+		skip "the kernel could not reserve $1 more HugeTLB pages"
+	fi
+}
+
+release_hugepages() {
+	echo "$HP_OLD" >"$HP"
+}

@@ -23,6 +23,7 @@ static void test_region_small(void **state)
 	assert_int_equal(ram_region_map(&r, 10000, 4096, false, false), 0);
 	assert_non_null(r.base);
 	assert_int_equal(r.size, 12288);	/* rounded up to the block */
+	assert_int_equal(r.page, 4096);
 	assert_false(r.hugetlb);
 	assert_false(r.mlocked);
 	/* zero filled and writable end to end */

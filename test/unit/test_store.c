@@ -857,6 +857,13 @@ static void test_option_set(void **state)
 	assert_true(o.preload_heads);
 	assert_int_equal(gs_option_set(&o, "no-preload-heads", NULL, &why), 0);
 	assert_false(o.preload_heads);
+	assert_int_equal(o.numa_node, -1);	/* unbound unless asked */
+	assert_int_equal(gs_option_set(&o, "numa", "1", &why), 0);
+	assert_int_equal(o.numa_node, 1);
+	assert_int_equal(gs_option_set(&o, "no-numa-promotion", NULL, &why), 0);
+	assert_true(o.no_numa_promotion);
+	assert_int_equal(gs_option_set(&o, "perverse", NULL, &why), 0);
+	assert_true(o.perverse);
 	/* bad values say why and change nothing */
 	assert_int_equal(gs_option_set(&o, "memory", "lots", &why), -EINVAL);
 	assert_non_null(why);
@@ -868,6 +875,10 @@ static void test_option_set(void **state)
 	assert_int_equal(gs_option_set(&o, "io-depth", "4x", &why), -EINVAL);
 	assert_int_equal(o.io_depth, 8);
 	assert_int_equal(gs_option_set(&o, "ssd-dir", "", &why), -EINVAL);
+	assert_int_equal(gs_option_set(&o, "numa", "64", &why), -EINVAL);
+	assert_int_equal(gs_option_set(&o, "numa", "-1", &why), -EINVAL);
+	assert_int_equal(gs_option_set(&o, "numa", "", &why), -EINVAL);
+	assert_int_equal(o.numa_node, 1);
 	assert_int_equal(gs_option_set(&o, "colour", "red", &why), -ENOENT);
 	/* every listed option is known to the setter */
 	for (const struct gs_option_desc *d = gs_option_list; d->name; d++) {
