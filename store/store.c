@@ -1462,8 +1462,14 @@ static int lock_store(struct gs_store *s, char *err, size_t len)
 		return errf(err, len, -errno, "cannot open '%s': %s", path,
 			    strerror(errno));
 	if (fcntl(s->lock_fd, F_OFD_SETLK, &fl) < 0) {
-		n = pread(s->lock_fd, pid, sizeof(pid) - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
+		/* the holder writes its pid just after it takes the lock */
+		for (int i = 0; i < 50; i++) {
+			n = pread(s->lock_fd, pid, sizeof(pid) - 1, 0);
+			pid[n > 0 ? n : 0] = '\0';
+			if (strchr(pid, '\n'))
+				break;
+			usleep(2000);
+		}
 		pid[strcspn(pid, "\n")] = '\0';
 		return errf(err, len, -EBUSY,
 			    "store '%s' is in use by pid %s", s->dir,
