@@ -214,6 +214,11 @@ static int flush_buffer(struct gs_writer *w, int b)
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
 	uint64_t len = w->blen[b], plen = (len + 4095) & ~4095ull, done = 0;
+	/* the HDD copy is written to the end of its last unit, so that the
+	 * next object's write continues it instead of paying a seek */
+	uint64_t hplen = o->hdd ? (len + GS_ALLOC_UNIT - 1) /
+					  GS_ALLOC_UNIT * GS_ALLOC_UNIT
+				: plen;
 
 	if (w->unknown) {
 		int ret = writer_grow(w, w->boff[b] + plen);
@@ -228,11 +233,11 @@ static int flush_buffer(struct gs_writer *w, int b)
 		o->csum[(w->boff[b] + off) / GS_CSUM_BLOCK] =
 			csum_block(w->buf[b] + off, bl);
 	}
-	memset(w->buf[b] + len, 0, plen - len);
+	memset(w->buf[b] + len, 0, hplen - len);
 	w->npieces[b] = 0;
 	for (int t = TIER_SSD; t < NTIERS; t++) {
 		/* the SSD takes the object, or with an HDD copy the split */
-		uint64_t end = t == TIER_HDD ? (o->hdd ? plen : 0)
+		uint64_t end = t == TIER_HDD ? (o->hdd ? hplen : 0)
 			       : !o->hdd ? plen
 			       : s->split <= w->boff[b] ? 0
 			       : s->split - w->boff[b] < plen
