@@ -163,12 +163,16 @@ unmount_fs() {
 fio_cmds "$fiofile" "$seq_size"
 
 # run_fio NAME: write a fresh file, drop caches, the measured read
+# run_fio NAME [2]: write fio's file fresh, read it (twice with 2: NAME.json
+# and NAME-2.json, each after drop_caches)
 run_fio() {
-	local name=$1
+	local name=$1 n=${2:-1} j
 	rm -f "$fiofile"
 	"${fio_write_cmd[@]}" >"$logs/$name-write.json"
-	drop_caches
-	"${fio_read_cmd[@]}" >"$logs/$name.json"
+	for j in $(seq 1 "$n"); do
+		drop_caches
+		"${fio_read_cmd[@]}" >"$logs/$name$([ "$j" = 1 ] || echo "-$j").json"
+	done
 	rm -f "$fiofile"
 	python3 - "$logs/$name.json" <<'PY' >&2
 import json, sys
@@ -195,34 +199,44 @@ seqkey=seq/big.dat
 sstore=$dir/store-seq
 mkdir -p "$sstore"
 
-seq_mount() {
+# each repetition writes the object afresh through the mount, then reads
+# that same object through the mount and embedded, twice each in ABBA order:
+# the disk serves the same extents at the same age to both, and the first
+# read after a write (often faster here) falls to each side in turn
+seq_write() {
 	local i=$1 w
 	mount_fs "$sstore" seq --memory "$memory"
 	rm -f "$mnt/$seqkey"
 	mkdir -p "$mnt/seq"
 	w=$(timed cp "$src/big.dat" "$mnt/$seqkey")
 	echo "$w" >"$logs/seq-mount-write-$i.txt"
-	drop_caches
-	"$fsread" seq "$mnt/$seqkey" >"$logs/seq-mount-$i.txt"
 	unmount_fs
-	say "  rep $i mount: $(cat "$logs/seq-mount-$i.txt")"
+}
+seq_mount() {
+	local log=$logs/seq-mount-$1.txt
+	mount_fs "$sstore" seq --memory "$memory"
+	drop_caches
+	"$fsread" seq "$mnt/$seqkey" >"$log"
+	unmount_fs
+	say "  rep $1 mount: $(cat "$log")"
 }
 seq_embedded() {
-	local i=$1
-	"$goblinctl" --store "$sstore" --memory "$memory" del "$seqkey" \
-		2>/dev/null || true
-	"$goblinctl" --store "$sstore" --memory "$memory" put "$seqkey" \
-		"$src/big.dat"
+	local log=$logs/seq-embedded-$1.txt
 	drop_caches
-	"$storeread" --store "$sstore" --memory "$memory" "$seqkey" \
-		>"$logs/seq-embedded-$i.txt"
-	say "  rep $i embedded: $(cat "$logs/seq-embedded-$i.txt")"
+	"$storeread" --store "$sstore" --memory "$memory" "$seqkey" >"$log"
+	say "  rep $1 embedded: $(cat "$log")"
 }
 for i in $(seq 1 "$reps"); do
 	if [ $((i % 2)) -eq 1 ]; then
-		seq_mount "$i"; seq_embedded "$i"; run_fio "seq-fio-$i"
+		seq_write "$i"
+		seq_mount "$i"; seq_embedded "$i"
+		seq_embedded "$i-2"; seq_mount "$i-2"
+		run_fio "seq-fio-$i" 2
 	else
-		run_fio "seq-fio-$i"; seq_embedded "$i"; seq_mount "$i"
+		run_fio "seq-fio-$i" 2
+		seq_write "$i"
+		seq_embedded "$i"; seq_mount "$i"
+		seq_mount "$i-2"; seq_embedded "$i-2"
 	fi
 done
 # the bytes are right (once, outside the measurement)
@@ -499,9 +513,12 @@ def yes(ok):
 seq = []
 for i in R:
     m, e = result("seq-mount-%d.txt" % i), result("seq-embedded-%d.txt" % i)
-    f = fio("seq-fio-%d.json" % i)
-    seq.append(dict(mount=m["mibps"], emb=e["mibps"],
-                    fio=f["read"]["bw_bytes"] / 2**20,
+    m2 = result("seq-mount-%d-2.txt" % i)
+    e2 = result("seq-embedded-%d-2.txt" % i)
+    f, f2 = fio("seq-fio-%d.json" % i), fio("seq-fio-%d-2.json" % i)
+    both = lambda a, b: (a["bytes"] + b["bytes"]) / (a["seconds"] + b["seconds"]) / 2**20
+    seq.append(dict(mount=both(m, m2), emb=both(e, e2),
+                    fio=2 / (2**20 / f["read"]["bw_bytes"] + 2**20 / f2["read"]["bw_bytes"]),
                     fio_w=fio("seq-fio-%d-write.json" % i)["write"]["bw_bytes"] / 2**20,
                     m_ttfb=m["ttfb_us"], e_ttfb=e["ttfb_us"],
                     write=m["bytes"] / 2**20 / float(rd("seq-mount-write-%d.txt" % i))))
@@ -595,14 +612,19 @@ w("```")
 w("")
 w("## 1. Sequential read of a cached file (%s)" % seq_size)
 w("")
-w("Each side writes its data fresh just before reading it (the virtual disk "
-  "is much faster on freshly written data): the mount side mounts, copies "
-  "the source file in (`cp`, which commits the object), drops the caches and "
-  "reads the file with 1 MiB `read()`s, then unmounts; the embedded side, "
-  "with goblinfs unmounted (the store is locked while mounted), deletes and "
-  "puts the same key from the same file with goblinctl, drops the caches and "
-  "streams it with `gs_reader_next` (storeread); fio writes a fresh file "
-  "and reads it with O_DIRECT, 1 MiB blocks, 8 in flight. TTFB here is "
+w("Each repetition writes the object afresh through the mount (`cp` of "
+  "the source file, which commits it; the virtual disk is much faster on "
+  "freshly written data, so both sides must read the same bytes at the same "
+  "age), unmounts, and then reads that same object twice each way in ABBA "
+  "order (the first read after a write is often faster here; the order "
+  "alternates between repetitions), each after dropping the caches; a "
+  "side's figure is its bytes over its time for both reads. The mount side "
+  "mounts and reads the file with 1 MiB `read()`s (files of 64 MiB and more "
+  "are read past the page cache, `--direct-read`), the embedded side, with "
+  "goblinfs unmounted (the store is locked while mounted), streams it with "
+  "`gs_reader_next` (storeread). fio writes a fresh file and reads it "
+  "twice with O_DIRECT, 1 MiB blocks, 8 in flight. TTFB here (the first "
+  "read) is "
   "open to the return of the first 1 MiB `read()` on the mount (the kernel "
   "splits it into FUSE reads, some beyond the RAM head) and to the first "
   "chunk embedded; section 2 measures the first 4 KiB.")

@@ -2,7 +2,7 @@
 /*
  * storeread: stream one object of an existing store through the embedded
  * API (gs_reader_next), the baseline a mount's read bandwidth is held to.
- *   storeread --store DIR [--memory SIZE] KEY
+ *   storeread --store DIR [store options] KEY
  * Prints RESULT bytes=... seconds=... mibps=... ttfb_us=...
  */
 #include <errno.h>
@@ -34,15 +34,30 @@ int main(int argc, char **argv)
 
 	gs_options_init(&o);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--store") && i + 1 < argc)
+		const char *why, *name = argv[i] + 2;
+		int j;
+
+		if (!strcmp(argv[i], "--store") && i + 1 < argc) {
 			dir = argv[++i];
-		else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
-			if (gs_parse_size(argv[++i], &o.memory) < 0)
-				goto usage;
-		} else if (!key && argv[i][0] != '-')
+			continue;
+		}
+		if (!key && argv[i][0] != '-') {
 			key = argv[i];
-		else
+			continue;
+		}
+		/* a store option: --name VALUE, or a --flag */
+		for (j = 0; j < GS_NOPTIONS; j++)
+			if (!strncmp(argv[i], "--", 2) &&
+			    !strcmp(name, gs_option_list[j].name))
+				break;
+		if (j == GS_NOPTIONS || (gs_option_list[j].arg && i + 1 >= argc))
 			goto usage;
+		if (gs_option_set(&o, name,
+				  gs_option_list[j].arg ? argv[++i] : NULL,
+				  &why) < 0) {
+			fprintf(stderr, "storeread: bad --%s: %s\n", name, why);
+			return 129;
+		}
 	}
 	if (!dir || !key)
 		goto usage;
@@ -72,6 +87,7 @@ int main(int argc, char **argv)
 	       bytes, t0 / 1e9, bytes / 1048576.0 / (t0 / 1e9), t1 / 1e3);
 	return 0;
 usage:
-	fprintf(stderr, "usage: storeread --store DIR [--memory SIZE] KEY\n");
+	fprintf(stderr, "usage: storeread --store DIR [store options] KEY\n");
+	gs_option_help(stderr);
 	return 129;
 }
