@@ -87,6 +87,16 @@ $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
+$(B)/netd/%.o: netd/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+
+# the memcache parser is pure: its test links it alone
+$(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/mc_proto.o -lcmocka
+
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Istore $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka
@@ -111,6 +121,11 @@ bench: deps all
 FUZZ_SRC = $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(B)/fuzz/%)
 fuzz: $(FUZZ_BIN)
+
+$(B)/fuzz/fuzz_mc_proto: test/fuzz/fuzz_mc_proto.c netd/mc_proto.c netd/mc_proto.h
+	@mkdir -p $(dir $@)
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	    -o $@ $< netd/mc_proto.c
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
