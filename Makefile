@@ -1,7 +1,7 @@
 # Goblin Store: one build, one test command.
 #   make            build everything into build/
 #   make deps       install the Debian packages the build and tests need
-#   make run        build and start a demo on ./var/store
+#   make run        build and start goblind on ./var/store (foreground)
 #   make test       unit tests (cmocka) + integration tests (bats)
 #   make bench      benchmarks (long; results under bench/results/)
 #   make fuzz       build the libFuzzer targets (clang)
@@ -39,6 +39,10 @@ CLI_SRC = $(wildcard cli/*.c)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
 FS_SRC = $(wildcard fs/*.c)
 FS_OBJ = $(FS_SRC:%.c=$(B)/%.o)
+NETD_SRC = $(wildcard netd/*.c)
+NETD_OBJ = $(NETD_SRC:%.c=$(B)/%.o)
+# goblind links the filesystem for --mount, less goblinfs's main()
+FS_LIB_OBJ = $(filter-out $(B)/fs/main.o,$(FS_OBJ))
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
 UNIT_SRC = $(wildcard test/unit/test_*.c)
@@ -49,9 +53,10 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
-       libcurl4-openssl-dev
+       libcurl4-openssl-dev libinih-dev memcached libmemcached-tools \
+       python3-pymemcache nutcracker netcat-openbsd
 
-all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(BENCH_BIN)
+all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind $(BENCH_BIN)
 
 deps:
 	@missing=; for p in $(DEPS); do \
@@ -91,6 +96,10 @@ $(B)/netd/%.o: netd/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
 
+$(B)/goblind: $(NETD_OBJ) $(FS_LIB_OBJ) $(B)/libgoblin.a
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(NETD_OBJ) $(FS_LIB_OBJ) \
+	    $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih
+
 # the memcache parser is pure: its test links it alone
 $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
 	@mkdir -p $(dir $@)
@@ -111,7 +120,7 @@ test: deps all units fuzz
 	@bash test/run.sh
 
 run: deps all
-	@bash cli/demo.sh
+	@bash netd/run.sh
 
 bench: deps all
 	@bash bench/run.sh
@@ -136,4 +145,5 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all deps units test run bench fuzz clean
--include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(BENCH_BIN:=.d)
+-include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(NETD_OBJ:.o=.d) \
+	 $(BENCH_BIN:=.d)
