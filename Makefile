@@ -1,7 +1,7 @@
 # Goblin Store: one build, one test command.
 #   make            build everything into build/
 #   make deps       install the Debian packages the build and tests need
-#   make run        build and start a demo on ./var/store
+#   make run        build and start goblind on ./var/store (foreground)
 #   make test       unit tests (cmocka) + integration tests (bats)
 #   make bench      benchmarks (long; results under bench/results/)
 #   make fuzz       build the libFuzzer targets (clang)
@@ -39,6 +39,10 @@ CLI_SRC = $(wildcard cli/*.c)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
 FS_SRC = $(wildcard fs/*.c)
 FS_OBJ = $(FS_SRC:%.c=$(B)/%.o)
+NETD_SRC = $(wildcard netd/*.c)
+NETD_OBJ = $(NETD_SRC:%.c=$(B)/%.o)
+# goblind links the filesystem for --mount, less goblinfs's main()
+FS_LIB_OBJ = $(filter-out $(B)/fs/main.o,$(FS_OBJ))
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
 UNIT_SRC = $(wildcard test/unit/test_*.c)
@@ -49,9 +53,11 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
-       libcurl4-openssl-dev librocksdb-dev libnuma-dev
+       libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev \
+       memcached libmemcached-tools python3-pymemcache nutcracker \
+       netcat-openbsd
 
-all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(BENCH_BIN)
+all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind $(BENCH_BIN)
 
 deps:
 	@missing=; for p in $(DEPS); do \
@@ -87,6 +93,20 @@ $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 $(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
+$(B)/netd/%.o: netd/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
+
+$(B)/goblind: $(NETD_OBJ) $(FS_LIB_OBJ) $(B)/libgoblin.a
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(NETD_OBJ) $(FS_LIB_OBJ) \
+	    $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih
+
+# the memcache parser is pure: its test links it alone
+$(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/mc_proto.o -lcmocka
+
 # Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
 # (-iquote): store/numa.h must not hide libnuma's <numa.h>.
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
@@ -114,7 +134,7 @@ test: deps all units fuzz
 	@bash test/run.sh
 
 run: deps all
-	@bash cli/demo.sh
+	@bash netd/run.sh
 
 bench: deps all
 	@bash bench/run.sh
@@ -125,6 +145,11 @@ FUZZ_SRC = $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(B)/fuzz/%)
 fuzz: $(FUZZ_BIN)
 
+$(B)/fuzz/fuzz_mc_proto: test/fuzz/fuzz_mc_proto.c netd/mc_proto.c netd/mc_proto.h
+	@mkdir -p $(dir $@)
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	    -o $@ $< netd/mc_proto.c
+
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
 	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -iquote store \
@@ -134,4 +159,5 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all deps units test run bench fuzz clean
--include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(BENCH_BIN:=.d)
+-include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(NETD_OBJ:.o=.d) \
+	 $(BENCH_BIN:=.d)

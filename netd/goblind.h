@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblind: what the daemon's files share.  Settings, the daemon, its
+ * workers and connections, counters and logging.  Internal to netd/.
+ */
+#ifndef GOBLIND_H
+#define GOBLIND_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <liburing.h>
+
+#include "../store/goblin.h"
+#include "mc_proto.h"
+
+#define GD_NAME "goblind"
+#define GD_VERSION "0.5.0"
+/* what "version" answers: clients parse a memcached version number */
+#define GD_MC_VERSION "1.6.18-goblind-" GD_VERSION
+
+#define GD_RBUF (16u << 10)	/* read buffer: lines and small values */
+#define GD_GET_LINE_MAX (64u << 10)	/* longest multi-get line */
+#define GD_WBUF_HIGH (64u << 10)	/* stop taking commands above this */
+#define GD_COPY_MAX (16u << 10)	/* chunks this small are copied to wbuf */
+#define GD_SCRATCH (256u << 10)	/* worker buffer: streamed sets */
+
+/* ---- logging (log.c) ---- */
+
+enum gd_log_level { GD_LOG_ERROR = 0, GD_LOG_WARN, GD_LOG_INFO, GD_LOG_DEBUG };
+extern int gd_log_level;	/* messages above it are not printed */
+
+/* "goblind: <level>: <msg>" on stderr, when @level <= gd_log_level. */
+__attribute__((format(printf, 2, 3))) void gd_log(int level, const char *fmt,
+						   ...);
+/* The level named @s ("error", "warn", "info", "debug" or 0-3), or -1. */
+int gd_log_parse(const char *s);
+extern const char *const gd_log_names[];
+
+/* ---- settings ---- */
+
+struct gd_settings {
+	const char *store_dir;
+	struct gs_options so;
+	const char *listen;	/* --listen-address */
+	unsigned port;		/* --memcache-port */
+	bool memcache;		/* false: --no-memcache */
+	unsigned cores;		/* --cores */
+	uint64_t max_item;	/* --max-item */
+	unsigned max_conns;	/* --max-conns */
+	unsigned idle_timeout;	/* --idle-timeout seconds, 0: none */
+	const char *mount;	/* --mount DIR, NULL: none */
+	const char *config;	/* --config FILE */
+};
+
+/* ---- counters: per worker, summed by stats ---- */
+
+struct gd_counters {
+	uint64_t cmd_get;	/* keys asked for by get/gets/gat/gats/mg */
+	uint64_t cmd_set;	/* storage commands (set ... cas, ms) */
+	uint64_t cmd_flush;	/* flush_all */
+	uint64_t cmd_touch;	/* touch, gat, gats, mg T */
+	uint64_t cmd_meta;	/* meta commands */
+	uint64_t get_hits;	/* keys found */
+	uint64_t get_misses;	/* keys not found */
+	uint64_t delete_hits, delete_misses;
+	uint64_t incr_hits, incr_misses, decr_hits, decr_misses;
+	uint64_t cas_hits, cas_misses, cas_badval;
+	uint64_t touch_hits, touch_misses;
+	uint64_t store_too_large;	/* values over --max-item, refused */
+	uint64_t store_no_memory;	/* puts the store refused for room */
+	uint64_t rmw_retries;	/* append/incr retried after a race */
+	uint64_t bytes_read;	/* bytes read from sockets */
+	uint64_t bytes_written;	/* bytes written to sockets */
+	uint64_t total_connections;	/* accepted */
+	uint64_t rejected_connections;	/* over --max-conns */
+	uint64_t idle_kicks;	/* closed by --idle-timeout */
+	uint64_t conn_closed_long_line;	/* a line without newline too long */
+};
+
+struct gd;
+struct conn;
+
+struct worker {
+	struct gd *gd;
+	unsigned id;
+	pthread_t thread;
+	int epfd;
+	int evfd;		/* wakes the loop: shutdown */
+	int ring_evfd;		/* io_uring completions */
+	struct io_uring ring;
+	uint8_t *scratch;	/* GD_SCRATCH bytes: streamed values */
+	struct conn *conns;	/* every connection of this worker */
+	struct conn *disk_wait;	/* connections waiting on a store read */
+	unsigned nconns;
+	bool stopping;
+	struct conn *ready;	/* connections with input left to parse */
+	struct mc_req req;	/* the request being parsed (mc_conn_run) */
+	struct gd_counters c;	/* this worker's: add with CNT() */
+};
+
+/* Count on the worker of @c (relaxed atomics: stats read them live). */
+#define CNT_ADD(w, field, n) \
+	__atomic_fetch_add(&(w)->c.field, (n), __ATOMIC_RELAXED)
+#define CNT(w, field) CNT_ADD(w, field, 1)
+
+/* A stale/win mark of meta commands, kept beside the store (metatab.c). */
+struct metatab;
+
+struct gd {
+	struct gd_settings set;
+	struct gs_store *s;
+	int listen_fd;
+	unsigned nworkers;
+	struct worker *workers;
+	struct metatab *meta;
+	atomic_uint curr_conns;
+	atomic_bool stopping;
+	atomic_int verbosity;
+	_Atomic int64_t flush_at;	/* a delayed flush_all: unix seconds */
+	int64_t start_time;	/* unix seconds */
+	char listen_name[128];	/* "127.0.0.1:11211" */
+};
+
+/* ---- workers (worker.c) ---- */
+
+int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
+		 size_t errlen);
+/* Ask a worker to stop: no new connections, finish what is in flight. */
+void worker_stop(struct worker *w);
+void worker_join(struct worker *w);
+/* Sum every worker's counters into @out. */
+void gd_counters_sum(struct gd *gd, struct gd_counters *out);
+
+/* ---- connections and their output (worker.c) ---- */
+
+/* What a command in progress holds (memcache.c). */
+enum mc_job { JOB_NONE = 0, JOB_SWALLOW, JOB_VALUE, JOB_GET };
+
+struct mc_state {
+	enum mc_job job;
+	struct mc_req req;	/* the command; its pointers are into line */
+	char *line;		/* a copy of the command line (malloc) */
+	size_t line_cap;
+	/* JOB_SWALLOW and JOB_VALUE: bytes of the data block still to come,
+	 * its "\r\n" included */
+	uint64_t left;
+	bool bad_chunk;		/* the block did not end with "\r\n" */
+	bool too_large;		/* over --max-item: swallowed, refused */
+	uint8_t crlf[2];
+	/* JOB_VALUE, streamed: the writer, and for append/prepend the old
+	 * version copied before (append) or after (prepend) the new bytes */
+	struct gs_writer *wr;
+	struct gs_reader *old;
+	int err;		/* first store error of the put */
+	/* JOB_GET: the keys not yet answered, and the value being sent */
+	const char *kpos, *kend;
+	struct gs_reader *r;
+	const char *rkey;	/* its key, for meta k */
+	size_t rklen;
+	bool mg;		/* a meta get: one key, no END */
+};
+
+struct conn {
+	struct worker *w;
+	int fd;
+	struct conn *next, *prev;	/* in w->conns */
+	struct conn *dnext;		/* in w->disk_wait */
+	struct conn *rnext;		/* in w->ready */
+	bool in_disk_wait, in_ready;
+	char *rbuf;			/* GD_RBUF, or more for a long get */
+	size_t rcap, rstart, rend;	/* unparsed input: [rstart, rend) */
+	char *wbuf;
+	size_t wcap, wstart, wend;	/* unsent output: [wstart, wend) */
+	const uint8_t *chunk;		/* zero-copy value bytes, after wbuf */
+	size_t chunk_len;
+	uint32_t events;		/* the epoll mask */
+	bool closing;			/* close once the output is out */
+	bool noreply;			/* the current command's */
+	int64_t last_active;		/* monotonic seconds */
+	struct mc_state mc;
+};
+
+/* What mc_conn_run() needs next. */
+enum mc_run {
+	RUN_INPUT,	/* more bytes in rbuf */
+	RUN_WAIT,	/* it read the socket itself and got EAGAIN */
+	RUN_OUTPUT,	/* send what is queued, then call again */
+	RUN_DISK,	/* a store read is in flight */
+	RUN_CLOSE,	/* send what is queued, then close */
+};
+
+/* Append @len bytes of reply to @c's output buffer. */
+void conn_out(struct conn *c, const void *buf, size_t len);
+/* printf-style reply. */
+__attribute__((format(printf, 2, 3))) void conn_printf(struct conn *c,
+							const char *fmt, ...);
+/* A one-line reply with "\r\n", unless the request said noreply. */
+void conn_reply(struct conn *c, const char *line);
+
+/* ---- memcache commands (memcache.c) ---- */
+
+/*
+ * Take what the connection's read buffer holds: parse and execute
+ * commands until more input, output room or a store read is needed.
+ */
+enum mc_run mc_conn_run(struct conn *c);
+/* Free what a connection's command holds (readers, writers). */
+void mc_conn_release(struct conn *c);
+/*
+ * flush_all: delete every object last written at or before @before_ns
+ * (CLOCK_REALTIME).  Returns the count deleted.
+ */
+uint64_t mc_flush(struct gd *gd, int64_t before_ns);
+/* True when the connection is between commands with nothing pending. */
+bool mc_conn_idle(const struct conn *c);
+
+/* ---- stats (stats.c) ---- */
+
+/* "stats [ARG]": the reply lines and END, or -1 for an unknown ARG. */
+int gd_stats(struct gd *gd, struct conn *c, const char *arg, size_t len);
+
+/* ---- meta marks (metatab.c) ---- */
+
+struct metatab *metatab_new(void);
+void metatab_free(struct metatab *t);
+/*
+ * The marks of @key at version @cas: bits GD_MARK_*.  A mark belongs to
+ * one version: a new version has none.
+ */
+#define GD_MARK_STALE 1u	/* md I: stale, serve with X */
+#define GD_MARK_WON 2u		/* a client was given W for it */
+unsigned metatab_get(struct metatab *t, const void *key, size_t klen,
+		     uint64_t cas);
+/* Set @bits on @key at @cas; returns the bits before. */
+unsigned metatab_set(struct metatab *t, const void *key, size_t klen,
+		     uint64_t cas, unsigned bits);
+void metatab_clear(struct metatab *t, const void *key, size_t klen);
+
+#endif

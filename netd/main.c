@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblind(8): the network daemon.  Reads goblin.conf(5) and the command
+ * line (flags win), opens the store, listens for memcache, starts the
+ * workers and, with --mount, the filesystem; stops cleanly on SIGTERM.
+ */
+#define FUSE_USE_VERSION 312
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_opt.h>
+#include <ini.h>
+
+#include "goblind.h"
+#include "../fs/goblinfs.h"
+
+#define EXIT_DIE 128
+#define EXIT_USAGE 129
+
+static struct gd gd;
+
+static void vreport(const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "%s: %s\n", GD_NAME, msg);
+}
+
+__attribute__((noreturn, format(printf, 1, 2))) static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	exit(EXIT_DIE);
+}
+
+__attribute__((noreturn, format(printf, 1, 2))) static void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Run '%s --help' for the options.\n", GD_NAME);
+	exit(EXIT_USAGE);
+}
+
+static void usage_print(FILE *f)
+{
+	fputs("usage: goblind [options] --store DIR\n\n"
+	      "Serve the Goblin Store in DIR over memcache (text and meta\n"
+	      "protocols), and with --mount as a filesystem too.\n\n"
+	      "Options (also goblin.conf keys, without the dashes):\n"
+	      "  --store DIR            the store directory (created when "
+	      "missing)\n"
+	      "  --config FILE          read options from FILE first "
+	      "(goblin.conf(5))\n"
+	      "  --listen-address ADDR  address to listen on (default "
+	      "127.0.0.1)\n"
+	      "  --memcache-port N      memcache TCP port (default 11211)\n"
+	      "  --no-memcache          do not serve memcache\n"
+	      "  --cores N              worker threads (default: online "
+	      "CPUs)\n"
+	      "  --max-item SIZE        largest value accepted (default 1G)\n"
+	      "  --max-conns N          connections at once (default 1024)\n"
+	      "  --idle-timeout S       close connections idle S seconds "
+	      "(default 0: never)\n"
+	      "  --mount DIR            also mount the store on DIR (FUSE)\n"
+	      "  --log-level LEVEL      error, warn, info (default) or "
+	      "debug\n"
+	      "  -V, --version          print the version and exit\n"
+	      "\nStore options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n",
+	      f);
+	gs_option_help(f);
+	fputs("\nExit status: 0 stopped by a signal, 128 error, 129 usage.\n",
+	      f);
+}
+
+enum {
+	OPT_OWN = 256,		/* set_option() by the long option's name */
+	OPT_CONFIG,
+	OPT_STORE_OPTION,	/* + index in gs_option_list */
+};
+
+/* Our own options, then the store's (filled in by main). */
+#define NOWN 13
+static struct option options[NOWN + GS_NOPTIONS + 1] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "store", required_argument, NULL, OPT_OWN },
+	{ "listen-address", required_argument, NULL, OPT_OWN },
+	{ "memcache-port", required_argument, NULL, OPT_OWN },
+	{ "no-memcache", no_argument, NULL, OPT_OWN },
+	{ "cores", required_argument, NULL, OPT_OWN },
+	{ "max-item", required_argument, NULL, OPT_OWN },
+	{ "max-conns", required_argument, NULL, OPT_OWN },
+	{ "idle-timeout", required_argument, NULL, OPT_OWN },
+	{ "mount", required_argument, NULL, OPT_OWN },
+	{ "log-level", required_argument, NULL, OPT_OWN },
+};
+
+static bool count_arg(const char *val, unsigned min, unsigned max,
+		      unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || end == val || *end || v < min || v > max ||
+	    val[0] == '-')
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+/* A flag's value in goblin.conf: yes/no, true/false, on/off, 1/0. */
+static int bool_arg(const char *val)
+{
+	if (!val || !strcmp(val, "yes") || !strcmp(val, "true") ||
+	    !strcmp(val, "on") || !strcmp(val, "1"))
+		return 1;
+	if (!strcmp(val, "no") || !strcmp(val, "false") ||
+	    !strcmp(val, "off") || !strcmp(val, "0"))
+		return 0;
+	return -1;
+}
+
+/*
+ * Set option @name (no dashes) to @val (NULL for a flag on the command
+ * line).  Returns NULL, or what is wrong.  @val must outlive the daemon.
+ */
+static const char *set_option(const char *name, const char *val, bool conf)
+{
+	struct gd_settings *s = &gd.set;
+	const char *why = NULL;
+	int ret;
+
+	if (!strcmp(name, "store")) {
+		s->store_dir = val;
+	} else if (!strcmp(name, "listen-address")) {
+		s->listen = val;
+	} else if (!strcmp(name, "memcache-port")) {
+		if (!count_arg(val, 0, 65535, &s->port))
+			return "not a port number";
+	} else if (!strcmp(name, "no-memcache")) {
+		if ((ret = bool_arg(val)) < 0)
+			return "not yes or no";
+		s->memcache = !ret;
+	} else if (!strcmp(name, "cores")) {
+		if (!count_arg(val, 1, 1024, &s->cores))
+			return "not a count from 1 to 1024";
+	} else if (!strcmp(name, "max-item")) {
+		if (gs_parse_size(val, &s->max_item) < 0 || !s->max_item)
+			return "not a size";
+	} else if (!strcmp(name, "max-conns")) {
+		if (!count_arg(val, 1, 1u << 20, &s->max_conns))
+			return "not a count";
+	} else if (!strcmp(name, "idle-timeout")) {
+		if (!count_arg(val, 0, 1u << 30, &s->idle_timeout))
+			return "not a number of seconds";
+	} else if (!strcmp(name, "mount")) {
+		s->mount = val;
+	} else if (!strcmp(name, "log-level")) {
+		if ((ret = gd_log_parse(val)) < 0)
+			return "not error, warn, info or debug";
+		gd_log_level = ret;
+	} else {
+		/* a store flag in goblin.conf: "no-mlock = yes" */
+		for (int i = 0; i < GS_NOPTIONS; i++) {
+			if (strcmp(gs_option_list[i].name, name))
+				continue;
+			if (conf && !gs_option_list[i].arg) {
+				if ((ret = bool_arg(val)) < 0)
+					return "not yes or no";
+				if (!ret)
+					return NULL;	/* "no": the default */
+				val = NULL;
+			}
+			break;
+		}
+		ret = gs_option_set(&s->so, name, val, &why);
+		if (ret == -ENOENT)
+			return "no such option";
+		if (ret < 0)
+			return why ? why : "invalid value";
+	}
+	return NULL;
+}
+
+/* Values read from goblin.conf: options keep pointers into them. */
+struct conf_value {
+	struct conf_value *next;
+	char s[];
+};
+static struct conf_value *conf_values;
+
+static char *conf_keep(const char *value)
+{
+	size_t n = strlen(value) + 1;
+	struct conf_value *v = malloc(sizeof(*v) + n);
+
+	if (!v)
+		die("out of memory");
+	memcpy(v->s, value, n);
+	v->next = conf_values;
+	conf_values = v;
+	return v->s;
+}
+
+static void conf_free(void)
+{
+	while (conf_values) {
+		struct conf_value *v = conf_values;
+
+		conf_values = v->next;
+		free(v);
+	}
+}
+
+struct conf_ctx {
+	const char *file;
+	char msg[512];	/* why the first bad line is bad */
+};
+
+static int conf_line(void *arg, const char *section, const char *name,
+		     const char *value)
+{
+	struct conf_ctx *cx = arg;
+	char *v;
+	const char *why;
+
+	if (*cx->msg)
+		return 0;	/* inih reports the first bad line only */
+	if (*section && strcmp(section, "goblind")) {
+		snprintf(cx->msg, sizeof(cx->msg), "unknown section [%s]",
+			 section);
+		return 0;
+	}
+	if (!strcmp(name, "config")) {
+		snprintf(cx->msg, sizeof(cx->msg),
+			 "'config' cannot be set in a config file");
+		return 0;
+	}
+	v = conf_keep(value);	/* for the life of the daemon */
+	why = set_option(name, v, true);
+	if (why) {
+		snprintf(cx->msg, sizeof(cx->msg), "%s = '%s': %s", name,
+			 value, why);
+		return 0;
+	}
+	return 1;
+}
+
+static void read_config(const char *file)
+{
+	struct conf_ctx cx = { file, "" };
+	int ret = ini_parse(file, conf_line, &cx);
+
+	if (ret == -1)
+		die("cannot open config '%s': %s", file, strerror(errno));
+	if (ret == -2)
+		die("out of memory reading '%s'", file);
+	if (ret > 0)
+		usage_error("%s:%d: %s", file, ret,
+			    *cx.msg ? cx.msg : "not 'name = value'");
+}
+
+static void parse(int argc, char **argv)
+{
+	const char *config = NULL, *why;
+	int ch, idx;
+
+	/* first pass: --config and --help only; the file goes first */
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":hV", options, &idx)) != -1) {
+		if (ch == 'h') {
+			usage_print(stdout);
+			exit(0);
+		}
+		if (ch == 'V') {
+			printf("goblind %s (memcache %s)\n", GD_VERSION,
+			       GD_MC_VERSION);
+			exit(0);
+		}
+		if (ch == OPT_CONFIG)
+			config = optarg;
+	}
+	if (config) {
+		gd.set.config = config;
+		read_config(config);
+	}
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":hV", options, &idx)) != -1) {
+		switch (ch) {
+		case ':':
+			usage_error("option '%s' needs a value",
+				    argv[optind - 1]);
+		case '?':
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		case OPT_CONFIG:
+			continue;
+		}
+		why = set_option(options[idx].name, optarg, false);
+		if (why)
+			usage_error("invalid value '%s' for --%s: %s",
+				    optarg ? optarg : "", options[idx].name,
+				    why);
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!gd.set.store_dir || !*gd.set.store_dir)
+		usage_error("no store given (use --store DIR)");
+}
+
+/* ---- listening ---- */
+
+static int listen_on(const char *addr, unsigned port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	char portstr[16], host[NI_MAXHOST], serv[NI_MAXSERV];
+	int fd = -1, one = 1, ret;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	ret = getaddrinfo(addr, portstr, &hints, &res);
+	if (ret)
+		die("cannot resolve '%s': %s", addr, gai_strerror(ret));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family,
+			    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 1024) == 0)
+			break;
+		ret = errno;
+		close(fd);
+		fd = -1;
+		errno = ret;
+	}
+	if (fd < 0)
+		die("cannot listen on %s port %u: %s", addr, port,
+		    strerror(errno));
+	freeaddrinfo(res);
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+		    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host),
+				serv, sizeof(serv),
+				NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+			snprintf(gd.listen_name, sizeof(gd.listen_name),
+				 strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
+				 serv);
+		gd.set.port = (unsigned)atoi(serv);
+	}
+	return fd;
+}
+
+/* ---- --mount: the filesystem of fs/ on a thread of its own ---- */
+
+static struct gfs *fs;
+static pthread_t fs_thread;
+
+static void wake_handler(int sig)
+{
+	(void)sig;	/* only interrupts the FUSE loop's wait */
+}
+
+static void *fs_main(void *arg)
+{
+	sigset_t set;
+	int ret;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	ret = gfs_loop(fs);
+	if (ret < 0)
+		gd_log(GD_LOG_ERROR, "the mount on %s failed: %s",
+		       gd.set.mount, strerror(-ret));
+	else if (!atomic_load(&gd.stopping))
+		gd_log(GD_LOG_WARN, "the mount on %s ended; memcache goes on",
+		       gd.set.mount);
+	return NULL;
+}
+
+static void mount_start(void)
+{
+	struct gfs_options fo;
+	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
+	struct sigaction sa;
+	char why[512] = "", *opts;
+	int ret;
+
+	gfs_options_init(&fo);
+	fo.fsname = gd.set.store_dir;
+	fs = gfs_new(gd.s, &fo, why, sizeof(why));
+	if (!fs)
+		die("cannot read store '%s' for --mount: %s",
+		    gd.set.store_dir, why);
+	if (asprintf(&opts, "fsname=goblin:%s,subtype=goblinfs,"
+			    "default_permissions,auto_unmount",
+		     gd.set.store_dir) < 0)
+		die("out of memory");
+	if (fuse_opt_add_arg(&fargs, GD_NAME) < 0 ||
+	    fuse_opt_add_arg(&fargs, "-o") < 0 ||
+	    fuse_opt_add_arg(&fargs, opts) < 0)
+		die("out of memory");
+	if (gfs_mount(fs, gd.set.mount, &fargs) < 0)
+		die("cannot mount '%s'", gd.set.mount);
+	fuse_opt_free_args(&fargs);
+	free(opts);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = wake_handler;	/* no SA_RESTART: waits end */
+	sigaction(SIGUSR1, &sa, NULL);
+	ret = pthread_create(&fs_thread, NULL, fs_main, NULL);
+	if (ret)
+		die("cannot start the filesystem thread: %s", strerror(ret));
+	gd_log(GD_LOG_INFO, "store mounted on %s", gd.set.mount);
+}
+
+static void mount_stop(void)
+{
+	gfs_exit(fs);
+	pthread_kill(fs_thread, SIGUSR1);
+	pthread_join(fs_thread, NULL);
+	gfs_unmount(fs);
+	gfs_free(fs);
+	fs = NULL;
+}
+
+/* ---- main ---- */
+
+static void defaults(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	gs_options_init(&gd.set.so);
+	gd.set.so.preload_heads = true;	/* a daemon lives long: heads first */
+	gd.set.so.create = true;
+	gd.set.listen = "127.0.0.1";
+	gd.set.port = 11211;
+	gd.set.memcache = true;
+	gd.set.cores = n > 0 ? (unsigned)n : 1;
+	gd.set.max_item = 1ull << 30;
+	gd.set.max_conns = 1024;
+	gd.listen_fd = -1;
+}
+
+/* Block the stop signals in every thread: main takes them by signalfd. */
+static int signals_setup(void)
+{
+	sigset_t set;
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);	/* only the FUSE thread takes it */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigdelset(&set, SIGUSR1);
+	fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (fd < 0)
+		die("cannot create a signalfd: %s", strerror(errno));
+	return fd;
+}
+
+static int wait_for_stop(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		ssize_t n = read(sfd, &si, sizeof(si));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(si))
+			die("reading the signalfd: %s", strerror(errno));
+		if (si.ssi_signo == SIGHUP) {
+			gd_log(GD_LOG_INFO, "SIGHUP: nothing to reload; "
+			       "restart to change settings");
+			continue;
+		}
+		return (int)si.ssi_signo;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char why[512] = "";
+	int sfd, sig, ret;
+
+	defaults();
+	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
+	parse(argc, argv);
+	if (!gd.set.memcache && !gd.set.mount)
+		usage_error("--no-memcache without --mount serves nothing");
+
+	sfd = signals_setup();
+	ret = gs_open(gd.set.store_dir, &gd.set.so, &gd.s, why, sizeof(why));
+	if (ret < 0)
+		die("cannot open store '%s': %s", gd.set.store_dir,
+		    *why ? why : gs_strerror(ret));
+	gd.meta = metatab_new();
+	if (!gd.meta)
+		die("out of memory");
+	gd.start_time = time(NULL);
+	if (gd.set.memcache)
+		gd.listen_fd = listen_on(gd.set.listen, gd.set.port);
+	gd.nworkers = gd.set.cores;
+	gd.workers = calloc(gd.nworkers, sizeof(*gd.workers));
+	if (!gd.workers)
+		die("out of memory");
+	for (unsigned i = 0; i < gd.nworkers; i++)
+		if (worker_start(&gd, &gd.workers[i], i, why, sizeof(why)) < 0)
+			die("%s", why);
+	if (gd.set.mount)
+		mount_start();
+	if (gd.set.memcache)
+		gd_log(GD_LOG_INFO, "memcache on %s, store %s, %u workers",
+		       gd.listen_name, gd.set.store_dir, gd.nworkers);
+
+	sig = wait_for_stop(sfd);
+	gd_log(GD_LOG_INFO, "%s: stopping", strsignal(sig));
+	atomic_store(&gd.stopping, true);
+	for (unsigned i = 0; i < gd.nworkers; i++)
+		worker_stop(&gd.workers[i]);
+	for (unsigned i = 0; i < gd.nworkers; i++)
+		worker_join(&gd.workers[i]);
+	if (gd.listen_fd >= 0)
+		close(gd.listen_fd);
+	if (fs)
+		mount_stop();
+	gs_close(gd.s);
+	metatab_free(gd.meta);
+	free(gd.workers);
+	close(sfd);
+	conf_free();
+	gd_log(GD_LOG_INFO, "stopped");
+	return 0;
+}

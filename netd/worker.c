@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblind workers: one thread each, one epoll loop for its sockets and one
+ * io_uring for the store's reads (its completions wake the loop through
+ * an eventfd).  Connections are state machines driven by conn_drive();
+ * the protocol lives in memcache.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "goblind.h"
+
+#define RING_ENTRIES 256	/* store reads in flight on one worker */
+#define MAX_EVENTS 64
+#define DRIVE_ROUNDS 32		/* steps per connection before others */
+#define STOP_GRACE 30		/* seconds in-flight requests get at exit */
+
+/* epoll data of the loop's own fds: no conn is at these addresses */
+static char tag_listen, tag_wake, tag_ring;
+
+static int64_t mono_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* ---- output ---- */
+
+static bool out_grow(struct conn *c, size_t len)
+{
+	size_t need, cap;
+	char *nb;
+
+	if (c->wstart && c->wstart == c->wend)
+		c->wstart = c->wend = 0;
+	if (c->wend + len <= c->wcap)
+		return true;
+	if (c->wstart) {	/* slide the unsent bytes down first */
+		memmove(c->wbuf, c->wbuf + c->wstart, c->wend - c->wstart);
+		c->wend -= c->wstart;
+		c->wstart = 0;
+		if (c->wend + len <= c->wcap)
+			return true;
+	}
+	need = c->wend + len;
+	for (cap = c->wcap ? c->wcap : 4096; cap < need; cap *= 2)
+		;
+	nb = realloc(c->wbuf, cap);
+	if (!nb)
+		return false;
+	c->wbuf = nb;
+	c->wcap = cap;
+	return true;
+}
+
+void conn_out(struct conn *c, const void *buf, size_t len)
+{
+	if (!out_grow(c, len)) {
+		gd_log(GD_LOG_ERROR, "out of memory for a reply: closing");
+		c->closing = true;
+		return;
+	}
+	memcpy(c->wbuf + c->wend, buf, len);
+	c->wend += len;
+}
+
+void conn_printf(struct conn *c, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	conn_out(c, line, (size_t)n < sizeof(line) ? (size_t)n
+						    : sizeof(line) - 1);
+}
+
+void conn_reply(struct conn *c, const char *line)
+{
+	if (c->noreply)
+		return;
+	conn_out(c, line, strlen(line));
+	conn_out(c, "\r\n", 2);
+}
+
+static bool conn_pending(const struct conn *c)
+{
+	return c->wend > c->wstart || c->chunk_len;
+}
+
+/* Write what is queued: wbuf, then the zero-copy chunk.  0 or -1. */
+static int conn_flush(struct conn *c)
+{
+	while (conn_pending(c)) {
+		struct iovec iov[2];
+		int n = 0;
+		ssize_t got;
+		size_t wl = c->wend - c->wstart;
+
+		if (wl)
+			iov[n++] = (struct iovec){ c->wbuf + c->wstart, wl };
+		if (c->chunk_len)
+			iov[n++] = (struct iovec){ (void *)c->chunk,
+						   c->chunk_len };
+		got = writev(c->fd, iov, n);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -1;
+		}
+		CNT_ADD(c->w, bytes_written, (uint64_t)got);
+		if ((size_t)got >= wl) {
+			c->wstart = c->wend = 0;
+			got -= (ssize_t)wl;
+			c->chunk += got;
+			c->chunk_len -= (size_t)got;
+			if (!c->chunk_len)
+				c->chunk = NULL;
+		} else {
+			c->wstart += (size_t)got;
+		}
+	}
+	return 0;
+}
+
+/* ---- the connection list and epoll mask ---- */
+
+static void conn_events(struct conn *c, uint32_t ev)
+{
+	struct epoll_event e = { .events = ev, .data.ptr = c };
+
+	if (c->events == ev)
+		return;
+	if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
+		c->events = ev;
+}
+
+static void conn_close(struct conn *c)
+{
+	struct worker *w = c->w;
+	struct conn **p;
+
+	mc_conn_release(c);
+	if (c->in_disk_wait) {
+		for (p = &w->disk_wait; *p != c; p = &(*p)->dnext)
+			;
+		*p = c->dnext;
+	}
+	if (c->in_ready) {
+		for (p = &w->ready; *p != c; p = &(*p)->rnext)
+			;
+		*p = c->rnext;
+	}
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	w->nconns--;
+	atomic_fetch_sub(&w->gd->curr_conns, 1);
+	free(c->rbuf);
+	free(c->wbuf);
+	free(c);
+}
+
+static void conn_new(struct worker *w, int fd)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP };
+	int one = 1;
+
+	if (!c || !(c->rbuf = malloc(GD_RBUF))) {
+		free(c);
+		close(fd);
+		atomic_fetch_sub(&w->gd->curr_conns, 1);
+		gd_log(GD_LOG_ERROR, "out of memory for a connection");
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->w = w;
+	c->fd = fd;
+	c->rcap = GD_RBUF;
+	c->events = e.events;
+	c->last_active = mono_sec();
+	e.data.ptr = c;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
+		gd_log(GD_LOG_ERROR, "epoll_ctl: %s", strerror(errno));
+		free(c->rbuf);
+		free(c);
+		close(fd);
+		atomic_fetch_sub(&w->gd->curr_conns, 1);
+		return;
+	}
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+	w->nconns++;
+	CNT(w, total_connections);
+}
+
+static void accept_all(struct worker *w)
+{
+	struct gd *gd = w->gd;
+
+	for (;;) {
+		int fd = accept4(gd->listen_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				gd_log(GD_LOG_WARN, "accept: %s",
+				       strerror(errno));
+			return;
+		}
+		if (atomic_fetch_add(&gd->curr_conns, 1) >= gd->set.max_conns) {
+			static const char msg[] =
+				"ERROR Too many open connections\r\n";
+
+			atomic_fetch_sub(&gd->curr_conns, 1);
+			CNT(w, rejected_connections);
+			if (write(fd, msg, sizeof(msg) - 1) < 0) {
+				/* closing anyway */
+			}
+			close(fd);
+			continue;
+		}
+		conn_new(w, fd);
+	}
+}
+
+/* ---- reading ---- */
+
+/* Read into rbuf.  1: got bytes, 0: EAGAIN, -1: EOF or error. */
+static int conn_read(struct conn *c)
+{
+	ssize_t n;
+
+	if (c->rstart == c->rend) {
+		c->rstart = c->rend = 0;
+	} else if (c->rend == c->rcap && c->rstart) {
+		memmove(c->rbuf, c->rbuf + c->rstart, c->rend - c->rstart);
+		c->rend -= c->rstart;
+		c->rstart = 0;
+	}
+	if (c->rend == c->rcap) {
+		/* a long multi-get line: the parser bounds it */
+		size_t cap = c->rcap * 2;
+		char *nb;
+
+		if (cap > GD_GET_LINE_MAX + GD_RBUF ||
+		    !(nb = realloc(c->rbuf, cap)))
+			return -1;
+		c->rbuf = nb;
+		c->rcap = cap;
+	}
+	do {
+		n = read(c->fd, c->rbuf + c->rend, c->rcap - c->rend);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	if (n == 0)
+		return -1;
+	c->rend += (size_t)n;
+	CNT_ADD(c->w, bytes_read, (uint64_t)n);
+	return 1;
+}
+
+/* ---- driving a connection ---- */
+
+static void disk_wait_add(struct conn *c)
+{
+	if (c->in_disk_wait)
+		return;
+	c->in_disk_wait = true;
+	c->dnext = c->w->disk_wait;
+	c->w->disk_wait = c;
+}
+
+static void ready_add(struct conn *c)
+{
+	if (c->in_ready)
+		return;
+	c->in_ready = true;
+	c->rnext = c->w->ready;
+	c->w->ready = c;
+}
+
+/*
+ * Run @c until it waits on the socket or the disk.  Closes it on EOF,
+ * errors and the protocol's word.
+ */
+static void conn_drive(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	c->last_active = mono_sec();
+	for (int round = 0; round < DRIVE_ROUNDS; round++) {
+		enum mc_run st;
+		int ret;
+
+		if (conn_pending(c)) {
+			if (conn_flush(c) < 0)
+				goto close;
+			if (conn_pending(c)) {	/* the client is slow */
+				conn_events(c, EPOLLOUT | EPOLLRDHUP);
+				return;
+			}
+		}
+		if (c->closing)
+			goto close;
+		if (w->stopping && mc_conn_idle(c) && c->rstart == c->rend)
+			goto close;	/* finished what it had asked */
+		st = mc_conn_run(c);
+		switch (st) {
+		case RUN_OUTPUT:
+			continue;
+		case RUN_CLOSE:
+			c->closing = true;
+			continue;
+		case RUN_DISK:
+			disk_wait_add(c);
+			/* the head goes out now, then the tail reads */
+			if (conn_flush(c) < 0)
+				goto close;
+			if (io_uring_sq_ready(&w->ring))
+				io_uring_submit(&w->ring);
+			conn_events(c, conn_pending(c) ? EPOLLOUT | EPOLLRDHUP
+						       : EPOLLRDHUP);
+			return;
+		case RUN_WAIT:
+			conn_events(c, EPOLLIN | EPOLLRDHUP);
+			return;
+		case RUN_INPUT:
+			if (conn_pending(c))
+				continue;
+			ret = conn_read(c);
+			if (ret < 0)
+				goto close;
+			if (ret == 0) {
+				conn_events(c, EPOLLIN | EPOLLRDHUP);
+				return;
+			}
+			continue;
+		}
+	}
+	ready_add(c);	/* more to do: after the others had a turn */
+	return;
+close:
+	conn_close(c);
+}
+
+/* A store read completed: every connection waiting on one tries again. */
+static void disk_wake(struct worker *w)
+{
+	struct io_uring_cqe *cqe;
+	struct conn *list, *c;
+	uint64_t v;
+
+	if (read(w->ring_evfd, &v, sizeof(v)) < 0) {
+		/* nothing to clear */
+	}
+	while (io_uring_peek_cqe(&w->ring, &cqe) == 0) {
+		if (!gs_handle_cqe(cqe))
+			gd_log(GD_LOG_ERROR, "a foreign completion on the ring");
+		io_uring_cqe_seen(&w->ring, cqe);
+	}
+	list = w->disk_wait;
+	w->disk_wait = NULL;
+	for (c = list; c; c = c->dnext)
+		c->in_disk_wait = false;
+	while ((c = list)) {
+		list = c->dnext;
+		conn_drive(c);
+	}
+}
+
+static void run_ready(struct worker *w)
+{
+	struct conn *list = w->ready, *c;
+
+	w->ready = NULL;
+	for (c = list; c; c = c->rnext)
+		c->in_ready = false;
+	while ((c = list)) {
+		list = c->rnext;
+		conn_drive(c);
+	}
+}
+
+/* A delayed flush_all that came due: the first worker to see it runs it. */
+static void flush_due(struct gd *gd)
+{
+	int64_t at = atomic_load(&gd->flush_at);
+
+	if (at && time(NULL) >= at &&
+	    atomic_compare_exchange_strong(&gd->flush_at, &at, 0))
+		mc_flush(gd, at * 1000000000ll);
+}
+
+static void idle_sweep(struct worker *w, int64_t now)
+{
+	unsigned limit = w->gd->set.idle_timeout;
+	struct conn *c, *next;
+
+	flush_due(w->gd);
+	for (c = w->conns; c; c = next) {
+		next = c->next;
+		if (w->stopping && now - c->last_active > STOP_GRACE) {
+			gd_log(GD_LOG_WARN, "closing a connection still busy "
+			       "%d s after the stop", STOP_GRACE);
+			conn_close(c);
+		} else if (limit && now - c->last_active > (int64_t)limit &&
+			   mc_conn_idle(c) && !c->in_disk_wait) {
+			CNT(w, idle_kicks);
+			conn_close(c);
+		}
+	}
+}
+
+static void begin_stop(struct worker *w)
+{
+	struct conn *c, *next;
+
+	w->stopping = true;
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->listen_fd, NULL);
+	for (c = w->conns; c; c = next) {	/* idle ones go now */
+		next = c->next;
+		c->last_active = mono_sec();
+		if (mc_conn_idle(c) && !conn_pending(c) &&
+		    c->rstart == c->rend)
+			conn_close(c);
+		else
+			ready_add(c);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event ev[MAX_EVENTS];
+	int64_t last_sweep = mono_sec();
+
+	while (!w->stopping || w->conns) {
+		int n, timeout = w->ready ? 0 : 1000;
+
+		if (io_uring_sq_ready(&w->ring))
+			io_uring_submit(&w->ring);
+		n = epoll_wait(w->epfd, ev, MAX_EVENTS, timeout);
+		if (n < 0 && errno != EINTR) {
+			gd_log(GD_LOG_ERROR, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		/*
+		 * Connections first: each appears once in a batch, and only
+		 * its own conn_drive() closes it.  What may close others
+		 * (disk completions, the stop) runs after the batch.
+		 */
+		bool wake = false, ring = false;
+
+		for (int i = 0; i < n; i++) {
+			void *p = ev[i].data.ptr;
+
+			if (p == &tag_listen) {
+				if (!w->stopping)
+					accept_all(w);
+			} else if (p == &tag_wake) {
+				wake = true;
+			} else if (p == &tag_ring) {
+				ring = true;
+			} else {
+				conn_drive(p);
+			}
+		}
+		if (ring)
+			disk_wake(w);
+		if (wake) {
+			uint64_t v;
+
+			if (read(w->evfd, &v, sizeof(v)) < 0) {
+				/* nothing to clear */
+			}
+			if (atomic_load(&w->gd->stopping) && !w->stopping)
+				begin_stop(w);
+		}
+		run_ready(w);
+		if (mono_sec() != last_sweep) {
+			last_sweep = mono_sec();
+			idle_sweep(w, last_sweep);
+		}
+	}
+	return NULL;
+}
+
+int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
+		 size_t errlen)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	w->gd = gd;
+	w->id = id;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	w->ring_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	w->scratch = malloc(GD_SCRATCH);
+	if (w->epfd < 0 || w->evfd < 0 || w->ring_evfd < 0 || !w->scratch) {
+		snprintf(err, errlen, "cannot set up worker %u: %s", id,
+			 strerror(errno));
+		return -1;
+	}
+	ret = io_uring_queue_init(RING_ENTRIES, &w->ring, 0);
+	if (ret < 0 ||
+	    (ret = io_uring_register_eventfd(&w->ring, w->ring_evfd)) < 0) {
+		snprintf(err, errlen, "cannot set up an io_uring: %s",
+			 strerror(-ret));
+		return -1;
+	}
+	if (gd->listen_fd >= 0) {
+		e.data.ptr = &tag_listen;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->listen_fd, &e) < 0)
+			goto fail;
+	}
+	e.events = EPOLLIN;
+	e.data.ptr = &tag_wake;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &e) < 0)
+		goto fail;
+	e.data.ptr = &tag_ring;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ring_evfd, &e) < 0)
+		goto fail;
+	ret = pthread_create(&w->thread, NULL, worker_main, w);
+	if (ret) {
+		snprintf(err, errlen, "cannot start worker %u: %s", id,
+			 strerror(ret));
+		return -1;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
+	return -1;
+}
+
+void worker_stop(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->evfd, &one, sizeof(one)) < 0)
+		gd_log(GD_LOG_ERROR, "cannot wake worker %u: %s", w->id,
+		       strerror(errno));
+}
+
+void worker_join(struct worker *w)
+{
+	pthread_join(w->thread, NULL);
+	io_uring_queue_exit(&w->ring);
+	close(w->epfd);
+	close(w->evfd);
+	close(w->ring_evfd);
+	free(w->scratch);
+}
+
+void gd_counters_sum(struct gd *gd, struct gd_counters *out)
+{
+	const size_t n = sizeof(*out) / sizeof(uint64_t);
+	uint64_t *o = (uint64_t *)out;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < gd->nworkers; i++) {
+		uint64_t *c = (uint64_t *)&gd->workers[i].c;
+
+		for (size_t k = 0; k < n; k++)
+			o[k] += __atomic_load_n(&c[k], __ATOMIC_RELAXED);
+	}
+}

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Shared by the goblind bats files: goblind on an ephemeral port in a temp
+# dir, always stopped in teardown.  GOBLIND overrides the binary.
+
+GD="${GOBLIND:-$BATS_TEST_DIRNAME/../../build/goblind}"
+GCTL="${GOBLINCTL:-$BATS_TEST_DIRNAME/../../build/goblinctl}"
+PY=/usr/bin/python3	# Debian's: it has python3-pymemcache
+MCCHECK="$BATS_TEST_DIRNAME/mc_check.py"
+GD_STORE_OPTS=(--memory 16M --small-memory 8M --no-hugetlb --no-mlock
+	       --ssd-size 3G)
+GD_PIDS=()
+
+gd_setup() {
+	if [ ! -x "$GD" ]; then
+		echo "goblind is not built: $GD" >&2
+		return 1
+	fi
+	T="$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")"
+	GD_PIDS=()
+}
+
+gd_teardown() {
+	local p
+	for p in "${GD_PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	[ -n "${M:-}" ] && { fusermount3 -u "$M" 2>/dev/null || true; }
+	[ -n "${T:-}" ] && rm -rf "$T"
+}
+
+# gd_start NAME [OPTIONS]: goblind on store $T/NAME, port 0 (the kernel
+# picks); sets PORT, GPID and LOG (the log file)
+gd_start() {
+	local name="$1" i
+	shift
+	LOG="$T/$name.log"
+	"$GD" --store "$T/$name" "${GD_STORE_OPTS[@]}" --memcache-port 0 \
+		--cores 2 "$@" 2>"$LOG" &
+	GPID=$!
+	GD_PIDS+=("$GPID")
+	for i in $(seq 100); do
+		PORT=$(sed -n 's/.*memcache on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+			"$LOG")
+		[ -n "$PORT" ] && return 0
+		kill -0 "$GPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "goblind did not start; its log:" >&2
+	cat "$LOG" >&2
+	return 1
+}
+
+# gd_stop: SIGTERM, and it must exit 0
+gd_stop() {
+	kill -TERM "$GPID"
+	wait "$GPID"
+}
+
+# mc [PORT]: send standard input, print what came back (see mc_check.py)
+mc() {
+	"$PY" "$MCCHECK" raw "${1:-$PORT}"
+}
+
+# stat_of NAME [ARG [PORT]]: one "STAT NAME value" of stats (or stats ARG)
+stat_of() {
+	printf 'stats %s\r\nquit\r\n' "${2:-}" | mc "${3:-$PORT}" | tr -d '\r' |
+		awk -v n="$1" '$1 == "STAT" && $2 == n { print $3 }'
+}
