@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # goblinfs: the goblinfs mount against the store's embedded read, fio and
 # plain ext4, each side by side in the same run (issue 3, section 2); writes
-# bench/results/goblinfs-<date>.md (goblinfs-quick-<date>.md with --quick).
+# bench/results/goblinfs.md (goblinfs-quick-<date>.md with --quick).
 #   1. sequential read of a cached file: mount vs embedded (storeread) vs fio
 #   2. open + first 4 KiB of ART objects whose head is in RAM vs ext4
 #   3. 8 parallel readers of 8 large files through the mount vs fio
@@ -29,7 +29,8 @@ usage: bench/goblinfs.sh [--quick] [--dir DIR] [--reps N] [--seq-size SIZE]
                    enough for every head
   --keep           keep the stores and data files (default: removed at the
                    end; the materialized ART/WEB trees are kept for reuse)
-  --out FILE       report (default bench/results/goblinfs[-quick]-<date>.md)
+  --out FILE       report (default bench/results/goblinfs.md; --quick:
+                   bench/results/goblinfs-quick-<date>.md)
 USAGE
 	exit 129
 }
@@ -70,7 +71,7 @@ if [ -z "$out" ]; then
 	if [ "$quick" = 1 ]; then
 		out=$root/bench/results/goblinfs-quick-$date_tag.md
 	else
-		out=$root/bench/results/goblinfs-$date_tag.md
+		out=$root/bench/results/goblinfs.md
 	fi
 fi
 
