@@ -238,6 +238,9 @@ int main(int argc, char **argv)
 		       "\n", count, total, secs, (double)total / 1048576 / secs,
 		       (double)gen / 1e9, st.hdd_used, st.ssd_used,
 		       st.ssd_prefix_drops);
+		free(objs);
+		free(order);
+		free(buf);
 		return 0;
 	}
 
