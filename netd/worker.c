@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -517,6 +519,38 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Pin worker @id to the id-th CPU this process may run on (so --numa and
+ * taskset are respected), round robin when there are more workers than
+ * CPUs, and name it for ps/top.  A failure only costs locality: logged.
+ */
+static void worker_pin(struct worker *w)
+{
+	cpu_set_t allowed, one;
+	unsigned n = 0, want;
+	char name[16];
+
+	snprintf(name, sizeof(name), "goblind-w%u", w->id);
+	pthread_setname_np(w->thread, name);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
+	    !CPU_COUNT(&allowed))
+		return;
+	want = w->id % (unsigned)CPU_COUNT(&allowed);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || n++ != want)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (pthread_setaffinity_np(w->thread, sizeof(one), &one))
+			gd_log(GD_LOG_WARN, "cannot pin worker %u to CPU %d",
+			       w->id, cpu);
+		else
+			gd_log(GD_LOG_DEBUG, "worker %u on CPU %d", w->id,
+			       cpu);
+		return;
+	}
+}
+
 int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 		 size_t errlen)
 {
@@ -560,6 +594,7 @@ int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 			 strerror(ret));
 		return -1;
 	}
+	worker_pin(w);
 	return 0;
 fail:
 	snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));

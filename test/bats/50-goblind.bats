@@ -223,3 +223,29 @@ PYEOF
 	gd_stop
 	run ! mountpoint -q "$M"
 }
+
+@test "each worker is a named thread pinned to one allowed CPU, round robin" {
+	local cpus n i w want
+	cpus=$(taskset -pc $$ | sed 's/.*: //')
+	gd_start s --cores 3
+	# the CPUs this shell may use, one per line, in order
+	mapfile -t allowed < <("$PY" -c "
+import sys
+out = []
+for part in sys.argv[1].split(','):
+    a, _, b = part.partition('-')
+    out += range(int(a), int(b or a) + 1)
+print('\n'.join(map(str, out)))" "$cpus")
+	n=0
+	for t in /proc/"$GPID"/task/*; do
+		w=$(cat "$t/comm")
+		[[ "$w" == goblind-w* ]] || continue
+		i=${w#goblind-w}
+		want=${allowed[$((i % ${#allowed[@]}))]}
+		echo "$w: $(grep Cpus_allowed_list "$t/status")"
+		[ "$(awk '/Cpus_allowed_list/ { print $2 }' "$t/status")" = "$want" ]
+		n=$((n + 1))
+	done
+	[ "$n" -eq 3 ]
+	gd_stop
+}
