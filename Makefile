@@ -107,6 +107,12 @@ $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/mc_proto.o -lcmocka
 
+# goblinctl's memcache client parsers are pure too
+$(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/cli/mc_client.o -lcmocka
+
 # Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
 # (-iquote): store/numa.h must not hide libnuma's <numa.h>.
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
