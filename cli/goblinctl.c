@@ -35,6 +35,28 @@ static const struct ctl_cmd commands[] = {
 	{"populate", cmd_populate, "populate [--prefix P] DIR",
 	 "store every regular file under DIR, keyed by its relative path",
 	 "  --prefix P          put P in front of every key\n", false},
+	{"bench", cmd_bench, "bench [--host H] [--port P] [OPTIONS]",
+	 "load goblind over memcache and measure it",
+	 "  --host H, --port P   goblind (default 127.0.0.1, 11211)\n"
+	 "  --proto memcache     the protocol (only memcache)\n"
+	 "  --conns N            connections, one request in flight each (16)\n"
+	 "  --threads N          event loops (default: CPUs, at most N conns)\n"
+	 "  --duration S         seconds of the measured phase (10)\n"
+	 "  --keys N             keys bench:00000000 ... (1000)\n"
+	 "  --size SPEC          SIZE, pareto:LOC,SCALE,SHAPE[,MAX], fb_value,\n"
+	 "                       art or manifest:FILE ('key size' lines) (4096)\n"
+	 "  --hot-start K        gets and sets go to keys K ...\n"
+	 "  --hot-keys N         ... K+N-1 (default: to the last key)\n"
+	 "  --populate-only      store every key once, report, exit\n"
+	 "  --no-store           skip the population\n"
+	 "  --get-ratio R        share of gets in the measured phase (1.0)\n"
+	 "  --verify             check every value got against its payload\n"
+	 "  --csv FILE           one row per request, nanosecond timestamps\n"
+	 "  --server-pid PID     measure the server's CPU (default: its\n"
+	 "                       stats pid, when on this machine)\n"
+	 "  --seed N             sizes and request order (1)\n"
+	 "  --max-records N      requests recorded at most (4000000)\n"
+	 "  --key-prefix P       key names (bench:)\n", true},
 	{"help", cmd_help, "help [COMMAND]", "show the help of a command", NULL,
 	 true},
 };
@@ -48,7 +70,7 @@ static void store_options_help(FILE *f)
 	      "and --ssd-floor: one not given is as the store last ran.\n"
 	      "  --store DIR            the store directory (default: $GOBLIN_STORE)\n"
 	      "  --host HOST            online mode: talk to goblind on HOST\n"
-	      "                         (put, get, del, ls, stats)\n"
+	      "                         (put, get, del, ls, stats, bench)\n"
 	      "  --port PORT            goblind's memcache port (default 11211)\n",
 	      f);
 	gs_option_help(f);
