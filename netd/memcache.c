@@ -1246,8 +1246,9 @@ static int metadump_one(void *arg, const void *key, size_t klen,
  */
 static void cmd_metadump(struct conn *c, const struct mc_req *q)
 {
-	if (gs_iterate(store_of(c), q->arg, q->arg ? q->arg_len : 0,
-		       metadump_one, c) < 0) {
+	/* gs_iterate compares the prefix with memcmp: never NULL */
+	if (gs_iterate(store_of(c), q->arg ? q->arg : "",
+		       q->arg ? q->arg_len : 0, metadump_one, c) < 0) {
 		OUT(c, "SERVER_ERROR cannot list the store\r\n");
 		return;
 	}
