@@ -83,8 +83,11 @@ $(B)/%.o: %.c $(FLAGS_STAMP)
 $(B)/libgoblin.a: $(STORE_OBJ)
 	$(QAR)rm -f $@ && ar rcs $@ $^
 
+# bench_spec.c includes bench/workload.h, which includes "goblin.h"
+$(B)/cli/bench_spec.o: FINAL_CFLAGS += -iquote store
+
 $(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
-	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS)
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS) -lm
 
 $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -106,6 +109,17 @@ $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/mc_proto.o -lcmocka
+
+# goblinctl's memcache client parsers are pure too
+$(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/cli/mc_client.o -lcmocka
+
+$(B)/test/test_bench_spec: test/unit/test_bench_spec.c $(B)/cli/bench_spec.o $(B)/libgoblin.a
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/cli/bench_spec.o $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
 # Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
 # (-iquote): store/numa.h must not hide libnuma's <numa.h>.

@@ -68,8 +68,7 @@ out:
 	return ret;
 }
 
-/* A temporary file beside @path, with the mode a new file would get. */
-static int open_temp(const char *path, char **tmp)
+int ctl_open_temp(const char *path, char **tmp)
 {
 	mode_t mask;
 	int fd;
@@ -104,6 +103,8 @@ int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	key = argv[optind];
 	if (out && !strcmp(out, "-"))
 		out = NULL;
+	if (c->host)
+		return net_get(c, key, out);
 
 	ctl_open(c, false);
 	ret = gs_get_open(c->store, key, strlen(key), 0, &r);
@@ -115,7 +116,7 @@ int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 		die("cannot read '%s': %s", key, gs_strerror(ret));
 
 	if (out) {
-		fd = open_temp(out, &tmp);
+		fd = ctl_open_temp(out, &tmp);
 		if (fd < 0) {
 			ret = errno;
 			gs_reader_close(r);
@@ -159,6 +160,8 @@ int cmd_del(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 		;
 	ctl_want_args(cmd, argc, 1, 1);
 	key = argv[optind];
+	if (c->host)
+		return net_del(c, key);
 	ctl_open(c, false);
 	ret = gs_delete(c->store, key, strlen(key));
 	if (ret == -ENOENT) {

@@ -81,6 +81,8 @@ int cmd_ls(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	ctl_want_args(cmd, argc, 0, 1);
 	if (optind < argc)
 		prefix = argv[optind];
+	if (c->host)
+		return net_ls(c, prefix, lng);
 
 	ctl_open(c, false);
 	ret = gs_iterate(c->store, prefix, strlen(prefix), ls_collect, &l);
@@ -203,6 +205,8 @@ int cmd_stats(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	while (ctl_getopt(cmd, argc, argv, NULL, NULL) != -1)
 		;
 	ctl_want_args(cmd, argc, 0, 0);
+	if (c->host)
+		return net_stats(c);
 	ctl_open(c, false);
 	ctl_print_stats(c->store, stdout);
 	return 0;

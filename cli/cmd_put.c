@@ -65,11 +65,7 @@ fail:
 	return ret;
 }
 
-/*
- * Copy @in to an unlinked temporary file in @dir and rewind it: a pipe's
- * size must be known before gs_put_begin().  Returns the fd or -1.
- */
-static int spool(int in, const char *dir, uint64_t *size, void *buf)
+int ctl_spool(int in, const char *dir, uint64_t *size, void *buf)
 {
 	char *tmpl = NULL;
 	int fd, saved;
@@ -187,7 +183,8 @@ int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	buf = malloc(CTL_IO_BUF);
 	if (!buf)
 		die("out of memory");
-	ctl_open(c, true);
+	if (!c->host)
+		ctl_open(c, true);
 	if (S_ISREG(st.st_mode)) {
 		/* standard input may be a file already partly read */
 		off_t pos = lseek(fd, 0, SEEK_CUR);
@@ -196,7 +193,12 @@ int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 			pos = 0;
 		size = pos < st.st_size ? (uint64_t)(st.st_size - pos) : 0;
 	} else {
-		int sfd = spool(fd, c->dir, &size, buf);
+		const char *tmpdir = getenv("TMPDIR");
+		int sfd;
+
+		if (!tmpdir || !*tmpdir)
+			tmpdir = "/tmp";
+		sfd = ctl_spool(fd, c->host ? tmpdir : c->dir, &size, buf);
 
 		if (sfd < 0) {
 			free(buf);
@@ -207,7 +209,11 @@ int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 			close(fd);
 		fd = sfd;
 	}
-	ret = ctl_put_fd(c, key, strlen(key), fd, size, &po, what, buf);
+	if (c->host)
+		ret = net_put(c, key, fd, size, &po, what, buf);
+	else
+		ret = ctl_put_fd(c, key, strlen(key), fd, size, &po, what,
+				 buf);
 	free(buf);
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -29,6 +29,8 @@ struct ctl {
 	struct gs_options opts;	 /* from gs_options_init() and the flags */
 	struct gs_store *store;	 /* set by ctl_open() */
 	bool show_stats;	 /* --show-stats: counters on stderr at exit */
+	const char *host;	 /* --host: online mode (goblind), else NULL */
+	const char *port;	 /* --port, default 11211 */
 };
 
 struct ctl_cmd {
@@ -38,6 +40,7 @@ struct ctl_cmd {
 	const char *synopsis;	/* "put [--flags N] [--ttl SECONDS] KEY [FILE]" */
 	const char *summary;	/* one line for the command list */
 	const char *help;	/* option lines, may be NULL */
+	bool online;		/* also works against goblind (--host) */
 };
 
 /* ---- errors (util.c) ---- */
@@ -96,6 +99,30 @@ int ctl_put_fd(struct ctl *c, const char *key, size_t klen, int fd,
 	       uint64_t size, const struct put_opts *po, const char *what,
 	       void *buf);
 
+/*
+ * Copy @in to an unlinked temporary file in @dir and rewind it (a pipe's
+ * size must be known before a put starts).  Returns the fd, or -1 after
+ * printing an error.
+ */
+int ctl_spool(int in, const char *dir, uint64_t *size, void *buf);
+/*
+ * A temporary file beside @path (the caller renames it over @path at the
+ * end), with the mode a new file would get; *@tmp is its name, which the
+ * caller frees.  Returns the fd or -1 with errno set.
+ */
+int ctl_open_temp(const char *path, char **tmp);
+
+/* ---- online mode: the same commands against goblind (cmd_online.c) ---- */
+
+/* put of @size bytes from @fd; 0, or -1 after printing an error. */
+int net_put(struct ctl *c, const char *key, int fd, uint64_t size,
+	    const struct put_opts *po, const char *what, void *buf);
+/* get to standard output (@out NULL) or FILE; returns an exit code. */
+int net_get(struct ctl *c, const char *key, const char *out);
+int net_del(struct ctl *c, const char *key);
+int net_stats(struct ctl *c);
+int net_ls(struct ctl *c, const char *prefix, bool lng);
+
 /* ---- commands ---- */
 
 int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc,
@@ -113,6 +140,8 @@ int cmd_stat(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	char **argv);
 int cmd_stats(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+	char **argv);
+int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	char **argv);
 
 /*

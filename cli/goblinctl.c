@@ -17,23 +17,48 @@ static const struct ctl_cmd commands[] = {
 	 "store FILE (default: standard input) under KEY",
 	 "  --flags N           32-bit client flags stored with the object\n"
 	 "  --ttl SECONDS       expire the object after SECONDS (0: never)\n"
-	 "FILE '-' is standard input.\n"},
+	 "FILE '-' is standard input.\n", true},
 	{"get", cmd_get, "get KEY [-o FILE]",
 	 "write the value of KEY to standard output or FILE",
 	 "  -o, --output FILE   write to FILE (replaced whole, at the end)\n"
-	 "                      instead of standard output; '-': stdout\n"},
-	{"del", cmd_del, "del KEY", "delete KEY", NULL},
+	 "                      instead of standard output; '-': stdout\n",
+	 true},
+	{"del", cmd_del, "del KEY", "delete KEY", NULL, true},
 	{"ls", cmd_ls, "ls [-l] [PREFIX]",
 	 "list the keys starting with PREFIX, sorted",
-	 "  -l, --long          also show size and modification time\n"},
-	{"stat", cmd_stat, "stat KEY", "show the metadata of KEY", NULL},
+	 "  -l, --long          also show size and modification time\n",
+	 true},
+	{"stat", cmd_stat, "stat KEY", "show the metadata of KEY", NULL, false},
 	{"inspect", cmd_inspect, "inspect KEY",
-	 "show which tier holds each byte range of KEY", NULL},
-	{"stats", cmd_stats, "stats", "show the store's counters", NULL},
+	 "show which tier holds each byte range of KEY", NULL, false},
+	{"stats", cmd_stats, "stats", "show the store's counters", NULL, true},
 	{"populate", cmd_populate, "populate [--prefix P] DIR",
 	 "store every regular file under DIR, keyed by its relative path",
-	 "  --prefix P          put P in front of every key\n"},
-	{"help", cmd_help, "help [COMMAND]", "show the help of a command", NULL},
+	 "  --prefix P          put P in front of every key\n", false},
+	{"bench", cmd_bench, "bench [--host H] [--port P] [OPTIONS]",
+	 "load goblind over memcache and measure it",
+	 "  --host H, --port P   goblind (default 127.0.0.1, 11211)\n"
+	 "  --proto memcache     the protocol (only memcache)\n"
+	 "  --conns N            connections, one request in flight each (16)\n"
+	 "  --threads N          event loops (default: CPUs, at most N conns)\n"
+	 "  --duration S         seconds of the measured phase (10)\n"
+	 "  --keys N             keys bench:00000000 ... (1000)\n"
+	 "  --size SPEC          SIZE, pareto:LOC,SCALE,SHAPE[,MAX], fb_value,\n"
+	 "                       art or manifest:FILE ('key size' lines) (4096)\n"
+	 "  --hot-start K        gets and sets go to keys K ...\n"
+	 "  --hot-keys N         ... K+N-1 (default: to the last key)\n"
+	 "  --populate-only      store every key once, report, exit\n"
+	 "  --no-store           skip the population\n"
+	 "  --get-ratio R        share of gets in the measured phase (1.0)\n"
+	 "  --verify             check every value got against its payload\n"
+	 "  --csv FILE           one row per request, nanosecond timestamps\n"
+	 "  --server-pid PID     measure the server's CPU (default: its\n"
+	 "                       stats pid, when on this machine)\n"
+	 "  --seed N             sizes and request order (1)\n"
+	 "  --max-records N      requests recorded at most (4000000)\n"
+	 "  --key-prefix P       key names (bench:)\n", true},
+	{"help", cmd_help, "help [COMMAND]", "show the help of a command", NULL,
+	 true},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -43,7 +68,10 @@ static void store_options_help(FILE *f)
 	fputs("Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...).  The store\n"
 	      "remembers --memory, --small-memory, --block, --ram-head, --ssd-size\n"
 	      "and --ssd-floor: one not given is as the store last ran.\n"
-	      "  --store DIR            the store directory (default: $GOBLIN_STORE)\n",
+	      "  --store DIR            the store directory (default: $GOBLIN_STORE)\n"
+	      "  --host HOST            online mode: talk to goblind on HOST\n"
+	      "                         (put, get, del, ls, stats, bench)\n"
+	      "  --port PORT            goblind's memcache port (default 11211)\n",
 	      f);
 	gs_option_help(f);
 	fputs("  --show-stats           print the counters of this run on stderr\n",
@@ -110,14 +138,19 @@ static int cmd_help(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 enum {
 	OPT_STORE = 256,
 	OPT_SHOW_STATS,
+	OPT_HOST,
+	OPT_PORT,
 	OPT_STORE_OPTION,	/* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-static struct option global_options[3 + GS_NOPTIONS + 1] = {
+#define NGLOBAL 5
+static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
 	{"help", no_argument, NULL, 'h'},
 	{"store", required_argument, NULL, OPT_STORE},
 	{"show-stats", no_argument, NULL, OPT_SHOW_STATS},
+	{"host", required_argument, NULL, OPT_HOST},
+	{"port", required_argument, NULL, OPT_PORT},
 };
 
 /* A store option's value that does not parse: a usage error. */
@@ -152,6 +185,12 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 		case OPT_SHOW_STATS:
 			c->show_stats = true;
 			break;
+		case OPT_HOST:
+			c->host = optarg;
+			break;
+		case OPT_PORT:
+			c->port = optarg;
+			break;
 		case ':':
 			usage_error(NULL, "option '%s' needs a value",
 				    argv[optind - 1]);
@@ -178,7 +217,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	memset(&c, 0, sizeof(c));
-	gs_option_getopt(&global_options[3], OPT_STORE_OPTION);
+	gs_option_getopt(&global_options[NGLOBAL], OPT_STORE_OPTION);
 	gs_options_init(&c.opts);
 	c.opts.preload_heads = false;
 	env = getenv("GOBLIN_STORE");
@@ -191,6 +230,13 @@ int main(int argc, char **argv)
 	cmd = ctl_cmd_find(argv[optind]);
 	if (!cmd)
 		usage_error(NULL, "unknown command '%s'", argv[optind]);
+	if (c.port && !c.host)
+		c.host = "127.0.0.1";
+	if (!c.port)
+		c.port = "11211";
+	if (c.host && !cmd->online)
+		usage_error(NULL, "'%s' works on a store directory only, not "
+			    "with --host", cmd->name);
 
 	argc -= optind;
 	argv += optind;

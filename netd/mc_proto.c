@@ -538,7 +538,7 @@ static const struct {
 	{ "decr", MC_DECR }, { "delete", MC_DELETE }, { "touch", MC_TOUCH },
 	{ "flush_all", MC_FLUSH_ALL }, { "stats", MC_STATS },
 	{ "version", MC_VERSION }, { "verbosity", MC_VERBOSITY },
-	{ "quit", MC_QUIT }, { "mg", MC_MG }, { "ms", MC_MS },
+	{ "quit", MC_QUIT }, { "lru_crawler", MC_METADUMP }, { "mg", MC_MG }, { "ms", MC_MS },
 	{ "md", MC_MD }, { "ma", MC_MA }, { "mn", MC_MN }, { "me", MC_ME },
 };
 
@@ -548,6 +548,27 @@ static enum mc_cmd lookup(const struct tok *t)
 		if (tok_is(t, commands[i].name))
 			return commands[i].cmd;
 	return MC_NONE;
+}
+
+/*
+ * lru_crawler metadump all|hash [PREFIX]: memcached's listing, with an
+ * optional key prefix (a goblind extension).  memcached's other crawler
+ * subcommands and class-id lists are not supported: ERROR, as for an
+ * unknown command.
+ */
+static enum mc_parse_result parse_metadump(struct mc_req *r,
+					   const struct tok *t, size_t n)
+{
+	if (n < 3 || n > 4 || !tok_is(&t[1], "metadump") ||
+	    !(tok_is(&t[2], "all") || tok_is(&t[2], "hash")))
+		return MC_PARSE_ERROR;
+	if (n == 4) {
+		if (!mc_key_valid(t[3].p, t[3].len))
+			return client_error(r, BAD_FORMAT);
+		r->arg = t[3].p;
+		r->arg_len = t[3].len;
+	}
+	return MC_PARSE_OK;
 }
 
 static bool is_retrieval(const char *buf, size_t len)
@@ -583,6 +604,8 @@ static enum mc_parse_result dispatch(struct mc_req *r, const struct tok *t,
 		return MC_PARSE_OK;
 	case MC_VERSION: case MC_QUIT:
 		return MC_PARSE_OK;
+	case MC_METADUMP:
+		return parse_metadump(r, t, n);
 	case MC_MG: case MC_MS: case MC_MD: case MC_MA: case MC_MN:
 	case MC_ME:
 		return parse_meta(r, t, n);

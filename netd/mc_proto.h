@@ -23,6 +23,7 @@ enum mc_cmd {
 	MC_SET, MC_ADD, MC_REPLACE, MC_APPEND, MC_PREPEND, MC_CAS,
 	MC_INCR, MC_DECR, MC_DELETE, MC_TOUCH,
 	MC_FLUSH_ALL, MC_STATS, MC_VERSION, MC_VERBOSITY, MC_QUIT,
+	MC_METADUMP,	/* lru_crawler metadump all|hash [PREFIX] */
 	MC_MG, MC_MS, MC_MD, MC_MA, MC_MN, MC_ME,
 };
 
@@ -84,7 +85,8 @@ struct mc_req {
 	bool b64;		/* meta b: key was base64, keybuf holds it */
 	bool swallow;		/* an ms refused after its length parsed:
 				 * bytes + 2 bytes follow all the same */
-	const char *arg;	/* stats: the argument, NULL: none */
+	const char *arg;	/* stats: the argument, metadump: the key
+				 * prefix; NULL: none */
 	size_t arg_len;
 	const char *err;	/* MC_PARSE_CLIENT_ERROR: the message */
 	struct mc_meta meta;

@@ -186,6 +186,26 @@ static void test_other_text(void **state)
 	assert_int_equal(req.cmd, MC_QUIT);
 }
 
+static void test_metadump(void **state)
+{
+	(void)state;
+	assert_int_equal(P("lru_crawler metadump all\r\n"), MC_PARSE_OK);
+	assert_int_equal(req.cmd, MC_METADUMP);
+	assert_null(req.arg);
+	assert_int_equal(P("lru_crawler metadump hash art:\r\n"),
+			 MC_PARSE_OK);
+	assert_int_equal(req.arg_len, 4);
+	assert_memory_equal(req.arg, "art:", 4);
+	assert_int_equal(P("lru_crawler\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("lru_crawler metadump\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("lru_crawler metadump 1,2\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("lru_crawler crawl all\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("lru_crawler metadump all a b\r\n"),
+			 MC_PARSE_ERROR);
+	assert_int_equal(P("lru_crawler metadump all a\x01\r\n"),
+			 MC_PARSE_CLIENT_ERROR);
+}
+
 static void test_meta(void **state)
 {
 	(void)state;
@@ -343,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_line_limits),
 		cmocka_unit_test(test_other_text),
+		cmocka_unit_test(test_metadump),
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_meta_range),
 		cmocka_unit_test(test_base64),

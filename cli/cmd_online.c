@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblinctl online mode (--host/--port): put, get, del, stats and ls
+ * against goblind over memcache text commands, streaming values both ways
+ * through CTL_IO_BUF pieces so memory does not grow with the value.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "mc_client.h"
+
+static void net_open(struct ctl *c, struct mcc_conn *m)
+{
+	char why[256];
+
+	if (mcc_connect(m, c->host, c->port, why, sizeof(why)) < 0)
+		die("cannot connect to '%s:%s': %s", c->host, c->port, why);
+}
+
+/* A broken connection or an unexpected reply: the command cannot go on. */
+__attribute__((noreturn)) static void net_die(struct ctl *c, int rc,
+					      const struct mcc_reply *r)
+{
+	if (rc == -EPROTO || (!rc && r))
+		die("unexpected reply from '%s:%s': '%.*s'", c->host, c->port,
+		    r && !rc ? (int)(r->len > 200 ? 200 : r->len) : 0,
+		    r && !rc ? r->text : "");
+	die("lost the connection to '%s:%s': %s", c->host, c->port,
+	    strerror(-rc));
+}
+
+static void net_send(struct ctl *c, struct mcc_conn *m, const void *buf,
+		     size_t len)
+{
+	int rc = mcc_send(m, buf, len);
+
+	if (rc < 0)
+		net_die(c, rc, NULL);
+}
+
+/* The next reply line; a broken connection dies. */
+static struct mcc_reply net_next(struct ctl *c, struct mcc_conn *m)
+{
+	struct mcc_reply r;
+	int rc = mcc_read_reply(m, &r);
+
+	if (rc < 0)
+		net_die(c, rc, NULL);
+	return r;
+}
+
+/* Send one command line, return its first reply line. */
+static struct mcc_reply net_simple(struct ctl *c, struct mcc_conn *m,
+				   const char *line)
+{
+	net_send(c, m, line, strlen(line));
+	return net_next(c, m);
+}
+
+static void check_key(const char *key)
+{
+	if (!mcc_key_valid(key, strlen(key)))
+		die("invalid key '%s': memcache keys are 1 to %d bytes "
+		    "without spaces or control characters",
+		    key, MCC_KEY_MAX);
+}
+
+int net_put(struct ctl *c, const char *key, int fd, uint64_t size,
+	    const struct put_opts *po, const char *what, void *buf)
+{
+	struct mcc_conn m;
+	struct mcc_reply r;
+	uint64_t left = size;
+	char line[MCC_KEY_MAX + 80];
+	int n, rc;
+
+	check_key(key);
+	net_open(c, &m);
+	n = snprintf(line, sizeof(line), "set %s %" PRIu32 " %" PRId64
+		     " %" PRIu64 "\r\n", key, po->flags, po->exptime, size);
+	net_send(c, &m, line, (size_t)n);
+	while (left) {
+		size_t want = left < CTL_IO_BUF ? (size_t)left : CTL_IO_BUF;
+		ssize_t got = read_full(fd, buf, want);
+
+		/* a short source cannot be undone mid-value: close, the
+		 * server drops the half-received value */
+		if (got < 0)
+			die("cannot read '%s': %s", what, strerror(errno));
+		if ((size_t)got < want)
+			die("cannot read '%s': file shrank while reading "
+			    "(%" PRIu64 " bytes missing)",
+			    what, left - (uint64_t)got);
+		net_send(c, &m, buf, (size_t)got);
+		left -= (uint64_t)got;
+	}
+	r = net_simple(c, &m, "\r\n");
+	if (r.kind != MCC_STORED) {
+		rc = error("cannot store '%s': %.*s", key, (int)r.len, r.text);
+		mcc_close(&m);
+		return rc;
+	}
+	mcc_close(&m);
+	return 0;
+}
+
+/* Copy @size value bytes from @m to @fd, then the CRLF and END. */
+static int get_stream(struct ctl *c, struct mcc_conn *m, uint64_t size,
+		      int fd, const char *oname)
+{
+	struct mcc_reply r;
+	uint64_t left = size;
+	char *buf = malloc(CTL_IO_BUF);
+	int rc = 0;
+
+	if (!buf)
+		die("out of memory");
+	while (left) {
+		size_t want = left < CTL_IO_BUF ? (size_t)left : CTL_IO_BUF;
+		ssize_t n = mcc_read_some(m, buf, want);
+
+		if (n < 0)
+			net_die(c, (int)n, NULL);
+		if (write_all(fd, buf, (size_t)n) < 0) {
+			rc = error("cannot write '%s': %s", oname,
+				   strerror(errno));
+			break;
+		}
+		left -= (uint64_t)n;
+	}
+	free(buf);
+	if (rc < 0)
+		return rc;
+	rc = mcc_read_crlf(m);
+	if (rc == 0)
+		rc = mcc_read_reply(m, &r);
+	if (rc < 0 || r.kind != MCC_END)
+		net_die(c, rc, &r);
+	return 0;
+}
+
+int net_get(struct ctl *c, const char *key, const char *out)
+{
+	struct mcc_conn m;
+	struct mcc_reply r;
+	char line[MCC_KEY_MAX + 8], *tmp = NULL;
+	int rc, fd = STDOUT_FILENO;
+
+	check_key(key);
+	net_open(c, &m);
+	snprintf(line, sizeof(line), "get %s\r\n", key);
+	r = net_simple(c, &m, line);
+	if (r.kind == MCC_END) {
+		mcc_close(&m);
+		error("no such key '%s'", key);
+		return CTL_EXIT_MISS;
+	}
+	if (r.kind != MCC_VALUE)
+		die("cannot read '%s': %.*s", key, (int)r.len, r.text);
+	if (out) {
+		fd = ctl_open_temp(out, &tmp);
+		if (fd < 0)
+			die("cannot create '%s': %s", out, strerror(errno));
+	}
+	rc = get_stream(c, &m, r.bytes, fd, out ? tmp : "standard output");
+	mcc_close(&m);
+	if (out && rc == 0 && close(fd) < 0)
+		rc = error("cannot write '%s': %s", tmp, strerror(errno));
+	if (out && rc == 0 && rename(tmp, out) < 0)
+		rc = error("cannot rename '%s' to '%s': %s", tmp, out,
+			   strerror(errno));
+	if (out && rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc < 0 ? CTL_EXIT_DIE : 0;
+}
+
+int net_del(struct ctl *c, const char *key)
+{
+	struct mcc_conn m;
+	struct mcc_reply r;
+	char line[MCC_KEY_MAX + 16];
+
+	check_key(key);
+	net_open(c, &m);
+	snprintf(line, sizeof(line), "delete %s\r\n", key);
+	r = net_simple(c, &m, line);
+	mcc_close(&m);
+	if (r.kind == MCC_NOT_FOUND) {
+		error("no such key '%s'", key);
+		return CTL_EXIT_MISS;
+	}
+	if (r.kind != MCC_DELETED)
+		die("cannot delete '%s': %.*s", key, (int)r.len, r.text);
+	return 0;
+}
+
+/* "STAT name value" lines as "name value", the offline format. */
+int net_stats(struct ctl *c)
+{
+	struct mcc_conn m;
+	struct mcc_reply r;
+
+	net_open(c, &m);
+	for (r = net_simple(c, &m, "stats\r\n"); r.kind == MCC_STAT;
+	     r = net_next(c, &m)) {
+		fwrite(r.text + 5, 1, r.len - 5, stdout);
+		putchar('\n');
+	}
+	mcc_close(&m);
+	if (r.kind != MCC_END)
+		die("cannot read the stats: %.*s", (int)r.len, r.text);
+	return 0;
+}
+
+struct net_ls_list {
+	struct mcc_dump *v;
+	size_t nr, alloc;
+};
+
+static int dump_cmp(const void *a, const void *b)
+{
+	const struct mcc_dump *x = a, *y = b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int d = memcmp(x->key, y->key, n);
+
+	return d ? d : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+int net_ls(struct ctl *c, const char *prefix, bool lng)
+{
+	struct net_ls_list l = {NULL, 0, 0};
+	struct mcc_conn m;
+	struct mcc_reply r;
+	char line[MCC_KEY_MAX + 40], when[64];
+	size_t i;
+
+	if (*prefix)
+		check_key(prefix);
+	net_open(c, &m);
+	snprintf(line, sizeof(line), "lru_crawler metadump all%s%s\r\n",
+		 *prefix ? " " : "", prefix);
+	for (r = net_simple(c, &m, line); r.kind == MCC_OTHER;
+	     r = net_next(c, &m)) {
+		if (l.nr == l.alloc) {
+			l.alloc = l.alloc ? 2 * l.alloc : 64;
+			l.v = realloc(l.v, l.alloc * sizeof(*l.v));
+			if (!l.v)
+				die("out of memory");
+		}
+		if (mcc_dump_parse(r.text, r.len, &l.v[l.nr]) < 0)
+			net_die(c, 0, &r);
+		l.nr++;
+	}
+	mcc_close(&m);
+	if (r.kind != MCC_END)
+		die("cannot list the keys: %.*s", (int)r.len, r.text);
+	if (l.nr)
+		qsort(l.v, l.nr, sizeof(*l.v), dump_cmp);
+	for (i = 0; i < l.nr; i++) {
+		if (lng) {
+			fmt_time_ns(when, sizeof(when),
+				    l.v[i].la * 1000000000ll, false);
+			printf("%12" PRIu64 " %s ", l.v[i].size, when);
+		}
+		fwrite(l.v[i].key, 1, l.v[i].klen, stdout);
+		putchar('\n');
+	}
+	free(l.v);
+	return 0;
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# goblinctl against goblind (issue 5, section 3): online put/get/del/stats/ls
+# streaming both ways, goblind's lru_crawler metadump listing, and
+# goblinctl bench.
+
+bats_require_minimum_version 1.5.0
+
+load goblind
+
+setup() {
+	gd_setup goblinctl-online
+	gd_start s
+	G=("$GCTL" --host 127.0.0.1 --port "$PORT")
+}
+
+teardown() {
+	gd_teardown
+}
+
+@test "issue 5: online put/get/del round trips, small and multi-MiB, a pipe, misses" {
+	echo hello >"$T/small"
+	"${G[@]}" put small "$T/small"
+	run -0 "${G[@]}" get small
+	[ "$output" = hello ]
+	head -c 6000000 /dev/urandom >"$T/big"
+	"${G[@]}" put --flags 7 big "$T/big"
+	"${G[@]}" get big -o "$T/big.out"
+	cmp "$T/big" "$T/big.out"
+	"${G[@]}" get big | cmp - "$T/big"
+	# a pipe has no size: spooled, then streamed
+	cat "$T/big" | "${G[@]}" put piped
+	"${G[@]}" get piped | cmp - "$T/big"
+	# the server saw the same bytes and flags
+	run -0 mc <<<$'mg big s f\r'
+	[ "${lines[0]}" = $'HD s6000000 f7\r' ]
+	run -1 "${G[@]}" get absent -o "$T/absent.out"
+	[ "$output" = "goblinctl: no such key 'absent'" ]
+	[ ! -e "$T/absent.out" ]
+	"${G[@]}" del small
+	run -1 "${G[@]}" del small
+	[ "$output" = "goblinctl: no such key 'small'" ]
+	run -1 "${G[@]}" get small
+	[ "$(stat_of curr_items)" = 2 ]
+}
+
+@test "issue 5: online stats and ls; goblind's lru_crawler metadump" {
+	for k in art:2 art:1 'w%b' fb:1; do
+		printf 'x%.0s' $(seq 10) | "${G[@]}" put "$k"
+	done
+	run -0 "${G[@]}" stats
+	grep -qx 'curr_items 4' <<<"$output"
+	grep -qx 'cmd_set 4' <<<"$output"
+	run -0 "${G[@]}" ls
+	[ "$output" = $'art:1\nart:2\nfb:1\nw%b' ]
+	run -0 "${G[@]}" ls art:
+	[ "$output" = $'art:1\nart:2' ]
+	run -0 "${G[@]}" ls -l fb
+	[[ "$output" =~ ^\ +10\ [0-9]{4}-.*\ fb:1$ ]]
+	run -0 "${G[@]}" ls nothing
+	[ -z "$output" ]
+	# memcached's format, the key URI-encoded
+	run -0 mc <<<$'lru_crawler metadump all w\r'
+	[[ "${lines[0]}" =~ ^key=w%25b\ exp=-1\ la=[0-9]+\ cas=[0-9]+\ fetch=no\ cls=1\ size=10$ ]]
+	[ "${lines[1]}" = $'END\r' ]
+	run -0 mc <<<$'lru_crawler metadump 1,2\r'
+	[ "${lines[0]}" = $'ERROR\r' ]
+	run -129 "${G[@]}" inspect art:1
+	[[ "${lines[0]}" = *"'inspect' works on a store directory only"* ]]
+}
+
+# field NAME of the RESULT line in $output
+result_of() {
+	grep '^RESULT ' <<<"$output" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+@test "issue 5: bench runs, records every request, uses less CPU than goblind" {
+	run -0 "$GCTL" bench --port "$PORT" --proto memcache --conns 4 \
+		--threads 2 --duration 2 --keys 300 --size fb_value \
+		--get-ratio 0.9 --verify --csv "$T/req.csv"
+	echo "$output"
+	[ "$(result_of errors)" = 0 ]
+	[ "$(result_of misses)" = 0 ]
+	n=$(result_of requests)
+	[ "$n" -gt 1000 ]
+	awk -v r="$(result_of ops_per_s)" 'BEGIN { exit !(r > 0) }'
+	# p50 <= p90 <= p99 <= p99.9 of ttfb, payload ttfb and completion
+	for f in ttfb_us payload_ttfb_us completion_us; do
+		result_of $f | awk -F/ '{ exit !($1 > 0 && $1 <= $2 && $2 <= $3 && $3 <= $4) }'
+	done
+	# one row per request, sent <= first byte <= first payload <= last
+	[ "$(($(wc -l <"$T/req.csv") - 1))" = "$n" ]
+	awk -F, 'NR > 1 { if (!($5 <= $6 && $6 <= $8 && ($7 == 0 || ($6 <= $7 && $7 <= $8)))) bad++;
+		if ($1 == "get" && $3 != "hit") bad++ }
+		END { exit bad > 0 }' "$T/req.csv"
+	# the server's CPU was found through its stats pid
+	awk -v c="$(result_of client_cpu_s)" -v s="$(result_of server_cpu_s)" \
+		'BEGIN { exit !(s > 0 && c > 0) }'
+	# large values: the client spends less CPU than the server
+	run -0 "$GCTL" bench --port "$PORT" --conns 4 --threads 1 \
+		--duration 1.5 --keys 40 --size 256K
+	echo "$output"
+	[ "$(result_of errors)" = 0 ]
+	awk -v c="$(result_of client_cpu_s)" -v s="$(result_of server_cpu_s)" \
+		'BEGIN { exit !(c < s) }'
+}
+
+@test "issue 5: bench --populate-only stores --keys keys; --no-store counts misses" {
+	run -0 "$GCTL" bench --port "$PORT" --no-store --conns 2 --duration 1 \
+		--keys 50 --size 100
+	[ "$(result_of errors)" = 0 ]
+	[ "$(result_of hits)" = 0 ]
+	[ "$(result_of misses)" = "$(result_of requests)" ]
+	[ "$(result_of requests)" -gt 0 ]
+	run -0 "$GCTL" bench --port "$PORT" --populate-only --conns 3 \
+		--keys 123 --size pareto:1000,2000,0.3,65536
+	[ "$(result_of sets)" = 123 ]
+	[ "$(result_of errors)" = 0 ]
+	[ "$(stat_of curr_items)" = 123 ]
+	# a manifest's keys and sizes, gets limited to a hot window
+	printf 'm:a 10\nm:b 20000\nm:c 3\n' >"$T/man"
+	run -0 "$GCTL" bench --port "$PORT" --populate-only --size "manifest:$T/man"
+	run -0 mc <<<$'mg m:b s\r'
+	[ "${lines[0]}" = $'HD s20000\r' ]
+	run -0 "$GCTL" bench --port "$PORT" --no-store --duration 1 --verify \
+		--size "manifest:$T/man" --hot-start 1 --hot-keys 1 \
+		--csv "$T/hot.csv"
+	[ "$(result_of errors)" = 0 ]
+	[ "$(awk -F, 'NR > 1 { print $2 }' "$T/hot.csv" | sort -u)" = 1 ]
+	run -129 "$GCTL" bench --port "$PORT" --size pareto:1,0,0.3
+	run -129 "$GCTL" bench --port "$PORT" --proto http
+}
