@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# vs-memcached: goblind against memcached 1.6 (Debian) with the same client,
+# goblinctl bench, on this host over loopback (issue 5, section 4); writes
+# bench/results/vs-memcached.md (--quick: vs-memcached-quick.md).
+#   1. memory-sized ART: throughput, completion p50/p99, server RSS
+#   2. disk-sized ART: goblind against memcached with extstore on the same
+#      file system: throughput, median payload TTFB, misses
+# Not built yet: case 3 (overload ART: put at full speed, every key read
+# once, lost counted; bench/overload.sh does it for the embedded store)
+# and case 4 (FB small objects); the plots.
+# The server runs on CPU 1 (goblind --cores 1, memcached -t 1), the client
+# on CPU 0 (--threads 1): as fair as 2 cores allow.  Each case populates
+# each server fresh, then measures for --duration; the order of the two
+# servers alternates between cases.
+set -euo pipefail
+
+usage() {
+	cat >&2 <<USAGE
+usage: bench/vs-memcached.sh [--quick] [--dir DIR] [--duration S] [--out FILE]
+  --quick        smaller sets (~2 minutes): ART 512 keys (~0.5 GiB) in RAM,
+                 2048 (~2 GiB) on disk; default 2048 and 12288 keys
+  --dir DIR      scratch directory (default /var/tmp/goblin-vsmc)
+  --duration S   seconds of each measured phase (default 20; --quick 8)
+  --out FILE     report (default bench/results/vs-memcached[-quick].md)
+USAGE
+	exit 129
+}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+invocation="bench/vs-memcached.sh${*:+ $*}"
+dir=/var/tmp/goblin-vsmc
+quick=0
+duration=
+out=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; shift ;;
+	--dir) dir=$2; shift 2 ;;
+	--duration) duration=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	-h|--help) usage ;;
+	*) echo "vs-memcached: unknown option '$1'" >&2; usage ;;
+	esac
+done
+if [ "$quick" = 1 ]; then
+	: "${duration:=8}"
+	art_mem_keys=512 art_disk_keys=2048
+	: "${out:=$root/bench/results/vs-memcached-quick.md}"
+else
+	: "${duration:=20}"
+	art_mem_keys=2048 art_disk_keys=12288
+	: "${out:=$root/bench/results/vs-memcached.md}"
+fi
+say() { echo "vs-memcached: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+gctl=${GOBLINCTL:-$root/build/goblinctl}
+gd=${GOBLIND:-$root/build/goblind}
+for b in "$gctl" "$gd"; do [ -x "$b" ] || die "not built: $b (run make)"; done
+command -v memcached >/dev/null || die "memcached is not installed (make deps)"
+logs=$dir/logs
+rm -rf "$dir"
+mkdir -p "$logs"
+
+ART="pareto:262144,583208,0.3,8388608"	# WORKLOADS.md, ART
+SPID=
+stop_server() {
+	[ -n "$SPID" ] || return 0
+	kill -TERM "$SPID" 2>/dev/null || true
+	wait "$SPID" 2>/dev/null || true
+	SPID=
+}
+trap stop_server EXIT
+
+# a free TCP port on loopback
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+	local i
+	for i in $(seq 200); do
+		python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 0.2)" \
+			2>/dev/null && return 0
+		kill -0 "$SPID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# start_memcached NAME MEM_MB [EXT_SIZE]: on CPU 1, one worker thread
+start_memcached() {
+	local name=$1 mem=$2 ext=${3:-} extra=()
+	PORT=$(free_port)
+	[ -n "$ext" ] && extra=(-o "ext_path=$dir/$name-ext:$ext,ext_wbuf_size=8")
+	taskset -c 1 memcached -u root -l 127.0.0.1 -p "$PORT" -U 0 -t 1 \
+		-m "$mem" -I 8m -c 1024 "${extra[@]}" 2>"$logs/$name.log" &
+	SPID=$!
+	wait_port "$PORT" || die "memcached did not start: $(cat "$logs/$name.log")"
+}
+
+# start_goblind NAME [STORE OPTIONS]: on CPU 1, one worker
+start_goblind() {
+	local name=$1
+	shift
+	PORT=$(free_port)
+	taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" \
+		--cores 1 --max-item 8M "$@" 2>"$logs/$name.log" &
+	SPID=$!
+	wait_port "$PORT" || die "goblind did not start: $(cat "$logs/$name.log")"
+}
+
+# bench NAME ARGS...: goblinctl bench on CPU 0 against $PORT; the output
+# in $logs/NAME.txt, its RESULT line echoed
+bench() {
+	local name=$1
+	shift
+	taskset -c 0 "$gctl" bench --host 127.0.0.1 --port "$PORT" \
+		--threads 1 --server-pid "$SPID" "$@" >"$logs/$name.txt" 2>&1 ||
+		die "bench $name failed: $(tail -3 "$logs/$name.txt")"
+	say "  $name: $(grep '^RESULT' "$logs/$name.txt")"
+}
+
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$SPID/status"; }
+hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$SPID/status"; }
+record_mem() { echo "$(rss_kib) $(hwm_kib)" >"$logs/$1.mem"; }
+
+t_start=$(date +%s)
+# ---- 1. memory-sized ART ----------------------------------------------------
+art_mem_mb=$(( art_mem_keys * 3 / 2 + 256 ))	# memcached: every value, slack
+say "1. memory-sized ART: $art_mem_keys keys"
+for side in memcached goblind; do
+	if [ "$side" = memcached ]; then
+		start_memcached mem-mc "$art_mem_mb"
+	else
+		# heads of 64 KiB in RAM, tails on the SSD tier
+		start_goblind mem-gd --memory 128M --ram-head 64K \
+			--small-memory 16M --no-hugetlb
+	fi
+	bench mem-$side-populate --keys "$art_mem_keys" --size "$ART" \
+		--populate-only --conns 16
+	bench mem-$side --keys "$art_mem_keys" --size "$ART" --no-store \
+		--conns 16 --duration "$duration"
+	record_mem mem-$side
+	stop_server
+done
+
+# ---- 2. disk-sized ART ------------------------------------------------------
+say "2. disk-sized ART: $art_disk_keys keys, memcached with extstore"
+for side in goblind extstore; do
+	if [ "$side" = extstore ]; then
+		start_memcached disk-mc 256 "$(( art_disk_keys * 2 ))M"
+	else
+		start_goblind disk-gd --memory 256M --small-memory 16M \
+			--no-hugetlb
+	fi
+	bench disk-$side-populate --keys "$art_disk_keys" --size "$ART" \
+		--populate-only --conns 16
+	drop_caches
+	bench disk-$side --keys "$art_disk_keys" --size "$ART" --no-store \
+		--conns 16 --duration "$duration"
+	record_mem disk-$side
+	stop_server
+done
+
+elapsed=$(( $(date +%s) - t_start ))
+python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
+	"$(machine_info "$dir" "$root")" <<'PY'
+import datetime, os, re, sys
+logs, out, inv, elapsed, quick, machine = sys.argv[1:]
+
+def result(name):
+    text = open(os.path.join(logs, name + ".txt")).read()
+    line = [l for l in text.splitlines() if l.startswith("RESULT")][-1]
+    r = {}
+    for k, v in re.findall(r"(\w+)=(\S+)", line):
+        if "/" in v:
+            r[k] = [float(x) for x in v.split("/")]
+        else:
+            try:
+                r[k] = float(v)
+            except ValueError:
+                r[k] = v
+    return r
+
+def mem(name):
+    rss, hwm = open(os.path.join(logs, name + ".mem")).read().split()
+    return int(rss), int(hwm)
+
+mc, gd = result("mem-memcached"), result("mem-goblind")
+mc_rss, gd_rss = mem("mem-memcached")[0], mem("mem-goblind")[0]
+ex, gdd = result("disk-extstore"), result("disk-goblind")
+tput = gd["ops_per_s"] / mc["ops_per_s"]
+memr = mc_rss / gd_rss
+# a miss costs a server nothing: compare the values served, in bytes
+ext_tput = gdd["mib_per_s"] / ex["mib_per_s"]
+ext_ttfb = ex["payload_ttfb_us"][0] / gdd["payload_ttfb_us"][0]
+hit = lambda r: 100.0 * r["hits"] / r["gets"] if r["gets"] else 0.0
+L = []
+w = L.append
+w("# goblind against memcached (%s)%s" % (datetime.date.today(),
+  " — quick run" if quick == "1" else ""))
+w("")
+w("Generated by `%s` in %s s. Same client (`goblinctl bench`, one thread on "
+  "CPU 0), each server on CPU 1 with one worker, loopback." % (inv, elapsed))
+w("")
+w("| case | figure | goblind | memcached | ratio (bigger is better for goblind) | target |")
+w("|---|---|---|---|---|---|")
+w("| 1. ART in RAM | requests/s | %.0f | %.0f | %.2f | >= 1.0 |" % (gd["ops_per_s"], mc["ops_per_s"], tput))
+w("| 1. ART in RAM | completion p50 us | %.1f | %.1f | %.2f | goblind <= 1.1x |" % (
+    gd["completion_us"][0], mc["completion_us"][0], mc["completion_us"][0] / gd["completion_us"][0]))
+w("| 1. ART in RAM | completion p99 us | %.1f | %.1f | %.2f | goblind <= 1.1x |" % (
+    gd["completion_us"][2], mc["completion_us"][2], mc["completion_us"][2] / gd["completion_us"][2]))
+w("| 1. ART in RAM | server RSS MiB | %.0f | %.0f | %.2f | >= 7 |" % (gd_rss / 1024, mc_rss / 1024, memr))
+w("| 2. ART on disk | values served, MiB/s | %.0f | %.0f (extstore) | %.2f | >= 2 |" % (gdd["mib_per_s"], ex["mib_per_s"], ext_tput))
+w("| 2. ART on disk | requests/s (misses included) | %.0f | %.0f | | |" % (gdd["ops_per_s"], ex["ops_per_s"]))
+w("| 2. ART on disk | gets that found the value | %.1f%% | %.1f%% | | |" % (hit(gdd), hit(ex)))
+w("| 2. ART on disk | payload TTFB p50 us | %.1f | %.1f | %.2f | >= 10 |" % (
+    gdd["payload_ttfb_us"][0], ex["payload_ttfb_us"][0], ext_ttfb))
+w("| 2. ART on disk | misses, errors | %d, %d | %d, %d | | |" % (gdd["misses"], gdd["errors"], ex["misses"], ex["errors"]))
+w("")
+w("Each server is populated fresh with every key once (`--populate-only`, 16 "
+  "connections, as fast as it acknowledges), then read for the measured "
+  "phase (`--no-store`, 16 connections, keys uniform). memcached: `-t 1 -m "
+  "MEM -I 8m` (case 1: every value fits; case 2: `-m 256` and `-o "
+  "ext_path=FILE:SIZE,ext_wbuf_size=8` on the same file system). goblind: "
+  "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
+  "tier; case 2: `--memory 256M`). Caches dropped before case 2's measured "
+  "phase. RSS: VmRSS after the measured phase. Case 3 (overload) and case "
+  "4 (FB) are not built yet. The per-server commands and outputs are in "
+  "the logs under the scratch directory.")
+w("")
+for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore"):
+    w("`%s`: `%s`" % (name, [l for l in open(os.path.join(logs, name + ".txt")).read().splitlines() if l.startswith("RESULT")][-1]))
+    w("")
+w("## Machine")
+w("")
+w("```")
+w(machine)
+w("```")
+open(out, "w").write("\n".join(L) + "\n")
+print("vs-memcached: wrote %s" % out)
+print("RESULT mem_ratio=%.2f tput_ratio=%.2f ext_tput_ratio=%.2f ext_ttfb_ratio=%.2f" % (
+    memr, tput, ext_tput, ext_ttfb))
+PY
