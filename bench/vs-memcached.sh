@@ -6,20 +6,23 @@
 #   1. memory-sized ART: throughput, completion p50/p99, server RSS
 #   2. disk-sized ART: goblind against memcached with extstore on the same
 #      file system: throughput, median payload TTFB, misses
-# Not built yet: case 3 (overload ART: put at full speed, every key read
-# once, lost counted; bench/overload.sh does it for the embedded store)
-# and case 4 (FB small objects); the plots.
+#   3. overload ART: put at full speed into capacity to spare, then every
+#      key read once (goblinctl bench --sweep): what each lost
+#   4. FB small objects: server RSS and throughput
+# Not built yet: the plots.
 # The server runs on CPU 1 (goblind --cores 1, memcached -t 1), the client
 # on CPU 0 (--threads 1): as fair as 2 cores allow.  Each case populates
 # each server fresh, then measures for --duration; the order of the two
-# servers alternates between cases.
+# servers alternates between cases 1-3 (case 4 sizes goblind from the
+# memcached run, so memcached goes first).
 set -euo pipefail
 
 usage() {
 	cat >&2 <<USAGE
 usage: bench/vs-memcached.sh [--quick] [--dir DIR] [--duration S] [--out FILE]
-  --quick        smaller sets (~2 minutes): ART 512 keys (~0.5 GiB) in RAM,
-                 2048 (~2 GiB) on disk; default 2048 and 12288 keys
+  --quick        smaller sets (~3 minutes): ART 512 keys (~0.5 GiB) in
+                 RAM, 2048 (~2 GiB) on disk, 3072 (~3 GiB) overload, FB
+                 100k; default 2048, 12288, 20480 and 400k
   --dir DIR      scratch directory (default /var/tmp/goblin-vsmc)
   --duration S   seconds of each measured phase (default 20; --quick 8)
   --out FILE     report (default bench/results/vs-memcached[-quick].md)
@@ -46,11 +49,11 @@ while [ $# -gt 0 ]; do
 done
 if [ "$quick" = 1 ]; then
 	: "${duration:=8}"
-	art_mem_keys=512 art_disk_keys=2048
+	art_mem_keys=512 art_disk_keys=2048 art_over_keys=3072 fb_keys=100000
 	: "${out:=$root/bench/results/vs-memcached-quick.md}"
 else
 	: "${duration:=20}"
-	art_mem_keys=2048 art_disk_keys=12288
+	art_mem_keys=2048 art_disk_keys=12288 art_over_keys=20480 fb_keys=400000
 	: "${out:=$root/bench/results/vs-memcached.md}"
 fi
 say() { echo "vs-memcached: $*" >&2; }
@@ -165,6 +168,44 @@ for side in goblind extstore; do
 	stop_server
 done
 
+# ---- 3. overload ART -------------------------------------------------------
+say "3. overload ART: $art_over_keys keys at full speed, then each read once"
+for side in extstore goblind; do
+	if [ "$side" = extstore ]; then
+		start_memcached over-mc 256 "$(( art_over_keys * 2 ))M"
+	else
+		start_goblind over-gd --memory 256M --small-memory 16M \
+			--no-hugetlb
+	fi
+	bench over-$side-populate --keys "$art_over_keys" --size "$ART" \
+		--populate-only --conns 16
+	bench over-$side --keys "$art_over_keys" --size "$ART" --no-store \
+		--sweep --conns 16
+	stop_server
+done
+
+# ---- 4. FB small objects ----------------------------------------------------
+say "4. FB: $fb_keys small objects"
+fb_mb=$(( fb_keys / 1000 + 64 ))	# ~1 KiB a key: room for all
+for side in memcached goblind; do
+	if [ "$side" = memcached ]; then
+		start_memcached fb-mc "$(( fb_mb * 2 ))"
+	else
+		# goblind's arena is pre-faulted: size it to the values the
+		# memcached run reported (+25%), as an admin would
+		fb_bytes=$(sed -n 's/^sizes .* total=\([0-9]*\).*/\1/p' \
+			"$logs/fb-memcached-populate.txt")
+		start_goblind fb-gd --memory 2M --small-memory \
+			"$(( fb_bytes * 5 / 4 / 1048576 + 4 ))M" --no-hugetlb
+	fi
+	bench fb-$side-populate --keys "$fb_keys" --size fb_value \
+		--populate-only --conns 16
+	bench fb-$side --keys "$fb_keys" --size fb_value --no-store \
+		--conns 16 --duration "$duration"
+	record_mem fb-$side
+	stop_server
+done
+
 elapsed=$(( $(date +%s) - t_start ))
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
 	"$(machine_info "$dir" "$root")" <<'PY'
@@ -198,6 +239,10 @@ memr = mc_rss / gd_rss
 ext_tput = gdd["mib_per_s"] / ex["mib_per_s"]
 ext_ttfb = ex["payload_ttfb_us"][0] / gdd["payload_ttfb_us"][0]
 hit = lambda r: 100.0 * r["hits"] / r["gets"] if r["gets"] else 0.0
+ovx, ovg = result("over-extstore"), result("over-goblind")
+ovxp, ovgp = result("over-extstore-populate"), result("over-goblind-populate")
+fbm, fbg = result("fb-memcached"), result("fb-goblind")
+fbm_rss, fbg_rss = mem("fb-memcached")[0], mem("fb-goblind")[0]
 L = []
 w = L.append
 w("# goblind against memcached (%s)%s" % (datetime.date.today(),
@@ -220,6 +265,12 @@ w("| 2. ART on disk | gets that found the value | %.1f%% | %.1f%% | | |" % (hit(
 w("| 2. ART on disk | payload TTFB p50 us | %.1f | %.1f | %.2f | >= 10 |" % (
     gdd["payload_ttfb_us"][0], ex["payload_ttfb_us"][0], ext_ttfb))
 w("| 2. ART on disk | misses, errors | %d, %d | %d, %d | | |" % (gdd["misses"], gdd["errors"], ex["misses"], ex["errors"]))
+w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
+w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
+    ovg["gets"], ovg["misses"], ovx["misses"]))
+w("| 4. FB | requests/s | %.0f | %.0f | %.2f | >= 0.8 |" % (fbg["ops_per_s"], fbm["ops_per_s"], fbg["ops_per_s"] / fbm["ops_per_s"]))
+w("| 4. FB | server RSS MiB | %.0f | %.0f | %.2f (goblind / memcached) | <= 1.5 |" % (
+    fbg_rss / 1024, fbm_rss / 1024, fbg_rss / fbm_rss))
 w("")
 w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "connections, as fast as it acknowledges), then read for the measured "
@@ -228,11 +279,18 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "ext_path=FILE:SIZE,ext_wbuf_size=8` on the same file system). goblind: "
   "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
   "tier; case 2: `--memory 256M`). Caches dropped before case 2's measured "
-  "phase. RSS: VmRSS after the measured phase. Case 3 (overload) and case "
-  "4 (FB) are not built yet. The per-server commands and outputs are in "
-  "the logs under the scratch directory.")
+  "phase. RSS: VmRSS after the measured phase. Case 3 puts every key once "
+  "at full speed (16 connections) into capacity to spare (extstore: a file "
+  "of twice the data), then `--sweep` gets every key once: a miss is a "
+  "value acknowledged and lost. Case 4: FB value sizes (`fb_value`) under "
+  "`bench:NNNNNNNN` keys (not FB's key sizes); memcached `-m` twice the "
+  "data (it allocates as it goes), goblind `--memory 2M` and "
+  "`--small-memory` 1.25 times the value bytes plus 4 MiB (its pools are "
+  "pre-faulted, so its RSS is what it is given). The per-server outputs are "
+  "in the logs under the scratch directory.")
 w("")
-for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore"):
+for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore",
+             "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
     w("`%s`: `%s`" % (name, [l for l in open(os.path.join(logs, name + ".txt")).read().splitlines() if l.startswith("RESULT")][-1]))
     w("")
 w("## Machine")
@@ -242,6 +300,8 @@ w(machine)
 w("```")
 open(out, "w").write("\n".join(L) + "\n")
 print("vs-memcached: wrote %s" % out)
-print("RESULT mem_ratio=%.2f tput_ratio=%.2f ext_tput_ratio=%.2f ext_ttfb_ratio=%.2f" % (
-    memr, tput, ext_tput, ext_ttfb))
+print("RESULT mem_ratio=%.2f tput_ratio=%.2f ext_tput_ratio=%.2f ext_ttfb_ratio=%.2f"
+      " lost_goblind=%d lost_extstore=%d fb_mem_ratio=%.2f fb_tput_ratio=%.2f" % (
+    memr, tput, ext_tput, ext_ttfb, ovg["misses"], ovx["misses"],
+    fbm_rss / fbg_rss, fbg["ops_per_s"] / fbm["ops_per_s"]))
 PY

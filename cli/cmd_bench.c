@@ -46,7 +46,7 @@ struct bench_opts {
 	unsigned conns, threads;
 	double duration, get_ratio;
 	uint64_t keys, hot_start, hot_keys, seed, max_records;
-	bool populate_only, no_store, verify;
+	bool populate_only, no_store, verify, sweep;
 	long server_pid;
 	struct bspec spec;
 };
@@ -163,6 +163,13 @@ static bool bconn_next(struct bthread *t, struct bconn *c)
 		return false;
 	lo = o->hot_start;
 	n = o->hot_keys;
+	if (o->sweep) {		/* every key of the window once, in order */
+		k = atomic_fetch_add(&next_key, 1);
+		if (k >= n)
+			return false;
+		bconn_begin(t, c, lo + k, OP_GET);
+		return true;
+	}
 	k = lo + bspec_below(&c->rng, n);
 	if (o->get_ratio >= 1.0 ||
 	    (double)bspec_below(&c->rng, 1u << 30) < o->get_ratio * (1u << 30))
@@ -783,7 +790,7 @@ enum {
 	B_HOST = 256, B_PORT, B_PROTO, B_CONNS, B_THREADS, B_DURATION, B_KEYS,
 	B_SIZE, B_HOT_START, B_HOT_KEYS, B_POPULATE_ONLY, B_NO_STORE,
 	B_GET_RATIO, B_CSV, B_VERIFY, B_SERVER_PID, B_SEED, B_MAX_RECORDS,
-	B_KEY_PREFIX,
+	B_KEY_PREFIX, B_SWEEP,
 };
 
 static const struct option bench_longopts[] = {
@@ -807,6 +814,7 @@ static const struct option bench_longopts[] = {
 	{"seed", required_argument, NULL, B_SEED},
 	{"max-records", required_argument, NULL, B_MAX_RECORDS},
 	{"key-prefix", required_argument, NULL, B_KEY_PREFIX},
+	{"sweep", no_argument, NULL, B_SWEEP},
 	{NULL, 0, NULL, 0},
 };
 
@@ -869,6 +877,7 @@ static void bench_opt(const struct ctl_cmd *cmd, int ch,
 		break;
 	case B_POPULATE_ONLY: o->populate_only = true; break;
 	case B_NO_STORE: o->no_store = true; break;
+	case B_SWEEP: o->sweep = true; break;
 	case B_GET_RATIO:
 		o->get_ratio = real_opt(cmd, "get-ratio", 0, 1);
 		break;
@@ -914,6 +923,9 @@ static void bench_parse(const struct ctl_cmd *cmd, struct ctl *c, int argc,
 	if (o->populate_only && o->no_store)
 		usage_error(cmd, "--populate-only and --no-store exclude each "
 			    "other");
+	if (o->sweep && (o->populate_only || o->get_ratio < 1.0))
+		usage_error(cmd, "--sweep reads: not with --populate-only or "
+			    "--get-ratio below 1");
 	if (!o->threads) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -998,13 +1010,15 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 			th[i].nrec = th[i].reqs = th[i].bytes =
 				th[i].errors = th[i].unrecorded = 0;
 		atomic_store(&stop_flag, 0);
+		atomic_store(&next_key, 0);	/* --sweep's cursor */
 		s0 = proc_cpu(spid, NULL);
 		c0 = self_cpu();
 		t0 = mono_ns();
 		run_phase(th, nt, false);
-		while (mono_ns() - t0 < (int64_t)(o.duration * 1e9))
+		while (!o.sweep && mono_ns() - t0 < (int64_t)(o.duration * 1e9))
 			usleep(10000);
-		atomic_store(&stop_flag, 1);
+		if (!o.sweep)	/* a sweep ends when every key is read */
+			atomic_store(&stop_flag, 1);
 		join_all(th, nt);
 		t1 = mono_ns();
 	}

@@ -48,6 +48,8 @@ static const struct ctl_cmd commands[] = {
 	 "  --hot-start K        gets and sets go to keys K ...\n"
 	 "  --hot-keys N         ... K+N-1 (default: to the last key)\n"
 	 "  --populate-only      store every key once, report, exit\n"
+	 "  --sweep              get every key of the window once, in order,\n"
+	 "                       instead of --duration (counts what is lost)\n"
 	 "  --no-store           skip the population\n"
 	 "  --get-ratio R        share of gets in the measured phase (1.0)\n"
 	 "  --verify             check every value got against its payload\n"

@@ -117,6 +117,14 @@ result_of() {
 	[ "$(result_of sets)" = 123 ]
 	[ "$(result_of errors)" = 0 ]
 	[ "$(stat_of curr_items)" = 123 ]
+	# --sweep gets each key once: one deleted, one miss
+	run -0 mc <<<$'delete bench:00000042\r'
+	run -0 "$GCTL" bench --port "$PORT" --no-store --sweep --conns 3 \
+		--keys 123 --size pareto:1000,2000,0.3,65536 --verify
+	[ "$(result_of gets)" = 123 ]
+	[ "$(result_of misses)" = 1 ]
+	[ "$(result_of errors)" = 0 ]
+	run -129 "$GCTL" bench --port "$PORT" --sweep --get-ratio 0.5
 	# a manifest's keys and sizes, gets limited to a hot window
 	printf 'm:a 10\nm:b 20000\nm:c 3\n' >"$T/man"
 	run -0 "$GCTL" bench --port "$PORT" --populate-only --size "manifest:$T/man"
