@@ -151,13 +151,17 @@ for side in memcached goblind; do
 done
 
 # ---- 2. disk-sized ART ------------------------------------------------------
+# both servers get the same RAM: a 64 KiB head of every object, and slack
+disk_ram_mb=$(( art_disk_keys / 16 + 64 ))
 say "2. disk-sized ART: $art_disk_keys keys, memcached with extstore"
 for side in goblind extstore; do
 	if [ "$side" = extstore ]; then
-		start_memcached disk-mc 256 "$(( art_disk_keys * 2 ))M"
+		start_memcached disk-mc "$disk_ram_mb" \
+			"$(( art_disk_keys * 2 ))M"
 	else
-		start_goblind disk-gd --memory 256M --small-memory 16M \
-			--no-hugetlb
+		# the same RAM: room for every 64 KiB head
+		start_goblind disk-gd --memory "${disk_ram_mb}M" \
+			--ram-head 64K --small-memory 16M --no-hugetlb
 	fi
 	bench disk-$side-populate --keys "$art_disk_keys" --size "$ART" \
 		--populate-only --conns 16
@@ -275,10 +279,11 @@ w("")
 w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "connections, as fast as it acknowledges), then read for the measured "
   "phase (`--no-store`, 16 connections, keys uniform). memcached: `-t 1 -m "
-  "MEM -I 8m` (case 1: every value fits; case 2: `-m 256` and `-o "
+  "MEM -I 8m` (case 1: every value fits; case 2: `-m RAM` and `-o "
   "ext_path=FILE:SIZE,ext_wbuf_size=8` on the same file system). goblind: "
   "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
-  "tier; case 2: `--memory 256M`). Caches dropped before case 2's measured "
+  "tier; case 2: `--memory RAM --ram-head 64K`). Case 2 gives both the same "
+  "RAM: 64 KiB a key plus 64 MiB. Caches dropped before case 2's measured "
   "phase. RSS: VmRSS after the measured phase. Case 3 puts every key once "
   "at full speed (16 connections) into capacity to spare (extstore: a file "
   "of twice the data), then `--sweep` gets every key once: a miss is a "
