@@ -53,7 +53,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 # Debian packages: build, tests, benchmarks.
 DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
-       libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev \
+       libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev gnuplot-nox \
        memcached libmemcached-tools python3-pymemcache nutcracker \
        netcat-openbsd
 

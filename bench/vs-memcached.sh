@@ -9,7 +9,8 @@
 #   3. overload ART: put at full speed into capacity to spare, then every
 #      key read once (goblinctl bench --sweep): what each lost
 #   4. FB small objects: server RSS and throughput
-# Not built yet: the plots.
+# Plots (gnuplot, SVG beside the report): the CDFs of completion in case 1
+# and of payload TTFB in case 2.
 # The server runs on CPU 1 (goblind --cores 1, memcached -t 1), the client
 # on CPU 0 (--threads 1): as fair as 2 cores allow.  Each case populates
 # each server fresh, then measures for --duration; the order of the two
@@ -145,7 +146,7 @@ for side in memcached goblind; do
 	bench mem-$side-populate --keys "$art_mem_keys" --size "$ART" \
 		--populate-only --conns 16
 	bench mem-$side --keys "$art_mem_keys" --size "$ART" --no-store \
-		--conns 16 --duration "$duration"
+		--conns 16 --duration "$duration" --csv "$logs/mem-$side.csv"
 	record_mem mem-$side
 	stop_server
 done
@@ -167,7 +168,7 @@ for side in goblind extstore; do
 		--populate-only --conns 16
 	drop_caches
 	bench disk-$side --keys "$art_disk_keys" --size "$ART" --no-store \
-		--conns 16 --duration "$duration"
+		--conns 16 --duration "$duration" --csv "$logs/disk-$side.csv"
 	record_mem disk-$side
 	stop_server
 done
@@ -211,6 +212,40 @@ for side in memcached goblind; do
 done
 
 elapsed=$(( $(date +%s) - t_start ))
+
+# ---- plots ------------------------------------------------------------------
+# cdf CSV COLUMN-EXPR OUT: sorted microseconds of hits, with their quantile
+cdf() {
+	awk -F, -v what="$2" 'NR > 1 && $3 == "hit" {
+		v = (what == "done" ? $8 - $5 : $7 - $5) / 1000; print v }' "$1" |
+		sort -n | awk '{ v[NR] = $1 } END {	# at most ~500 points
+			step = NR > 500 ? int(NR / 500) : 1
+			for (i = step; i <= NR; i += step) print v[i], i / NR
+			if (NR % step) print v[NR], 1 }' >"$3"
+}
+plot_base=${out%.md}
+cdf "$logs/mem-goblind.csv" done "$logs/mem-goblind.cdf"
+cdf "$logs/mem-memcached.csv" done "$logs/mem-memcached.cdf"
+cdf "$logs/disk-goblind.csv" ttfb "$logs/disk-goblind.cdf"
+cdf "$logs/disk-extstore.csv" ttfb "$logs/disk-extstore.cdf"
+gnuplot <<GP
+set terminal svg size 720,420 dynamic font "sans,11"
+set logscale x
+set grid
+set key bottom right
+set ylabel "fraction of requests"
+set output "$plot_base-ram.svg"
+set title "1. ART in RAM: completion of gets ($art_mem_keys keys, 16 connections)"
+set xlabel "completion, microseconds (log)"
+plot "$logs/mem-goblind.cdf" using 1:2 with lines lw 2 title "goblind", \
+     "$logs/mem-memcached.cdf" using 1:2 with lines lw 2 title "memcached"
+set output "$plot_base-disk.svg"
+set title "2. ART on disk: time to the first value byte of hits ($art_disk_keys keys)"
+set xlabel "payload TTFB, microseconds (log)"
+plot "$logs/disk-goblind.cdf" using 1:2 with lines lw 2 title "goblind", \
+     "$logs/disk-extstore.cdf" using 1:2 with lines lw 2 title "memcached + extstore (its hits only)"
+GP
+
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
 	"$(machine_info "$dir" "$root")" <<'PY'
 import datetime, os, re, sys
@@ -298,6 +333,13 @@ for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore",
              "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
     w("`%s`: `%s`" % (name, [l for l in open(os.path.join(logs, name + ".txt")).read().splitlines() if l.startswith("RESULT")][-1]))
     w("")
+base = os.path.basename(out)[:-3]
+w("## Plots")
+w("")
+w("![case 1: completion CDF](%s-ram.svg)" % base)
+w("")
+w("![case 2: payload TTFB CDF](%s-disk.svg)" % base)
+w("")
 w("## Machine")
 w("")
 w("```")
