@@ -1724,12 +1724,16 @@ void gs_close(struct gs_store *s)
 
 	if (!s)
 		return;
-	/* drop the index's references; readers must all be closed */
+	/*
+	 * Drop the index's references; readers must all be closed.  Each
+	 * unlink takes the head of bucket pos: the buckets before it are
+	 * empty, so the scan goes on from there (from 0, a store of n
+	 * objects took n times the bucket array to close).
+	 */
 	while (s->idx.b && (n = index_next(&s->idx, &pos, NULL))) {
 		struct gs_obj *o = list_entry(n, struct gs_obj, node);
 
 		obj_unlink(s, o);
-		pos = 0;
 	}
 	while (s->reader_free) {
 		struct gs_reader *r = s->reader_free;
