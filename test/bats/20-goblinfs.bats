@@ -357,3 +357,35 @@ PY
 	run -0 python3 -c "import mmap; f = open('$M/big', 'rb'); mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ); print('mapped')"
 	[ "$output" = mapped ]
 }
+
+@test "readdir of a large directory: every name once, also while it changes" {
+	mkdir -p "$T/src/big"
+	(cd "$T/src/big" && for i in $(seq 3000); do : >"f$i"; done)
+	"$GCTL" "${STORE_OPTS[@]}" --store "$S" populate "$T/src" >/dev/null
+	mount_fs
+	run -0 python3 - "$M/big" <<'PY'
+import os, sys
+d = sys.argv[1]
+want = {"f%d" % i for i in range(1, 3001)}
+names = os.listdir(d)
+assert len(names) == len(set(names)) == 3000, len(names)
+assert set(names) == want
+# remove entries while a listing is under way: no name twice, and every
+# name that was not removed shows up
+seen, removed = [], set()
+with os.scandir(d) as it:
+    for n, e in enumerate(it):
+        seen.append(e.name)
+        if n == 1000:
+            for i in range(1, 3001, 7):
+                name = "f%d" % i
+                if name not in seen:
+                    os.unlink(os.path.join(d, name))
+                    removed.add(name)
+assert len(seen) == len(set(seen)), "a name came twice"
+assert (want - removed) <= set(seen), sorted(want - removed - set(seen))[:5]
+print(len(seen), len(removed))
+PY
+	echo "$output"
+	[ "$(ls "$M/big" | wc -l)" -eq $((3000 - ${output#* })) ]
+}
