@@ -581,48 +581,35 @@ static bool drop_prefix(struct gs_store *s, struct gs_obj *o)
 }
 
 /*
- * Make room for @units on the SSD tier, coldest first.  An object with an
- * HDD copy loses only its SSD prefix; one that lives on the SSD alone is
- * evicted.  Pinned objects stay.
+ * Make room for @units on @tier, coldest first.  On the SSD an object with
+ * an HDD copy loses only its SSD prefix; any other victim is evicted
+ * whole.  Pinned objects stay.
  */
-static bool evict_ssd(struct gs_store *s, uint64_t units)
+static bool evict(struct gs_store *s, int tier, uint64_t units)
 {
-	struct slru_node *n = slru_next_victim(&s->lru_ssd, NULL);
+	struct slru *q = tier == TIER_HDD ? &s->lru_hdd : &s->lru_ssd;
+	struct space *sp = tier_space(s, tier);
+	size_t off = tier == TIER_HDD ? offsetof(struct gs_obj, dlru)
+				      : offsetof(struct gs_obj, lru);
+	struct slru_node *n = slru_next_victim(q, NULL);
 
-	while ((space_free_units(&s->space) < units ||
-		s->space.used > s->space.limit) && n) {
-		struct slru_node *next = slru_next_victim(&s->lru_ssd, n);
-		struct gs_obj *o = list_entry(n, struct gs_obj, lru);
+	while ((space_free_units(sp) < units || sp->used > sp->limit) && n) {
+		struct slru_node *next = slru_next_victim(q, n);
+		struct gs_obj *o = (struct gs_obj *)((char *)n - off);
 
-		if (o->refs == 1 && o->hdd) {
+		if (o->refs == 1 && tier == TIER_SSD && o->hdd) {
 			if (drop_prefix(s, o))
 				stat_add(s, ssd_prefix_drops, 1);
 		} else if (o->refs == 1) {
 			obj_drop(s, o);
-			stat_add(s, evictions_ssd, 1);
+			if (tier == TIER_HDD)
+				stat_add(s, evictions_hdd, 1);
+			else
+				stat_add(s, evictions_ssd, 1);
 		}
 		n = next;
 	}
-	return space_free_units(&s->space) >= units;
-}
-
-/* Make room for @units on the HDD tier: evict whole objects, coldest first. */
-static bool evict_hdd(struct gs_store *s, uint64_t units)
-{
-	struct slru_node *n = slru_next_victim(&s->lru_hdd, NULL);
-
-	while ((space_free_units(&s->hspace) < units ||
-		s->hspace.used > s->hspace.limit) && n) {
-		struct slru_node *next = slru_next_victim(&s->lru_hdd, n);
-		struct gs_obj *o = list_entry(n, struct gs_obj, dlru);
-
-		if (o->refs == 1) {
-			obj_drop(s, o);
-			stat_add(s, evictions_hdd, 1);
-		}
-		n = next;
-	}
-	return space_free_units(&s->hspace) >= units;
+	return space_free_units(sp) >= units;
 }
 
 /* A free head slot, taking one from the coldest unpinned head if need be. */
@@ -713,7 +700,7 @@ int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 		return 0;
 	units = (size - have + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
 	if (space_free_units(sp) < units &&
-	    !(tier == TIER_HDD ? evict_hdd(s, units) : evict_ssd(s, units)))
+	    !evict(s, tier, units))
 		return -ENOSPC;
 	ext = malloc(units * sizeof(*ext));
 	if (!ext)
@@ -1694,11 +1681,11 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	}
 	/* a smaller capacity than last time: evict down to it, by policy */
 	if (s->space.used > s->space.limit) {
-		evict_ssd(s, 0);
+		evict(s, TIER_SSD, 0);
 		dirty = true;
 	}
 	if (s->hspace.used > s->hspace.limit) {
-		evict_hdd(s, 0);
+		evict(s, TIER_HDD, 0);
 		dirty = true;
 	}
 	stat_add(s, recovered, s->idx.count);
