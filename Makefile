@@ -55,7 +55,7 @@ DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
        libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev gnuplot-nox \
        memcached libmemcached-tools python3-pymemcache nutcracker \
-       netcat-openbsd
+       netcat-openbsd libhttp-parser-dev
 
 all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind $(BENCH_BIN)
 
@@ -102,13 +102,19 @@ $(B)/netd/%.o: netd/%.c $(FLAGS_STAMP)
 
 $(B)/goblind: $(NETD_OBJ) $(FS_LIB_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(NETD_OBJ) $(FS_LIB_OBJ) \
-	    $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih
+	    $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih -lhttp_parser
 
 # the memcache parser is pure: its test links it alone
 $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/mc_proto.o -lcmocka
+
+# so is the HTTP head parser, on Debian's libhttp-parser
+$(B)/test/test_http_proto: test/unit/test_http_proto.c $(B)/netd/http_proto.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/http_proto.o -lhttp_parser -lcmocka
 
 # goblinctl's memcache client parsers are pure too
 $(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
@@ -163,6 +169,11 @@ $(B)/fuzz/fuzz_mc_proto: test/fuzz/fuzz_mc_proto.c netd/mc_proto.c netd/mc_proto
 	@mkdir -p $(dir $@)
 	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/mc_proto.c
+
+$(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/http_proto.h
+	@mkdir -p $(dir $@)
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	    -o $@ $< netd/http_proto.c -lhttp_parser
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The HTTP/1.1 request-head parser and chunked-body decoder on top of
+ * http-parser: our strictness checks around the library's state machine.
+ * See http_proto.h for which checks are ours and why.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "http_proto.h"
+
+static const char *const errs[HTTP_E_COUNT] = {
+	[HTTP_E_OK] = "ok",
+	[HTTP_E_NUL] = "nul byte in request head",
+	[HTTP_E_BARE_CR] = "bare cr in request head",
+	[HTTP_E_BARE_LF] = "bare lf in request head",
+	[HTTP_E_OBS_FOLD] = "obsolete header line folding",
+	[HTTP_E_LINE_TOO_LONG] = "request line too long",
+	[HTTP_E_HEAD_TOO_LONG] = "request head too long",
+	[HTTP_E_TOO_MANY_HEADERS] = "too many header fields",
+	[HTTP_E_METHOD] = "invalid method",
+	[HTTP_E_METHOD_UNKNOWN] = "unknown method",
+	[HTTP_E_TARGET] = "invalid request target",
+	[HTTP_E_ESCAPE] = "invalid percent escape",
+	[HTTP_E_ESCAPE_NUL] = "percent-encoded nul in path",
+	[HTTP_E_KEY_TOO_LONG] = "key too long",
+	[HTTP_E_VERSION] = "http version not supported",
+	[HTTP_E_HEADER_NAME] = "invalid header name",
+	[HTTP_E_CL] = "invalid content-length",
+	[HTTP_E_TE] = "unsupported transfer-encoding",
+	[HTTP_E_CL_TE] = "both content-length and transfer-encoding",
+	[HTTP_E_DUP_HEADER] = "repeated header field",
+	[HTTP_E_NO_HOST] = "missing host",
+	[HTTP_E_CHUNK_SIZE] = "invalid chunk framing",
+	[HTTP_E_CHUNK_TOO_BIG] = "chunk too large",
+	[HTTP_E_SYNTAX] = "malformed request",
+};
+
+const char *http_strerror(enum http_err e)
+{
+	return (unsigned)e < HTTP_E_COUNT ? errs[e] : "unknown error";
+}
+
+int http_err_status(enum http_err e)
+{
+	switch (e) {
+	case HTTP_E_LINE_TOO_LONG:
+	case HTTP_E_KEY_TOO_LONG:
+		return 414;
+	case HTTP_E_HEAD_TOO_LONG:
+	case HTTP_E_TOO_MANY_HEADERS:
+		return 431;
+	case HTTP_E_METHOD_UNKNOWN:
+		return 501;
+	case HTTP_E_VERSION:
+		return 505;
+	case HTTP_E_CHUNK_TOO_BIG:
+		return 413;
+	default:
+		return 400;
+	}
+}
+
+/* RFC 9110 tchar */
+static bool is_tchar(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool all_tchar(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!is_tchar((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+long http_pct_decode(const char *in, size_t len, char *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int c = (unsigned char)in[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (len - i < 3)
+				return -HTTP_E_ESCAPE;
+			hi = hexval(in[i + 1]);
+			lo = hexval(in[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -HTTP_E_ESCAPE;
+			c = hi << 4 | lo;
+			if (!c)
+				return -HTTP_E_ESCAPE_NUL;
+			i += 2;
+		}
+		if (n == max)
+			return -HTTP_E_KEY_TOO_LONG;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return (long)n;
+}
+
+/*
+ * The pre-scan: find the end of the head at @buf (after empty lines,
+ * already skipped) and refuse the byte-level smuggling vectors before
+ * http-parser sees anything.  Returns the head length, 0 for "need more",
+ * or -err.
+ */
+static long head_scan(const char *buf, size_t len)
+{
+	size_t lim = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+	bool first = true;
+
+	for (size_t i = 0; i < lim; i++) {
+		char c = buf[i];
+
+		if (c == '\0')
+			return -HTTP_E_NUL;
+		if (c == '\n')
+			return -HTTP_E_BARE_LF;
+		if (c != '\r')
+			continue;
+		if (i + 1 == lim)
+			break;
+		if (buf[i + 1] != '\n')
+			return -HTTP_E_BARE_CR;
+		if (first && i + 2 > HTTP_LINE_MAX)
+			return -HTTP_E_LINE_TOO_LONG;
+		first = false;
+		i++;
+		if (i + 1 == lim)
+			break;
+		if (buf[i + 1] == ' ' || buf[i + 1] == '\t')
+			return -HTTP_E_OBS_FOLD;
+		if (buf[i + 1] == '\r') {
+			if (i + 2 == lim)
+				break;
+			if (buf[i + 2] != '\n')
+				return -HTTP_E_BARE_CR;
+			return (long)(i + 3);
+		}
+	}
+	if (first && lim >= HTTP_LINE_MAX)
+		return -HTTP_E_LINE_TOO_LONG;
+	if (len >= HTTP_HEAD_MAX)
+		return -HTTP_E_HEAD_TOO_LONG;
+	return 0;
+}
+
+/* Parse state while http-parser walks one head. */
+struct head_ctx {
+	struct http_req *req;
+	enum http_err err;
+	unsigned nfields;
+	const char *field;	/* current header name */
+	size_t flen;
+	struct http_str *val;	/* where its value goes, NULL: ignored */
+	size_t line_len;	/* request line without its CRLF */
+	bool te, cl, expect;
+};
+
+/* set the first error only: a callback returning nonzero stops the parser */
+static int fail(struct head_ctx *x, enum http_err e)
+{
+	if (!x->err)
+		x->err = e;
+	return -1;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+	struct head_ctx *x = p->data;
+
+	if (x->req->target.p)	/* only split by a buffer end: never here */
+		return fail(x, HTTP_E_TARGET);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)at[i] <= 0x20 || (unsigned char)at[i] >= 0x7f)
+			return fail(x, HTTP_E_TARGET);
+	x->req->target = (struct http_str){ at, len };
+	return 0;
+}
+
+static bool name_is(const struct head_ctx *x, const char *name)
+{
+	return x->flen == strlen(name) && !strncasecmp(x->field, name, x->flen);
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+	struct head_ctx *x = p->data;
+	struct http_req *r = x->req;
+	static const struct {
+		const char *name;
+		size_t off;
+	} kept[] = {
+		{ "host", offsetof(struct http_req, host) },
+		{ "range", offsetof(struct http_req, range) },
+		{ "if-none-match", offsetof(struct http_req, if_none_match) },
+		{ "if-match", offsetof(struct http_req, if_match) },
+		{ "if-modified-since",
+		  offsetof(struct http_req, if_modified_since) },
+		{ "if-unmodified-since",
+		  offsetof(struct http_req, if_unmodified_since) },
+		{ "if-range", offsetof(struct http_req, if_range) },
+		{ "authorization", offsetof(struct http_req, authorization) },
+	};
+
+	if (++x->nfields > HTTP_HEADERS_MAX)
+		return fail(x, HTTP_E_TOO_MANY_HEADERS);
+	if (!all_tchar(at, len))
+		return fail(x, HTTP_E_HEADER_NAME);
+	x->field = at;
+	x->flen = len;
+	x->val = NULL;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		if (!name_is(x, kept[i].name))
+			continue;
+		x->val = (struct http_str *)((char *)r + kept[i].off);
+		if (x->val->p)
+			return fail(x, HTTP_E_DUP_HEADER);
+	}
+	return 0;
+}
+
+static bool token_is(const char *at, size_t len, const char *tok)
+{
+	return len == strlen(tok) && !strncasecmp(at, tok, len);
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+	struct head_ctx *x = p->data;
+	struct http_req *r = x->req;
+
+	while (len && (*at == ' ' || *at == '\t'))
+		at++, len--;
+	while (len && (at[len - 1] == ' ' || at[len - 1] == '\t'))
+		len--;
+	if (x->val) {
+		*x->val = (struct http_str){ at ? at : "", len };
+	} else if (name_is(x, "transfer-encoding")) {
+		if (x->te)
+			return fail(x, HTTP_E_DUP_HEADER);
+		x->te = true;
+		if (!token_is(at, len, "chunked"))
+			return fail(x, HTTP_E_TE);
+	} else if (name_is(x, "content-length")) {
+		if (x->cl)
+			return fail(x, HTTP_E_CL);
+		x->cl = true;
+		if (!len)
+			return fail(x, HTTP_E_CL);
+		for (size_t i = 0; i < len; i++)
+			if (at[i] < '0' || at[i] > '9')
+				return fail(x, HTTP_E_CL);
+	} else if (name_is(x, "expect")) {
+		if (x->expect)
+			return fail(x, HTTP_E_DUP_HEADER);
+		x->expect = true;
+		if (token_is(at, len, "100-continue"))
+			r->expect_continue = true;
+		else
+			r->expect_other = true;
+	}
+	return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+static const http_parser_settings head_settings = {
+	.on_url = on_url,
+	.on_header_field = on_header_field,
+	.on_header_value = on_header_value,
+	.on_headers_complete = on_headers_complete,
+};
+
+static enum http_method_id method_id(unsigned m)
+{
+	switch (m) {
+	case HTTP_GET: return HTTP_M_GET;
+	case HTTP_HEAD: return HTTP_M_HEAD;
+	case HTTP_PUT: return HTTP_M_PUT;
+	case HTTP_DELETE: return HTTP_M_DELETE;
+	case HTTP_POST: return HTTP_M_POST;
+	default: return HTTP_M_OTHER;
+	}
+}
+
+/* Why http-parser stopped at @buf + @at, in our terms. */
+static enum http_err lib_err(const http_parser *p, const char *buf, size_t at)
+{
+	size_t i;
+
+	switch (HTTP_PARSER_ERRNO(p)) {
+	case HPE_INVALID_METHOD:
+		for (i = 0; buf[i] != ' ' && buf[i] != '\r'; i++)
+			if (!is_tchar((unsigned char)buf[i]))
+				return HTTP_E_METHOD;
+		return i ? HTTP_E_METHOD_UNKNOWN : HTTP_E_METHOD;
+	case HPE_INVALID_VERSION:
+		return HTTP_E_VERSION;
+	case HPE_INVALID_URL:
+		return HTTP_E_TARGET;
+	case HPE_INVALID_CONTENT_LENGTH:
+		return HTTP_E_CL;
+	case HPE_UNEXPECTED_CONTENT_LENGTH:
+		/* a second Content-Length, or CL with chunked */
+		return p->flags & F_CHUNKED ? HTTP_E_CL_TE : HTTP_E_CL;
+	case HPE_INVALID_TRANSFER_ENCODING:
+		return HTTP_E_TE;
+	case HPE_INVALID_HEADER_TOKEN:
+		return HTTP_E_HEADER_NAME;
+	default:
+		(void)at;
+		return HTTP_E_SYNTAX;
+	}
+}
+
+/* Split the target into key and query; origin-form or absolute-form. */
+static enum http_err target_split(struct http_req *r)
+{
+	const char *t = r->target.p, *path, *q;
+	size_t tlen = r->target.len, plen;
+	long n;
+
+	if (!t || memchr(t, '#', tlen))
+		return HTTP_E_TARGET;
+	if (t[0] != '/') {
+		struct http_parser_url u;
+
+		http_parser_url_init(&u);
+		if (http_parser_parse_url(t, tlen, 0, &u) ||
+		    !(u.field_set & (1 << UF_SCHEMA)) ||
+		    !(u.field_set & (1 << UF_PATH)))
+			return HTTP_E_TARGET;
+		t += u.field_data[UF_PATH].off;
+		tlen -= u.field_data[UF_PATH].off;
+		if (!tlen || t[0] != '/')
+			return HTTP_E_TARGET;
+	}
+	path = t + 1;
+	q = memchr(t, '?', tlen);
+	plen = (q ? (size_t)(q - t) : tlen) - 1;
+	if (q)
+		r->query = (struct http_str){ q + 1, tlen - (size_t)(q + 1 - t) };
+	n = http_pct_decode(path, plen, r->key, HTTP_KEY_MAX);
+	if (n < 0)
+		return (enum http_err)-n;
+	r->klen = (size_t)n;
+	return HTTP_E_OK;
+}
+
+/* Fill in what http-parser computed and check what it does not. */
+static enum http_err head_finish(const http_parser *p, struct head_ctx *x)
+{
+	struct http_req *r = x->req;
+
+	/* http-parser takes runs of spaces: the line must be exactly
+	 * "METHOD SP target SP HTTP/1.x CRLF" */
+	if (x->line_len != strlen(http_method_str(p->method)) +
+			   r->target.len + 10)
+		return HTTP_E_SYNTAX;
+	r->major = p->http_major;
+	r->minor = p->http_minor;
+	if (r->major != 1 || r->minor > 1)
+		return HTTP_E_VERSION;
+	r->method_raw = p->method;
+	r->method = method_id(p->method);
+	r->chunked = x->te;
+	if (x->te && x->cl)
+		return HTTP_E_CL_TE;
+	if (x->cl) {
+		r->has_length = true;
+		r->length = p->content_length;
+	}
+	if (r->minor == 1 && !r->host.p)
+		return HTTP_E_NO_HOST;
+	r->keep_alive = http_should_keep_alive(p);
+	return target_split(r);
+}
+
+enum http_parse_result http_parse_head(const char *buf, size_t len,
+				       struct http_req *req, size_t *consumed)
+{
+	struct head_ctx x = { .req = req };
+	http_parser hp;
+	size_t skip = 0, done;
+	long n;
+
+	*consumed = 0;
+	memset(req, 0, offsetof(struct http_req, key));
+	req->key[0] = '\0';
+	/* RFC 9112 2.2: ignore empty lines before a request line */
+	while (skip + 2 <= len && buf[skip] == '\r' && buf[skip + 1] == '\n' &&
+	       skip < HTTP_HEAD_MAX)
+		skip += 2;
+	n = skip >= HTTP_HEAD_MAX ? -HTTP_E_HEAD_TOO_LONG :
+	    head_scan(buf + skip, len - skip);
+	if (n < 0) {
+		req->err = (enum http_err)-n;
+		return HTTP_PARSE_BAD;
+	}
+	if (n == 0)
+		return HTTP_PARSE_MORE;
+
+	x.line_len = (size_t)((const char *)memchr(buf + skip, '\r', (size_t)n) -
+			      (buf + skip));
+	http_parser_init(&hp, HTTP_REQUEST);
+	hp.data = &x;
+	done = http_parser_execute(&hp, &head_settings, buf + skip, (size_t)n);
+	if (x.err) {
+		req->err = x.err;
+	} else if (HTTP_PARSER_ERRNO(&hp) != HPE_PAUSED || done + 1 != (size_t)n) {
+		/* paused in on_headers_complete, at the final LF: not counted */
+		req->err = HTTP_PARSER_ERRNO(&hp) == HPE_PAUSED ? HTTP_E_SYNTAX :
+			   lib_err(&hp, buf + skip, done);
+	} else {
+		req->err = head_finish(&hp, &x);
+	}
+	if (req->err)
+		return HTTP_PARSE_BAD;
+	*consumed = skip + (size_t)n;
+	return HTTP_PARSE_OK;
+}
+
+/* chunked bodies: http-parser after a fixed head, body callbacks copy out */
+
+static const char chunked_head[] =
+	"PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+static int on_chunk_header(http_parser *p)
+{
+	struct http_chunked *c = p->data;
+
+	if (p->content_length > HTTP_CHUNK_MAX) {
+		c->err = HTTP_E_CHUNK_TOO_BIG;
+		return -1;
+	}
+	return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+	struct http_chunked *c = p->data;
+
+	memmove(c->out + c->out_len, at, len);
+	c->out_len += len;
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	struct http_chunked *c = p->data;
+
+	c->done = true;
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+/* trailer fields are dropped, but a non-token name is still refused */
+static int on_trailer_field(http_parser *p, const char *at, size_t len)
+{
+	struct http_chunked *c = p->data;
+
+	if (all_tchar(at, len))
+		return 0;
+	c->err = HTTP_E_CHUNK_SIZE;
+	return -1;
+}
+
+static const http_parser_settings chunk_settings = {
+	.on_header_field = on_trailer_field,
+	.on_body = on_body,
+	.on_chunk_header = on_chunk_header,
+	.on_message_complete = on_message_complete,
+};
+
+void http_chunked_init(struct http_chunked *c)
+{
+	memset(c, 0, sizeof(*c));
+	http_parser_init(&c->hp, HTTP_REQUEST);
+	c->hp.data = c;
+	http_parser_execute(&c->hp, &chunk_settings, chunked_head,
+			    sizeof(chunked_head) - 1);
+}
+
+int http_chunked_feed(struct http_chunked *c, const char *in, size_t len,
+		      char *out, size_t *out_len, size_t *consumed)
+{
+	size_t done;
+
+	*out_len = 0;
+	*consumed = 0;
+	if (c->err)
+		return -1;
+	if (c->done || !len)
+		return 0;
+	c->out = out;
+	c->out_len = 0;
+	done = http_parser_execute(&c->hp, &chunk_settings, in, len);
+	*out_len = c->out_len;
+	c->out = NULL;
+	if (c->err)
+		return -1;
+	if (c->done) {
+		/* paused after the final CRLF: that byte was counted too */
+		*consumed = done;
+		return 0;
+	}
+	if (HTTP_PARSER_ERRNO(&c->hp) != HPE_OK || done != len) {
+		c->err = HTTP_E_CHUNK_SIZE;
+		return -1;
+	}
+	*consumed = done;
+	return 0;
+}
