@@ -291,6 +291,17 @@ int gs_stat(struct gs_store *s, const void *key, size_t klen,
 /* Change the expiry time of a live object: 0 or -ENOENT. */
 int gs_touch(struct gs_store *s, const void *key, size_t klen, int64_t exptime);
 
+/*
+ * Replace the attributes and the expiry time of the live version of @key,
+ * if it is still the version @cas, without rewriting its value (an HTTP
+ * cache refreshing a response a 304 revalidated).  Journalled: the change
+ * survives a restart.  Readers already open keep the metadata they saw.
+ * Returns 0, -ENOENT when @key is absent, -ESTALE when the live version's
+ * cas is not @cas, -EINVAL on a bad key or attr_len > GS_ATTR_MAX.
+ */
+int gs_set_attr(struct gs_store *s, const void *key, size_t klen, uint64_t cas,
+		const void *attr, size_t attr_len, int64_t exptime);
+
 /* Where an object's bytes live.  ranges: [off, off+len) on a tier. */
 enum gs_tier { GS_TIER_RAM = 0, GS_TIER_SMALL, GS_TIER_SSD, GS_TIER_HDD };
 struct gs_range {

@@ -30,6 +30,8 @@ static uint64_t body_len(const struct jrec *r)
 		       4ull * r->ncsum;
 	case J_TOUCH:
 		return 8;
+	case J_ATTR:
+		return 20 + (uint64_t)r->attr_len;
 	case J_RENAME:
 		return 4 + (uint64_t)r->klen2;
 	default:
@@ -74,6 +76,11 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 		PUT(p, r->type == J_PUT_LARGE ? r->ncsum : 0u);
 	} else if (r->type == J_TOUCH) {
 		PUT(p, r->exptime);
+	} else if (r->type == J_ATTR) {
+		PUT(p, r->cas);
+		PUT(p, r->exptime);
+		PUT(p, (uint16_t)r->attr_len);
+		PUT(p, (uint16_t)0);
 	} else if (r->type == J_RENAME) {
 		PUT(p, r->klen2);
 	}
@@ -83,7 +90,8 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 		memcpy(p, r->key2, r->klen2);
 		p += r->klen2;
 	}
-	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE) {
+	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE ||
+	    r->type == J_ATTR) {
 		if (r->attr_len)
 			memcpy(p, r->attr, r->attr_len);
 		p += r->attr_len;
@@ -164,6 +172,17 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 			return -EBADMSG;
 		GET(p, r->exptime);
 		break;
+	case J_ATTR:
+		if (rlen < J_HDR + 20)
+			return -EBADMSG;
+		GET(p, r->cas);
+		GET(p, r->exptime);
+		GET(p, attr_len);
+		GET(p, pad16);
+		r->attr_len = attr_len;
+		if (attr_len > GS_ATTR_MAX || pad16)
+			return -EBADMSG;
+		break;
 	case J_RENAME:
 		if (rlen < J_HDR + 4)
 			return -EBADMSG;
@@ -182,7 +201,8 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 	p += klen;
 	if (r->type == J_RENAME)
 		r->key2 = p;
-	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE) {
+	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE ||
+	    r->type == J_ATTR) {
 		r->attr = p;
 		p += r->attr_len;
 	}

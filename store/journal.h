@@ -20,6 +20,7 @@ enum {
 	J_DEL = 3,
 	J_TOUCH = 4,
 	J_RENAME = 5,		/* key is the old key, key2 the new one */
+	J_ATTR = 6,		/* new attr and exptime for the version cas */
 };
 
 #define J_MAGIC 0x314a5347u	/* "GSJ1" little-endian */
@@ -37,7 +38,7 @@ struct jrec {
 	uint32_t klen;
 	const uint8_t *key2;	/* J_RENAME */
 	uint32_t klen2;
-	/* J_PUT_*, and exptime for J_TOUCH */
+	/* J_PUT_*; exptime for J_TOUCH; cas, exptime and attr for J_ATTR */
 	uint64_t size, cas, xxh3;
 	int64_t exptime, mtime_ns;
 	uint32_t flags;

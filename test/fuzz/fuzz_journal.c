@@ -74,6 +74,11 @@ static void check_record(const uint8_t *rec, long len, const struct jrec *r)
 	case J_TOUCH:
 		CHECK(r->key + r->klen == end);
 		break;
+	case J_ATTR:
+		CHECK(r->attr_len <= GS_ATTR_MAX);
+		CHECK(r->attr == r->key + r->klen);
+		CHECK(r->attr + r->attr_len == end);
+		break;
 	case J_RENAME:
 		CHECK(r->klen2 > 0 && r->klen2 <= GS_KEY_MAX);
 		CHECK(r->key2 == r->key + r->klen);

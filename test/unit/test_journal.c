@@ -91,6 +91,21 @@ static void rec_touch(struct rec *x)
 	x->r.exptime = 86400;
 }
 
+static void rec_attr(struct rec *x)
+{
+	static const uint8_t attr[] = "\x01\x01\xc8\x00 an http attr record";
+
+	memset(x, 0, sizeof(*x));
+	x->r.type = J_ATTR;
+	x->r.seq = 47;
+	x->r.key = key;
+	x->r.klen = 1;
+	x->r.cas = 1234;
+	x->r.exptime = 86400;
+	x->r.attr = attr;
+	x->r.attr_len = sizeof(attr) - 1;
+}
+
 static const uint8_t key2[] = "objects/2024/blob-0001.published";
 
 static void rec_rename(struct rec *x)
@@ -150,6 +165,12 @@ static void assert_same(const struct rec *x, const struct jrec *d)
 	case J_TOUCH:
 		assert_int_equal(d->exptime, r->exptime);
 		break;
+	case J_ATTR:
+		assert_int_equal(d->cas, r->cas);
+		assert_int_equal(d->exptime, r->exptime);
+		assert_int_equal(d->attr_len, r->attr_len);
+		assert_memory_equal(d->attr, r->attr, r->attr_len);
+		break;
 	case J_RENAME:
 		assert_int_equal(d->klen2, r->klen2);
 		assert_memory_equal(d->key2, r->key2, r->klen2);
@@ -178,7 +199,7 @@ static void assert_same(const struct rec *x, const struct jrec *d)
 }
 
 static void (*const makers[])(struct rec *) = {
-	rec_small, rec_large, rec_del, rec_touch, rec_rename,
+	rec_small, rec_large, rec_del, rec_touch, rec_rename, rec_attr,
 };
 enum { NMAKERS = sizeof(makers) / sizeof(makers[0]) };
 

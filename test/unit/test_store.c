@@ -2013,6 +2013,89 @@ static void test_admission_overload_hdd(void **state)
 	overload(&o, 512 * MiB);
 }
 
+/* gs_set_attr (issue 6: a 304 refreshes an HTTP response's metadata). */
+static void test_set_attr(void **state)
+{
+	static const char pkey[] = "\0pass/1";	/* keys may hold NUL bytes */
+	struct gs_put_args a = { .attr = "old", .attr_len = 3 };
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_meta m;
+	struct gs_reader *r;
+	uint64_t cas, lcas, exp = (uint64_t)time(NULL) + 1000;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(gs_put(s, "small", 5, "value", 5, &a), 0);
+	assert_int_equal(gs_stat(s, "small", 5, &m), 0);
+	cas = m.cas;
+	assert_int_equal(put_gen(s, "large", seed_of("large", 0), H + 70 * KiB,
+				 4096), 0);
+	assert_int_equal(gs_stat(s, "large", 5, &m), 0);
+	lcas = m.cas;
+	assert_int_equal(gs_put(s, pkey, sizeof(pkey) - 1, "p", 1, &a), 0);
+	assert_int_equal(gs_stat(s, pkey, sizeof(pkey) - 1, &m), 0);
+	assert_int_equal(gs_stat(s, "\0pass/2", 7, &m), -ENOENT);
+
+	/* a reader open before keeps what it saw */
+	assert_int_equal(gs_get_open(s, "small", 5, 0, &r), 0);
+	assert_int_equal(gs_set_attr(s, "small", 5, cas, "fresh", 5,
+				     (int64_t)exp), 0);
+	assert_memory_equal(gs_reader_meta(r)->attr, "old", 3);
+	gs_reader_close(r);
+	assert_int_equal(gs_set_attr(s, "small", 5, cas + 1000, "x", 1, 0),
+			 -ESTALE);
+	assert_int_equal(gs_set_attr(s, "nope", 4, cas, "x", 1, 0), -ENOENT);
+	assert_int_equal(gs_set_attr(s, "small", 5, cas, "x",
+				     GS_ATTR_MAX + 1, 0), -EINVAL);
+	assert_int_equal(gs_set_attr(s, "large", 5, lcas, NULL, 0, 0), 0);
+	assert_int_equal(gs_stat(s, "small", 5, &m), 0);
+	assert_int_equal(m.cas, cas);
+	assert_int_equal(m.attr_len, 5);
+	assert_memory_equal(m.attr, "fresh", 5);
+	assert_int_equal(m.exptime, (int64_t)exp);
+	gs_close(s);
+
+	/* the journal replays it; the value is untouched */
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "small", 5, &m), 0);
+	assert_int_equal(m.cas, cas);
+	assert_int_equal(m.attr_len, 5);
+	assert_memory_equal(m.attr, "fresh", 5);
+	assert_int_equal(m.exptime, (int64_t)exp);
+	assert_int_equal(gs_stat(s, "large", 5, &m), 0);
+	assert_int_equal(m.attr_len, 0);
+	assert_int_equal(m.size, H + 70 * KiB);
+	{
+		void *val;
+		size_t len;
+		uint8_t *want = malloc(H + 70 * KiB);
+
+		assert_int_equal(gs_get(s, "small", 5, &val, &len, NULL), 0);
+		assert_int_equal(len, 5);
+		assert_memory_equal(val, "value", 5);
+		free(val);
+		assert_int_equal(gs_get(s, "large", 5, &val, &len, NULL), 0);
+		gen(seed_of("large", 0), 0, want, H + 70 * KiB);
+		assert_int_equal(len, H + 70 * KiB);
+		assert_memory_equal(val, want, len);
+		free(val);
+		free(want);
+	}
+	/* a stale record (older cas) changes nothing at replay: replace it,
+	 * then reopen */
+	assert_int_equal(gs_put(s, "small", 5, "newer", 5, &a), 0);
+	assert_int_equal(gs_set_attr(s, "small", 5, cas, "y", 1, 0), -ESTALE);
+	gs_close(s);
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "small", 5, &m), 0);
+	assert_int_equal(m.attr_len, 3);
+	assert_memory_equal(m.attr, "old", 3);
+	assert_int_equal(m.exptime, 0);
+	gs_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2051,6 +2134,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hdd_dir_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_overload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_overload_hdd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_attr, setup, teardown),
 	};
 
 	if (getenv("TEST_FILTER"))
