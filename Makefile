@@ -116,6 +116,12 @@ $(B)/test/test_http_proto: test/unit/test_http_proto.c $(B)/netd/http_proto.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/http_proto.o -lhttp_parser -lcmocka
 
+# and the HTTP semantics (dates, ranges, conditionals, caching) need nothing
+$(B)/test/test_http_sem: test/unit/test_http_sem.c $(B)/netd/http_sem.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/http_sem.o -lcmocka
+
 # goblinctl's memcache client parsers are pure too
 $(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
 	@mkdir -p $(dir $@)
@@ -174,6 +180,11 @@ $(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/ht
 	@mkdir -p $(dir $@)
 	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/http_proto.c -lhttp_parser
+
+$(B)/fuzz/fuzz_http_sem: test/fuzz/fuzz_http_sem.c netd/http_sem.c netd/http_sem.h
+	@mkdir -p $(dir $@)
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	    -o $@ $< netd/http_sem.c
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
