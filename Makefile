@@ -122,6 +122,13 @@ $(B)/test/test_http_sem: test/unit/test_http_sem.c $(B)/netd/http_sem.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/http_sem.o -lcmocka
 
+# the origin fetcher against a store and an origin inside the test
+FETCH_TEST_OBJ = $(B)/netd/fetch.o $(B)/netd/http_attr.o $(B)/netd/http_sem.o
+$(B)/test/test_fetch: test/unit/test_fetch.c $(FETCH_TEST_OBJ) $(B)/libgoblin.a
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd -iquote store $(FINAL_LDFLAGS) -o $@ $< \
+	    $(FETCH_TEST_OBJ) $(B)/libgoblin.a $(LIBS) -lcurl -lcmocka -lm
+
 # goblinctl's memcache client parsers are pure too
 $(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
 	@mkdir -p $(dir $@)

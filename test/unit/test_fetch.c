@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The mirror's origin fetcher against a real store and a small origin
+ * server running in a thread of the test: read-while-fill, collapsing,
+ * uncacheable responses, errors, revalidation, forwarding, cancel.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "http_attr.h"
+#include "goblin.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define WAIT_MS 10000
+
+static char dir[64];
+
+/* ---- the origin: one thread per connection, Connection: close ---- */
+
+struct origin {
+	int lfd, port;
+	pthread_t thread;
+	atomic_bool stop;
+	pthread_mutex_t lock;
+	pthread_t conns[64];
+	int nconns;
+	/* the response, protected by lock */
+	int status;
+	char headers[1024];	/* extra "Name: value\r\n" lines */
+	uint64_t body;		/* body bytes */
+	size_t chunk;		/* sent per write */
+	unsigned delay_ms;	/* before each chunk */
+	unsigned head_delay_ms;	/* before the head */
+	bool chunked;		/* Transfer-Encoding: chunked */
+	bool hang;		/* never answer */
+	uint64_t cut_at;	/* close after this many body bytes */
+	char etag_304[64];	/* If-None-Match with this: 304 */
+	char headers_304[256];
+	/* what happened, protected by lock */
+	unsigned requests;
+	char last_req[4096];
+	size_t last_req_body;
+	uint64_t last_sent;	/* body bytes of the last response */
+	bool finished;		/* the last response is all sent */
+};
+
+static struct origin org;
+
+static uint8_t pat(uint64_t i)
+{
+	return (uint8_t)(i * 131 + (i >> 9) * 7 + 3);
+}
+
+static bool send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static void nap(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *conn_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char req[4096], head[2048], *end = NULL;
+	size_t got = 0, clen = 0;
+	struct origin cfg;
+	bool not_modified;
+	uint8_t *buf;
+
+	while (!end && got < sizeof(req) - 1) {
+		ssize_t n = recv(fd, req + got, sizeof(req) - 1 - got, 0);
+
+		if (n <= 0)
+			goto out;
+		got += (size_t)n;
+		req[got] = '\0';
+		end = strstr(req, "\r\n\r\n");
+	}
+	if (!end)
+		goto out;
+	{
+		const char *cl = strcasestr(req, "\r\nContent-Length:");
+		size_t have = got - (size_t)(end + 4 - req);
+		char sink[4096];
+
+		if (cl)
+			clen = strtoul(cl + 17, NULL, 10);
+		while (have < clen) {
+			ssize_t n = recv(fd, sink, sizeof(sink), 0);
+
+			if (n <= 0)
+				break;
+			have += (size_t)n;
+		}
+		end[2] = '\0';
+	}
+	pthread_mutex_lock(&org.lock);
+	org.requests++;
+	snprintf(org.last_req, sizeof(org.last_req), "%s", req);
+	org.last_req_body = clen;
+	org.last_sent = 0;
+	org.finished = false;
+	cfg = org;
+	pthread_mutex_unlock(&org.lock);
+	if (cfg.hang) {
+		while (!atomic_load(&org.stop))
+			nap(10);
+		goto out;
+	}
+	if (cfg.head_delay_ms)
+		nap(cfg.head_delay_ms);
+	not_modified = cfg.etag_304[0] && strstr(req, "If-None-Match: ") &&
+		       strstr(strstr(req, "If-None-Match: "), cfg.etag_304);
+	if (not_modified) {
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 304 Not Modified\r\n%sConnection: close\r\n\r\n",
+			 cfg.headers_304);
+		send_all(fd, head, strlen(head));
+		pthread_mutex_lock(&org.lock);
+		org.finished = true;
+		pthread_mutex_unlock(&org.lock);
+		goto out;
+	}
+	if (cfg.chunked)
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 %d X\r\n%sTransfer-Encoding: chunked\r\n"
+			 "Connection: close\r\n\r\n", cfg.status, cfg.headers);
+	else
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 %d X\r\n%sContent-Length: %llu\r\n"
+			 "Connection: close\r\n\r\n", cfg.status, cfg.headers,
+			 (unsigned long long)cfg.body);
+	if (!send_all(fd, head, strlen(head)))
+		goto out;
+	buf = malloc(cfg.chunk + 32);
+	for (uint64_t off = 0; off < cfg.body && !atomic_load(&org.stop);) {
+		size_t n = cfg.body - off < cfg.chunk ? cfg.body - off
+						      : cfg.chunk;
+		size_t h = 0;
+
+		if (cfg.delay_ms)
+			nap(cfg.delay_ms);
+		if (off + n > cfg.cut_at)
+			n = cfg.cut_at - off;
+		if (n == 0)
+			break;
+		if (cfg.chunked)
+			h = (size_t)sprintf((char *)buf, "%zx\r\n", n);
+		for (size_t i = 0; i < n; i++)
+			buf[h + i] = pat(off + i);
+		if (cfg.chunked) {
+			memcpy(buf + h + n, "\r\n", 2);
+			n += 2;
+		}
+		if (!send_all(fd, buf, h + n))
+			break;
+		off += cfg.chunked ? n - 2 : n;
+		pthread_mutex_lock(&org.lock);
+		org.last_sent = off;
+		pthread_mutex_unlock(&org.lock);
+		if (off >= cfg.cut_at)
+			break;
+	}
+	free(buf);
+	pthread_mutex_lock(&org.lock);
+	if (org.last_sent == cfg.body) {
+		if (cfg.chunked)
+			send_all(fd, "0\r\n\r\n", 5);
+		org.finished = true;
+	}
+	pthread_mutex_unlock(&org.lock);
+out:
+	close(fd);
+	return NULL;
+}
+
+static void *origin_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&org.stop)) {
+		struct pollfd p = { .fd = org.lfd, .events = POLLIN };
+		int fd;
+
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		fd = accept(org.lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		pthread_mutex_lock(&org.lock);
+		if (org.nconns < 64)
+			pthread_create(&org.conns[org.nconns++], NULL,
+				       conn_main, (void *)(intptr_t)fd);
+		else
+			close(fd);
+		pthread_mutex_unlock(&org.lock);
+	}
+	return NULL;
+}
+
+/* A listening socket on an ephemeral loopback port. */
+static int listen_any(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void origin_start(void)
+{
+	memset(&org, 0, sizeof(org));
+	pthread_mutex_init(&org.lock, NULL);
+	org.status = 200;
+	org.chunk = 16 * KiB;
+	org.cut_at = UINT64_MAX;
+	org.lfd = listen_any(&org.port);
+	assert_int_equal(pthread_create(&org.thread, NULL, origin_main, NULL),
+			 0);
+}
+
+static void origin_stop(void)
+{
+	atomic_store(&org.stop, true);
+	pthread_join(org.thread, NULL);
+	for (int i = 0; i < org.nconns; i++)
+		pthread_join(org.conns[i], NULL);
+	close(org.lfd);
+	pthread_mutex_destroy(&org.lock);
+}
+
+static void origin_set(int status, const char *headers, uint64_t body)
+{
+	pthread_mutex_lock(&org.lock);
+	org.status = status;
+	snprintf(org.headers, sizeof(org.headers), "%s", headers);
+	org.body = body;
+	pthread_mutex_unlock(&org.lock);
+}
+
+static unsigned origin_requests(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&org.lock);
+	n = org.requests;
+	pthread_mutex_unlock(&org.lock);
+	return n;
+}
+
+/* ---- fixtures ---- */
+
+struct fx {
+	struct gs_store *s;
+	struct fetcher *f;
+	struct fetch_opts o;
+	char url[64];
+};
+
+static struct gs_store *open_store(void)
+{
+	struct gs_options o;
+	struct gs_store *s = NULL;
+	char err[256];
+
+	gs_options_init(&o);
+	o.create = true;
+	o.no_mlock = true;
+	o.memory = 8 * MiB;
+	o.small_memory = 4 * MiB;
+	o.ssd_size = 256 * MiB;
+	if (gs_open(dir, &o, &s, err, sizeof(err)))
+		fail_msg("gs_open: %s", err);
+	return s;
+}
+
+static void fx_fetcher(struct fx *x)
+{
+	char err[256];
+
+	x->f = fetcher_new(x->s, &x->o, err, sizeof(err));
+	if (!x->f)
+		fail_msg("fetcher_new: %s", err);
+}
+
+static int setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	snprintf(dir, sizeof(dir), "/tmp/gs-fetch-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	origin_start();
+	x->s = open_store();
+	snprintf(x->url, sizeof(x->url), "http://127.0.0.1:%d/", org.port);
+	x->o.origin = x->url;
+	x->o.timeout_ms = 5000;
+	x->o.max_object = 64 * MiB;
+	x->o.max_transfers = 16;
+	fx_fetcher(x);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+	char cmd[128];
+
+	fetcher_free(x->f);
+	origin_stop();
+	gs_close(x->s);
+	free(x);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+/* A fetcher with other options. */
+static void refetcher(struct fx *x, unsigned timeout_ms, uint64_t max_object)
+{
+	fetcher_free(x->f);
+	x->o.timeout_ms = timeout_ms;
+	x->o.max_object = max_object;
+	fx_fetcher(x);
+}
+
+/* ---- waiters ---- */
+
+struct tw {
+	struct fetch_waiter fw;	/* first */
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int done;		/* times done() ran */
+};
+
+static void tw_done(struct fetch_waiter *fw)
+{
+	struct tw *t = (struct tw *)fw;
+
+	pthread_mutex_lock(&t->m);
+	t->done++;
+	pthread_cond_broadcast(&t->c);
+	pthread_mutex_unlock(&t->m);
+}
+
+static void tw_init(struct tw *t)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->m, NULL);
+	pthread_cond_init(&t->c, NULL);
+	t->fw.done = tw_done;
+}
+
+static bool tw_wait_ms(struct tw *t, unsigned ms)
+{
+	struct timespec ts;
+	bool done;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&t->m);
+	while (!t->done &&
+	       pthread_cond_timedwait(&t->c, &t->m, &ts) != ETIMEDOUT)
+		;
+	done = t->done;
+	pthread_mutex_unlock(&t->m);
+	return done;
+}
+
+static void tw_wait(struct tw *t)
+{
+	if (!tw_wait_ms(t, WAIT_MS))
+		fail_msg("done() was not called");
+	assert_int_equal(t->done, 1);
+}
+
+static void tw_get(struct fx *x, struct tw *t, const char *key,
+		   const struct gs_meta *stale)
+{
+	tw_init(t);
+	assert_int_equal(fetcher_get(x->f, key, strlen(key), stale, &t->fw),
+			 0);
+	tw_wait(t);
+}
+
+/* Forward @fwd for @key: the origin's answer is relayed with @status. */
+static void tw_forward(struct fx *x, struct tw *t, const char *key,
+		       const struct fetch_forward *fwd, int status)
+{
+	struct http_attr a;
+
+	tw_init(t);
+	assert_int_equal(fetcher_forward(x->f, key, strlen(key), fwd, &t->fw),
+			 0);
+	tw_wait(t);
+	assert_int_equal(t->fw.kind, FETCH_PASS);
+	assert_int_equal(http_attr_decode(gs_reader_meta(t->fw.r)->attr,
+					  gs_reader_meta(t->fw.r)->attr_len,
+					  &a), 0);
+	assert_int_equal(a.status, status);
+}
+
+/* Read all of @r and check it is the origin's body of @size bytes. */
+static void check_body(struct gs_reader *r, uint64_t size)
+{
+	uint64_t off = 0;
+	struct gs_chunk c;
+	int ret;
+
+	while ((ret = gs_reader_next(r, &c)) == 1) {
+		assert_int_equal(c.off, off);
+		for (size_t i = 0; i < c.len; i++)
+			if (((const uint8_t *)c.data)[i] != pat(off + i))
+				fail_msg("byte %llu differs",
+					 (unsigned long long)(off + i));
+		off += c.len;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(off, size);
+}
+
+static void reader_attr(struct gs_reader *r, struct http_attr *a)
+{
+	const struct gs_meta *m = gs_reader_meta(r);
+
+	assert_int_equal(http_attr_decode(m->attr, m->attr_len, a), 0);
+}
+
+static int count_one(void *arg, const void *key, size_t klen,
+		     const struct gs_meta *m)
+{
+	(void)key;
+	(void)klen;
+	(void)m;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Private keys left in the store. */
+static int pass_keys(struct fx *x)
+{
+	int n = 0;
+
+	gs_iterate(x->s, "\0pass/", 6, count_one, &n);
+	return n;
+}
+
+static struct fetch_stats stats(struct fx *x)
+{
+	struct fetch_stats st;
+
+	fetcher_stats(x->f, &st);
+	return st;
+}
+
+/*
+ * A fill's readers can reach its end before the fetcher commits it (and
+ * counts it): what follows the end is checked once it has happened.
+ */
+#define EVENTUALLY(expr)                                                \
+	do {                                                            \
+		for (int i_ = 0; i_ < 500 && !(expr); i_++)             \
+			nap(10);                                        \
+		assert_true(expr);                                      \
+	} while (0)
+
+/* ---- tests ---- */
+
+static void test_miss_stored_read_while_fill(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 1 * MiB;
+	struct http_attr a;
+	struct gs_meta m;
+	struct tw t;
+	uint8_t buf[1000];
+	bool finished;
+
+	origin_set(200, "Cache-Control: max-age=60\r\n"
+			"Content-Type: application/x-test\r\n"
+			"ETag: \"v1\"\r\n"
+			"Content-Encoding: identity\r\n", size);
+	org.delay_ms = 20;	/* 64 chunks: over a second */
+	tw_get(x, &t, "dir/a b.bin", NULL);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	assert_non_null(t.fw.r);
+	assert_int_equal(gs_read(t.fw.r, buf, sizeof(buf), 0), sizeof(buf));
+	pthread_mutex_lock(&org.lock);
+	finished = org.finished;
+	pthread_mutex_unlock(&org.lock);
+	assert_false(finished);	/* read while the origin still sends */
+	for (size_t i = 0; i < sizeof(buf); i++)
+		assert_int_equal(buf[i], pat(i));
+	assert_int_equal(gs_reader_meta(t.fw.r)->size, size);
+	reader_attr(t.fw.r, &a);
+	assert_true(a.flags & HTTP_ATTR_ORIGIN);
+	assert_int_equal(a.status, 200);
+	assert_int_equal(a.etag_len, 4);
+	assert_memory_equal(a.etag, "\"v1\"", 4);
+	assert_int_equal(a.ctype_len, strlen("application/x-test"));
+	assert_true(a.fresh_until >= time(NULL) + 50);
+	assert_non_null(strstr(a.extra, "Cache-Control: max-age=60\r\n"));
+	assert_non_null(strstr(a.extra, "Content-Encoding: identity\r\n"));
+	assert_int_equal(gs_reader_range(t.fw.r, 0, UINT64_MAX), 0);
+	check_body(t.fw.r, size);
+	gs_reader_close(t.fw.r);
+	/* the request named the key, each segment encoded */
+	assert_non_null(strstr(org.last_req, "GET /dir/a%20b.bin HTTP/1.1"));
+	/* stored under its key: a second get is a hit without the fetcher */
+	EVENTUALLY(gs_stat(x->s, "dir/a b.bin", 11, &m) == 0);
+	assert_int_equal(m.size, size);
+	assert_int_equal(stats(x).origin_requests, 1);
+	EVENTUALLY(stats(x).stored == 1);
+	assert_int_equal(stats(x).passed, 0);
+	assert_int_equal(stats(x).origin_bytes, size);
+}
+
+static void test_collapse(void **state)
+{
+	struct fx *x = *state;
+	enum { N = 8 };
+	uint64_t size = 300 * KiB;
+	struct tw t[N];
+
+	origin_set(200, "Cache-Control: max-age=60\r\n", size);
+	org.head_delay_ms = 200;
+	for (int i = 0; i < N; i++) {
+		tw_init(&t[i]);
+		assert_int_equal(fetcher_get(x->f, "c", 1, NULL, &t[i].fw), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		tw_wait(&t[i]);
+		assert_int_equal(t[i].fw.kind, FETCH_OBJECT);
+	}
+	for (int i = 0; i < N; i++) {
+		check_body(t[i].fw.r, size);
+		gs_reader_close(t[i].fw.r);
+	}
+	assert_int_equal(origin_requests(), 1);
+	assert_int_equal(stats(x).origin_requests, 1);
+	assert_int_equal(stats(x).collapsed, N - 1);
+	EVENTUALLY(stats(x).stored == 1);
+}
+
+/* A waiter that joins while the body flows gets the fill too. */
+static void test_join_during_body(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 512 * KiB;
+	struct tw a, b;
+
+	origin_set(200, "Cache-Control: max-age=60\r\n", size);
+	org.delay_ms = 20;
+	tw_get(x, &a, "j", NULL);
+	assert_int_equal(a.fw.kind, FETCH_OBJECT);
+	tw_get(x, &b, "j", NULL);
+	assert_int_equal(b.fw.kind, FETCH_OBJECT);
+	check_body(b.fw.r, size);
+	check_body(a.fw.r, size);
+	gs_reader_close(a.fw.r);
+	gs_reader_close(b.fw.r);
+	assert_int_equal(origin_requests(), 1);
+}
+
+static void check_pass(struct fx *x, const char *key, int status,
+		       const char *headers, uint64_t size)
+{
+	struct http_attr a;
+	struct gs_meta m;
+	struct tw t;
+
+	origin_set(status, headers, size);
+	tw_get(x, &t, key, NULL);
+	assert_int_equal(t.fw.kind, FETCH_PASS);
+	reader_attr(t.fw.r, &a);
+	assert_int_equal(a.status, status);
+	check_body(t.fw.r, size);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(gs_stat(x->s, key, strlen(key), &m), -ENOENT);
+}
+
+static void test_uncacheable_passed(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 300 * KiB;
+
+	check_pass(x, "ns", 200, "Cache-Control: no-store\r\n", size);
+	check_pass(x, "pr", 200, "Cache-Control: private, max-age=60\r\n",
+		   size);
+	check_pass(x, "ck", 200, "Cache-Control: max-age=60\r\n"
+				 "Set-Cookie: a=b\r\n", 1000);
+	assert_int_equal(stats(x).passed, 3);
+	assert_int_equal(stats(x).stored, 0);
+	EVENTUALLY(pass_keys(x) == 0);	/* deleted after commit */
+}
+
+static void test_error_status_relayed(void **state)
+{
+	struct fx *x = *state;
+	struct http_attr a;
+	struct tw t;
+
+	check_pass(x, "missing", 404, "Cache-Control: max-age=60\r\n", 100);
+	check_pass(x, "broken", 500, "", 10);
+	/* a redirect is relayed, Location and all */
+	origin_set(301, "Location: http://elsewhere/x\r\n", 0);
+	tw_get(x, &t, "moved", NULL);
+	assert_int_equal(t.fw.kind, FETCH_PASS);
+	reader_attr(t.fw.r, &a);
+	assert_int_equal(a.status, 301);
+	assert_non_null(strstr(a.extra, "Location: http://elsewhere/x\r\n"));
+	check_body(t.fw.r, 0);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(pass_keys(x) == 0);
+}
+
+static void test_origin_down(void **state)
+{
+	struct fx *x = *state;
+	int port, fd = listen_any(&port);
+	struct tw t;
+
+	close(fd);	/* nobody listens there now */
+	fetcher_free(x->f);
+	snprintf(x->url, sizeof(x->url), "http://127.0.0.1:%d", port);
+	fx_fetcher(x);
+	tw_get(x, &t, "k", NULL);
+	assert_int_equal(t.fw.kind, FETCH_REPLY);
+	assert_int_equal(t.fw.status, 502);
+	assert_null(t.fw.r);
+	assert_non_null(strstr(t.fw.msg, "origin unreachable"));
+	assert_int_equal(stats(x).origin_errors, 1);
+	assert_int_equal(gs_stat(x->s, "k", 1, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+}
+
+static void test_timeout(void **state)
+{
+	struct fx *x = *state;
+	struct tw t;
+	time_t t0 = time(NULL);
+
+	refetcher(x, 300, 64 * MiB);
+	org.hang = true;
+	tw_get(x, &t, "slow", NULL);
+	assert_int_equal(t.fw.kind, FETCH_REPLY);
+	assert_int_equal(t.fw.status, 504);
+	assert_true(time(NULL) - t0 < 5);
+	assert_int_equal(stats(x).origin_timeouts, 1);
+	assert_int_equal(pass_keys(x), 0);
+}
+
+/* A body that stops coming: readers see the fill aborted. */
+static void test_stall_mid_body(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 600 * KiB;
+	struct gs_chunk c;
+	struct tw t;
+	int ret;
+
+	refetcher(x, 500, 64 * MiB);
+	origin_set(200, "Cache-Control: max-age=60\r\n", size);
+	org.cut_at = 100 * KiB;
+	tw_get(x, &t, "cut", NULL);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	while ((ret = gs_reader_next(t.fw.r, &c)) == 1)
+		;
+	assert_int_equal(ret, -ECANCELED);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(stats(x).aborted_fills, 1);
+	assert_int_equal(stats(x).stored, 0);
+	assert_int_equal(gs_stat(x->s, "cut", 3, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+}
+
+static void test_revalidate_304(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 400 * KiB;
+	struct gs_meta m, m2;
+	struct http_attr a;
+	struct tw t;
+
+	origin_set(200, "Cache-Control: max-age=0\r\nETag: \"v1\"\r\n"
+			"Content-Type: text/plain\r\n", size);
+	tw_get(x, &t, "r", NULL);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	check_body(t.fw.r, size);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(gs_stat(x->s, "r", 1, &m) == 0);
+	assert_int_equal(http_attr_decode(m.attr, m.attr_len, &a), 0);
+	assert_true(a.fresh_until <= time(NULL));	/* stale at once */
+
+	pthread_mutex_lock(&org.lock);
+	snprintf(org.etag_304, sizeof(org.etag_304), "\"v1\"");
+	snprintf(org.headers_304, sizeof(org.headers_304),
+		 "Cache-Control: max-age=100\r\nETag: \"v1\"\r\n");
+	pthread_mutex_unlock(&org.lock);
+	tw_get(x, &t, "r", &m);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	assert_non_null(strstr(org.last_req, "If-None-Match: \"v1\""));
+	assert_int_equal(org.last_sent, 0);	/* no body this time */
+	assert_int_equal(gs_reader_meta(t.fw.r)->cas, m.cas);
+	reader_attr(t.fw.r, &a);
+	assert_true(a.fresh_until >= time(NULL) + 90);
+	assert_int_equal(a.ctype_len, 10);
+	assert_non_null(strstr(a.extra, "Cache-Control: max-age=100\r\n"));
+	assert_null(strstr(a.extra, "max-age=0"));
+	check_body(t.fw.r, size);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(gs_stat(x->s, "r", 1, &m2), 0);
+	assert_int_equal(m2.cas, m.cas);	/* the same body */
+	assert_int_equal(stats(x).origin_requests, 2);
+	assert_int_equal(stats(x).revalidations, 1);
+	assert_int_equal(stats(x).not_modified, 1);
+	assert_int_equal(stats(x).stored, 1);
+	assert_int_equal(stats(x).origin_bytes, size);
+
+	/* a 200 to a conditional request replaces the stored version */
+	pthread_mutex_lock(&org.lock);
+	org.etag_304[0] = '\0';
+	pthread_mutex_unlock(&org.lock);
+	origin_set(200, "Cache-Control: max-age=60\r\nETag: \"v2\"\r\n",
+		   size / 2);
+	tw_get(x, &t, "r", &m);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	check_body(t.fw.r, size / 2);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(gs_stat(x->s, "r", 1, &m2) == 0 && m2.size == size / 2);
+	assert_int_equal(stats(x).revalidations, 2);
+	assert_int_equal(stats(x).not_modified, 1);
+}
+
+static void test_forward_invalidates(void **state)
+{
+	struct fx *x = *state;
+	struct fetch_forward fwd = { .method = "DELETE" };
+	struct tw t;
+
+	origin_set(200, "Cache-Control: max-age=60\r\n", 1000);
+	tw_get(x, &t, "fw", NULL);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(gs_stat(x->s, "fw", 2, &(struct gs_meta){ 0 }) == 0);
+
+	origin_set(204, "", 0);
+	tw_forward(x, &t, "fw", &fwd, 204);
+	gs_reader_close(t.fw.r);
+	assert_non_null(strstr(org.last_req, "DELETE /fw HTTP/1.1"));
+	assert_int_equal(gs_stat(x->s, "fw", 2, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+
+	/* a PUT carries its body; a 403 invalidates nothing */
+	origin_set(200, "Cache-Control: max-age=60\r\n", 1000);
+	tw_get(x, &t, "fw", NULL);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(gs_stat(x->s, "fw", 2, &(struct gs_meta){ 0 }) == 0);
+	origin_set(403, "", 5);
+	fwd.method = "PUT";
+	fwd.body = "hello world";
+	fwd.body_len = 11;
+	fwd.ctype = "text/plain";
+	fwd.ctype_len = 10;
+	tw_forward(x, &t, "fw", &fwd, 403);
+	check_body(t.fw.r, 5);
+	gs_reader_close(t.fw.r);
+	assert_non_null(strstr(org.last_req, "PUT /fw HTTP/1.1"));
+	assert_non_null(strstr(org.last_req, "Content-Type: text/plain"));
+	assert_int_equal(org.last_req_body, 11);
+	assert_int_equal(gs_stat(x->s, "fw", 2, &(struct gs_meta){ 0 }), 0);
+	EVENTUALLY(stats(x).forwarded == 2);
+	EVENTUALLY(pass_keys(x) == 0);
+}
+
+static void test_max_object(void **state)
+{
+	struct fx *x = *state;
+	struct tw t;
+
+	refetcher(x, 5000, 64 * KiB);
+	check_pass(x, "big", 200, "Cache-Control: max-age=60\r\n", 100 * KiB);
+	/* unknown length: stored when it stays within max_object ... */
+	org.chunked = true;
+	origin_set(200, "Cache-Control: max-age=60\r\n", 50 * KiB);
+	tw_get(x, &t, "chunked", NULL);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	check_body(t.fw.r, 50 * KiB);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(gs_stat(x->s, "chunked", 7, &(struct gs_meta){ 0 }),
+			 0);
+	/* ... and passed whole when it grows past it */
+	check_pass(x, "chunkbig", 200, "Cache-Control: max-age=60\r\n",
+		   300 * KiB);
+	assert_int_equal(stats(x).stored, 1);
+	assert_int_equal(stats(x).passed, 2);
+	EVENTUALLY(pass_keys(x) == 0);
+}
+
+static void test_cancel(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 200 * KiB;
+	struct gs_meta m;
+	struct tw a, b;
+
+	origin_set(200, "Cache-Control: max-age=60\r\n", size);
+	org.head_delay_ms = 300;
+	tw_init(&a);
+	tw_init(&b);
+	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, &a.fw), 0);
+	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, &b.fw), 0);
+	assert_true(fetcher_cancel(x->f, &a.fw));
+	tw_wait(&b);
+	assert_false(fetcher_cancel(x->f, &b.fw));	/* done() ran */
+	check_body(b.fw.r, size);
+	gs_reader_close(b.fw.r);
+	assert_false(tw_wait_ms(&a, 100));	/* never called */
+
+	/* the last waiter of a storable fetch goes: it is stored anyway */
+	tw_init(&a);
+	assert_int_equal(fetcher_get(x->f, "cn2", 3, NULL, &a.fw), 0);
+	assert_true(fetcher_cancel(x->f, &a.fw));
+	for (int i = 0; i < 500 && gs_stat(x->s, "cn2", 3, &m) < 0; i++)
+		nap(10);
+	assert_int_equal(gs_stat(x->s, "cn2", 3, &m), 0);
+	assert_int_equal(m.size, size);
+	assert_false(tw_wait_ms(&a, 10));
+}
+
+static void test_free_running(void **state)
+{
+	struct fx *x = *state;
+	struct tw t;
+
+	org.hang = true;
+	tw_init(&t);
+	assert_int_equal(fetcher_get(x->f, "h", 1, NULL, &t.fw), 0);
+	nap(100);
+	fetcher_free(x->f);
+	x->f = NULL;
+	tw_wait(&t);
+	assert_int_equal(t.fw.kind, FETCH_REPLY);
+	assert_int_equal(t.fw.status, 502);
+	fx_fetcher(x);	/* for teardown */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_miss_stored_read_while_fill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collapse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_join_during_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uncacheable_passed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_status_relayed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_origin_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_mid_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revalidate_304, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_invalidates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
+	};
+
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	return cmocka_run_group_tests_name("fetch", tests, NULL, NULL);
+}
