@@ -122,6 +122,12 @@ $(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/cli/mc_client.o -lcmocka
 
+# and so is its HTTP response parser
+$(B)/test/test_http_client: test/unit/test_http_client.c $(B)/cli/http_client.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/cli/http_client.o -lcmocka
+
 $(B)/test/test_bench_spec: test/unit/test_bench_spec.c $(B)/cli/bench_spec.o $(B)/libgoblin.a
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
