@@ -55,7 +55,8 @@ DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
        libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev gnuplot-nox \
        memcached libmemcached-tools python3-pymemcache nutcracker \
-       netcat-openbsd libhttp-parser-dev
+       netcat-openbsd libhttp-parser-dev varnish nginx-light python3-requests \
+       curl
 
 all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind $(BENCH_BIN)
 
