@@ -55,7 +55,8 @@ DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
        bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
        libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev gnuplot-nox \
        memcached libmemcached-tools python3-pymemcache nutcracker \
-       netcat-openbsd libhttp-parser-dev
+       netcat-openbsd libhttp-parser-dev varnish nginx-light python3-requests \
+       curl
 
 all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind $(BENCH_BIN)
 
@@ -134,6 +135,12 @@ $(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/cli/mc_client.o -lcmocka
+
+# and so is its HTTP response parser
+$(B)/test/test_http_client: test/unit/test_http_client.c $(B)/cli/http_client.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/cli/http_client.o -lcmocka
 
 $(B)/test/test_bench_spec: test/unit/test_bench_spec.c $(B)/cli/bench_spec.o $(B)/libgoblin.a
 	@mkdir -p $(dir $@)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * goblinctl bench: the memcache load generator of the benchmarks.  One
- * epoll loop per thread, non-blocking connections with one request in
+ * goblinctl bench: the memcache and HTTP/1.1 load generator of the
+ * benchmarks.  One epoll loop per thread, non-blocking connections with one request in
  * flight each, CLOCK_MONOTONIC nanosecond timestamps of every request held
  * in preallocated records until the end, then percentiles, a RESULT line
  * and optionally one CSV row per request.
@@ -21,12 +21,14 @@
 
 #include "bench_spec.h"
 #include "ctl.h"
+#include "http_client.h"
 #include "mc_client.h"
 
 #define BENCH_RBUF (256u << 10)		/* per connection, reads */
 #define BENCH_WBUF (64u << 10)		/* per connection, generated sends */
 #define BENCH_RECORDS_DEFAULT 4000000	/* x 48 bytes: ~190 MB at most */
 #define BENCH_DRAIN_NS 10000000000ll	/* in-flight requests at the end */
+#define BENCH_STATUS_MAX 1000		/* HTTP statuses are 100..999 */
 
 enum { OP_GET = 0, OP_SET = 1 };
 enum { ST_HIT = 0, ST_MISS, ST_STORED, ST_ERROR };
@@ -43,6 +45,8 @@ struct rec {
 
 struct bench_opts {
 	const char *host, *port, *csv, *key_prefix;
+	const char *path_prefix;	/* http: the URL path before the key */
+	bool http;			/* --proto http, else memcache */
 	unsigned conns, threads;
 	double duration, get_ratio;
 	uint64_t keys, hot_start, hot_keys, seed, max_records;
@@ -78,6 +82,11 @@ struct bconn {
 	uint64_t voff;		/* value offset (verify) */
 	bool in_value, got_value, bad;
 	uint64_t rng;
+	/* http: the response being read */
+	struct httpc_body body;	/* its body's framing, once in_value */
+	int status;
+	bool close_after;	/* reconnect before the next request */
+	bool retried;		/* cur was sent again on a new connection */
 };
 
 struct bthread {
@@ -90,6 +99,7 @@ struct bthread {
 	struct rec *recs;
 	size_t nrec, cap;
 	uint64_t unrecorded, errors, reqs, bytes;
+	uint64_t status[BENCH_STATUS_MAX];	/* http: responses by status */
 	bool populate;
 	char scratch[BENCH_WBUF];
 };
@@ -115,6 +125,28 @@ static int64_t mono_ns(void)
 
 /* ---- one request ---- */
 
+/*
+ * The head of an HTTP request for c->key: a GET, or a PUT of c->psize
+ * bytes that follow as the body.  Returns its length in c->wbuf.
+ */
+static int http_request_head(const struct bench_opts *o, struct bconn *c,
+			     int op)
+{
+	char target[3 * MCC_KEY_MAX + 512];
+
+	/* the prefix is at most 256 bytes, a key MCC_KEY_MAX: it fits */
+	if (httpc_target(target, sizeof(target), o->path_prefix, c->key) < 0)
+		die("URL of '%s' too long", c->key);
+	if (op == OP_SET)
+		return snprintf(c->wbuf, BENCH_WBUF,
+				"PUT %s HTTP/1.1\r\nHost: %s:%s\r\n"
+				"Content-Length: %" PRIu64 "\r\n\r\n",
+				target, o->host, o->port, c->psize);
+	return snprintf(c->wbuf, BENCH_WBUF,
+			"GET %s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", target,
+			o->host, o->port);
+}
+
 static void bconn_begin(struct bthread *t, struct bconn *c, uint64_t key,
 			int op)
 {
@@ -129,7 +161,13 @@ static void bconn_begin(struct bthread *t, struct bconn *c, uint64_t key,
 	c->cur.op = (uint8_t)op;
 	c->poff = c->psize = 0;
 	c->crlf_sent = true;
-	if (op == OP_SET) {
+	c->status = 0;
+	if (t->o->http) {
+		/* the body is the payload alone: no CRLF after it */
+		c->psize = op == OP_SET ? ks->size[key] : 0;
+		c->seed = bspec_payload_seed(c->key, ks->size[key]);
+		n = http_request_head(t->o, c, op);
+	} else if (op == OP_SET) {
 		c->psize = ks->size[key];
 		c->seed = bspec_payload_seed(c->key, c->psize);
 		c->crlf_sent = false;
@@ -187,6 +225,7 @@ static void bconn_done(struct bthread *t, struct bconn *c, int st)
 		c->cur.first = c->cur.last;
 	if (st == ST_ERROR)
 		t->errors++;
+	c->retried = false;
 	t->reqs++;
 	t->bytes += c->cur.bytes;
 	if (t->nrec < t->cap)
@@ -222,6 +261,60 @@ static void want_out(struct bthread *t, struct bconn *c, bool on)
 	ev.data.ptr = c;
 	epoll_ctl(t->ep, EPOLL_CTL_MOD, c->fd, &ev);
 	c->want_out = on;
+}
+
+/* Close and open again after a "Connection: close"; -1 when it failed. */
+static int bconn_reconnect(struct bthread *t, struct bconn *c)
+{
+	struct epoll_event ev;
+	struct mcc_conn m;
+	char why[256];
+
+	epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	c->close_after = c->want_out = false;
+	c->rstart = c->rend = 0;
+	if (mcc_connect(&m, t->o->host, t->o->port, why, sizeof(why)) < 0) {
+		c->dead = true;
+		t->errors++;
+		error("bench: cannot reconnect: %s", why);
+		return -1;
+	}
+	c->fd = m.fd;
+	free(m.buf);
+	fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+	ev.events = EPOLLIN;
+	ev.data.ptr = c;
+	epoll_ctl(t->ep, EPOLL_CTL_ADD, c->fd, &ev);
+	return 0;
+}
+
+static int bconn_send(struct bthread *t, struct bconn *c);
+
+/*
+ * The server closed a kept-alive connection as the request went (an idle
+ * timeout): send it again once on a new connection, as HTTP clients do
+ * with requests that got no response byte.  Its clock keeps running.
+ */
+static int bconn_retry(struct bthread *t, struct bconn *c)
+{
+	int64_t sent = c->cur.sent;
+	uint64_t key = c->cur.key;
+	int op = c->cur.op;
+
+	if (bconn_reconnect(t, c) < 0)
+		return -1;
+	bconn_begin(t, c, key, op);
+	c->cur.sent = sent;
+	c->retried = true;
+	return bconn_send(t, c);
+}
+
+static bool may_retry(const struct bthread *t, const struct bconn *c)
+{
+	return t->o->http && c->busy && !c->cur.first && !c->retried &&
+	       !c->in_value;
 }
 
 /* Send what can be sent; -1 on a dead connection. */
@@ -260,6 +353,9 @@ static int bconn_send(struct bthread *t, struct bconn *c)
 			want_out(t, c, true);
 			return 0;
 		}
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET) &&
+		    may_retry(t, c))
+			return bconn_retry(t, c);
 		if (n < 0) {
 			bconn_kill(t, c, strerror(errno));
 			return -1;
@@ -373,6 +469,136 @@ static int bconn_parse(struct bthread *t, struct bconn *c)
 	}
 }
 
+/* The status of an HTTP response that ends request c->cur. */
+static int http_outcome(struct bthread *t, struct bconn *c)
+{
+	if (c->cur.op == OP_SET)
+		return c->status >= 200 && c->status < 300 ? ST_STORED
+							   : ST_ERROR;
+	if (c->status == 404)
+		return ST_MISS;
+	if (c->status != 200 || c->bad)
+		return ST_ERROR;
+	if (t->o->verify && c->voff != t->ks->size[c->cur.key])
+		return ST_ERROR;	/* a chunked body of the wrong size */
+	return ST_HIT;
+}
+
+/* A response head was parsed: start its body. */
+static int http_head(struct bthread *t, struct bconn *c,
+		     const struct httpc_resp *r)
+{
+	c->status = r->status;
+	c->close_after |= r->close;
+	httpc_body_init(&c->body, r);
+	c->in_value = true;
+	c->voff = 0;
+	if (c->cur.op != OP_GET || r->status != 200)
+		return 0;
+	c->got_value = true;
+	if (t->o->verify && r->framing == HTTPC_BODY_LENGTH &&
+	    r->length != t->ks->size[c->cur.key])
+		c->bad = true;
+	if (c->body.done)
+		c->cur.payload = mono_ns();
+	return 0;
+}
+
+/*
+ * Parse what the read buffer holds of an HTTP response (1xx interim ones
+ * skipped).  Returns 1 when the response is complete, 0 for more, -1 on a
+ * protocol error (connection killed).
+ */
+static int bconn_parse_http(struct bthread *t, struct bconn *c)
+{
+	struct httpc_resp r;
+	size_t used, off, len;
+	int rc;
+
+	for (;;) {
+		if (!c->in_value) {
+			rc = httpc_parse_head(c->rbuf + c->rstart,
+					      c->rend - c->rstart, false, &r,
+					      &used);
+			if (rc == 1)
+				return 0;
+			if (rc < 0 || r.status == 101) {
+				bconn_kill(t, c, rc == -EMSGSIZE
+						 ? "response head too long"
+						 : "malformed response head");
+				return -1;
+			}
+			c->rstart += used;
+			if (r.status < 200)
+				continue;	/* 100 Continue and the like */
+			http_head(t, c, &r);
+		}
+		while (!c->body.done && c->rstart < c->rend) {
+			if (httpc_body_take(&c->body, c->rbuf + c->rstart,
+					    c->rend - c->rstart, &used, &off,
+					    &len) < 0) {
+				bconn_kill(t, c, "malformed chunked body");
+				return -1;
+			}
+			if (len && c->got_value)
+				value_bytes(t, c, c->rbuf + c->rstart + off,
+					    len);
+			c->rstart += used;
+		}
+		if (!c->body.done)
+			return 0;
+		c->in_value = false;
+		if (c->status < BENCH_STATUS_MAX)
+			t->status[c->status]++;
+		/* a reply before the whole PUT went: the stream is lost */
+		if (c->woff < c->wlen || c->poff < c->psize)
+			c->close_after = true;
+		bconn_done(t, c, http_outcome(t, c));
+		return 1;
+	}
+}
+
+/* A response is complete: on to the next request, if any. */
+static int bconn_after(struct bthread *t, struct bconn *c)
+{
+	if (c->close_after) {
+		if (bconn_reconnect(t, c) < 0)
+			return -1;
+	} else if (c->rstart != c->rend) {
+		bconn_kill(t, c, "reply without a request");
+		return -1;
+	}
+	if (!bconn_next(t, c))
+		return 0;
+	return bconn_send(t, c);
+}
+
+/*
+ * The server closed (@clean: a FIN, else a reset).  HTTP: an idle
+ * connection is opened again, a body read until the close ends, a request
+ * without a response byte is retried once.  0 when handled, -1 when the
+ * connection is to be killed.
+ */
+static int bconn_eof(struct bthread *t, struct bconn *c, bool clean)
+{
+	if (!t->o->http)
+		return -1;
+	if (!c->busy)
+		return bconn_reconnect(t, c);
+	if (may_retry(t, c))
+		return bconn_retry(t, c);
+	if (!clean || !c->in_value || c->body.framing != HTTPC_BODY_CLOSE ||
+	    c->rstart != c->rend)
+		return -1;
+	httpc_body_eof(&c->body);
+	c->in_value = false;
+	if (c->status < BENCH_STATUS_MAX)
+		t->status[c->status]++;
+	c->close_after = true;
+	bconn_done(t, c, http_outcome(t, c));
+	return bconn_after(t, c);
+}
+
 static int bconn_recv(struct bthread *t, struct bconn *c)
 {
 	for (;;) {
@@ -392,9 +618,13 @@ static int bconn_recv(struct bthread *t, struct bconn *c)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return 0;
-		if (n <= 0) {
-			bconn_kill(t, c, n ? strerror(errno)
-					   : "closed by the server");
+		if ((n == 0 || (n < 0 && errno == ECONNRESET)) &&
+		    bconn_eof(t, c, n == 0) == 0)
+			return 0;
+		if (n <= 0 || c->dead) {
+			if (!c->dead)
+				bconn_kill(t, c, n ? strerror(errno)
+						   : "closed by the server");
 			return -1;
 		}
 		if (c->busy && !c->cur.first)
@@ -404,18 +634,11 @@ static int bconn_recv(struct bthread *t, struct bconn *c)
 			bconn_kill(t, c, "reply without a request");
 			return -1;
 		}
-		rc = bconn_parse(t, c);
+		rc = t->o->http ? bconn_parse_http(t, c) : bconn_parse(t, c);
 		if (rc < 0)
 			return -1;
-		if (rc == 1) {
-			if (c->rstart != c->rend) {
-				bconn_kill(t, c, "reply without a request");
-				return -1;
-			}
-			if (!bconn_next(t, c))
-				return 0;
-			return bconn_send(t, c);
-		}
+		if (rc == 1)
+			return bconn_after(t, c);
 		if ((size_t)n < BENCH_RBUF / 2)
 			return 0;	/* level-triggered: epoll says when */
 	}
@@ -559,6 +782,8 @@ static long discover_pid(const struct bench_opts *o)
 	char why[256];
 	long pid = -1;
 
+	if (o->http)
+		return -1;	/* HTTP has no stats command: --server-pid */
 	if (strcmp(o->host, "127.0.0.1") && strcmp(o->host, "localhost") &&
 	    strcmp(o->host, "::1"))
 		return -1;
@@ -628,6 +853,7 @@ static void write_csv(const char *path, struct bthread *th, unsigned nt,
 
 struct totals {
 	uint64_t reqs, gets, hits, misses, sets, errors, bytes, unrecorded;
+	uint64_t status[BENCH_STATUS_MAX];	/* http responses by status */
 	uint64_t *ttfb, *pttfb, *done;
 	size_t nttfb, npttfb, ndone;
 };
@@ -649,6 +875,8 @@ static void collect(struct bthread *th, unsigned nt, struct totals *s)
 		s->errors += th[i].errors;
 		s->bytes += th[i].bytes;
 		s->unrecorded += th[i].unrecorded;
+		for (unsigned k = 0; k < BENCH_STATUS_MAX; k++)
+			s->status[k] += th[i].status[k];
 		for (size_t j = 0; j < th[i].nrec; j++) {
 			const struct rec *r = &th[i].recs[j];
 
@@ -667,20 +895,40 @@ static void collect(struct bthread *th, unsigned nt, struct totals *s)
 	}
 }
 
+/* "200:17,404:3" into @buf: the HTTP responses by status; "-": none */
+static const char *status_list(const struct totals *s, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (unsigned k = 0; k < BENCH_STATUS_MAX && len < n; k++)
+		if (s->status[k])
+			len += (size_t)snprintf(buf + len, n - len, "%s%u:%" PRIu64,
+					len ? "," : "", k, s->status[k]);
+	if (!buf[0])
+		snprintf(buf, n, "-");
+	return buf;
+}
+
 static void report(const struct bench_opts *o, struct bthread *th,
 		   unsigned nt, double secs, double ccpu, double scpu,
 		   uint64_t rss_kib)
 {
 	struct totals s;
 	struct bspec_pct pt, pp, pd;
+	char statuses[1024];
 
 	collect(th, nt, &s);
+	if (o->http)
+		status_list(&s, statuses, sizeof(statuses));
 	printf("requests       %" PRIu64 " in %.3f s: %.0f/s, %.2f MiB/s "
 	       "payload\n",
 	       s.reqs, secs, s.reqs / secs, s.bytes / secs / 1048576.0);
 	printf("gets %" PRIu64 " hits %" PRIu64 " misses %" PRIu64
 	       " sets %" PRIu64 " errors %" PRIu64 "\n",
 	       s.gets, s.hits, s.misses, s.sets, s.errors);
+	if (o->http)
+		printf("statuses       %s\n", statuses);
 	if (s.unrecorded)
 		printf("records        %" PRIu64 " requests past --max-records "
 		       "%" PRIu64 " not recorded: percentiles and counts "
@@ -700,20 +948,21 @@ static void report(const struct bench_opts *o, struct bthread *th,
 	pt = bspec_percentiles(s.ttfb, s.nttfb);
 	pp = bspec_percentiles(s.pttfb, s.npttfb);
 	pd = bspec_percentiles(s.done, s.ndone);
-	printf("RESULT proto=memcache conns=%u threads=%u secs=%.3f "
+	printf("RESULT proto=%s conns=%u threads=%u secs=%.3f "
 	       "requests=%" PRIu64 " ops_per_s=%.0f mib_per_s=%.2f "
 	       "gets=%" PRIu64 " hits=%" PRIu64 " misses=%" PRIu64
 	       " sets=%" PRIu64 " errors=%" PRIu64
 	       " ttfb_us=%.1f/%.1f/%.1f/%.1f"
 	       " payload_ttfb_us=%.1f/%.1f/%.1f/%.1f"
 	       " completion_us=%.1f/%.1f/%.1f/%.1f"
-	       " client_cpu_s=%.2f server_cpu_s=%.2f\n",
-	       o->conns, nt, secs, s.reqs, s.reqs / secs,
+	       " client_cpu_s=%.2f server_cpu_s=%.2f%s%s\n",
+	       o->http ? "http" : "memcache", o->conns, nt, secs, s.reqs, s.reqs / secs,
 	       s.bytes / secs / 1048576.0, s.gets, s.hits, s.misses, s.sets,
 	       s.errors, pt.p50 / 1e3, pt.p90 / 1e3, pt.p99 / 1e3,
 	       pt.p999 / 1e3, pp.p50 / 1e3, pp.p90 / 1e3, pp.p99 / 1e3,
 	       pp.p999 / 1e3, pd.p50 / 1e3, pd.p90 / 1e3, pd.p99 / 1e3,
-	       pd.p999 / 1e3, ccpu, scpu);
+	       pd.p999 / 1e3, ccpu, scpu, o->http ? " statuses=" : "",
+	       o->http ? statuses : "");
 	free(s.ttfb);
 	free(s.pttfb);
 	free(s.done);
@@ -790,7 +1039,7 @@ enum {
 	B_HOST = 256, B_PORT, B_PROTO, B_CONNS, B_THREADS, B_DURATION, B_KEYS,
 	B_SIZE, B_HOT_START, B_HOT_KEYS, B_POPULATE_ONLY, B_NO_STORE,
 	B_GET_RATIO, B_CSV, B_VERIFY, B_SERVER_PID, B_SEED, B_MAX_RECORDS,
-	B_KEY_PREFIX, B_SWEEP,
+	B_KEY_PREFIX, B_SWEEP, B_PATH_PREFIX,
 };
 
 static const struct option bench_longopts[] = {
@@ -815,6 +1064,7 @@ static const struct option bench_longopts[] = {
 	{"max-records", required_argument, NULL, B_MAX_RECORDS},
 	{"key-prefix", required_argument, NULL, B_KEY_PREFIX},
 	{"sweep", no_argument, NULL, B_SWEEP},
+	{"path-prefix", required_argument, NULL, B_PATH_PREFIX},
 	{NULL, 0, NULL, 0},
 };
 
@@ -850,9 +1100,19 @@ static void bench_opt(const struct ctl_cmd *cmd, int ch,
 	case B_HOST: o->host = optarg; break;
 	case B_PORT: o->port = optarg; break;
 	case B_PROTO:
-		if (strcmp(optarg, "memcache"))
-			usage_error(cmd, "unsupported --proto '%s' (only "
-				    "memcache)", optarg);
+		if (!strcmp(optarg, "http"))
+			o->http = true;
+		else if (!strcmp(optarg, "memcache"))
+			o->http = false;
+		else
+			usage_error(cmd, "unsupported --proto '%s' (memcache "
+				    "or http)", optarg);
+		break;
+	case B_PATH_PREFIX:
+		if (optarg[0] != '/' || strlen(optarg) > 256)
+			usage_error(cmd, "invalid --path-prefix '%s' (a path "
+				    "of at most 256 bytes from '/')", optarg);
+		o->path_prefix = optarg;
 		break;
 	case B_CONNS: o->conns = (unsigned)num_opt(cmd, "conns", 1, 65536);
 		break;
@@ -915,6 +1175,7 @@ static void bench_parse(const struct ctl_cmd *cmd, struct ctl *c, int argc,
 	o->seed = 1;
 	o->max_records = BENCH_RECORDS_DEFAULT;
 	o->key_prefix = "bench:";
+	o->path_prefix = "/";
 	o->spec.kind = BSPEC_FIXED;
 	o->spec.fixed = 4096;
 	while ((ch = ctl_getopt(cmd, argc, argv, "", bench_longopts)) != -1)
@@ -1006,9 +1267,11 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		       (t1 - t0) / 1e9);
 	}
 	if (!o.populate_only) {
-		for (i = 0; i < nt; i++)	/* populate is not measured */
+		for (i = 0; i < nt; i++) {	/* populate is not measured */
 			th[i].nrec = th[i].reqs = th[i].bytes =
 				th[i].errors = th[i].unrecorded = 0;
+			memset(th[i].status, 0, sizeof(th[i].status));
+		}
 		atomic_store(&stop_flag, 0);
 		atomic_store(&next_key, 0);	/* --sweep's cursor */
 		s0 = proc_cpu(spid, NULL);

@@ -36,9 +36,11 @@ static const struct ctl_cmd commands[] = {
 	 "store every regular file under DIR, keyed by its relative path",
 	 "  --prefix P          put P in front of every key\n", false},
 	{"bench", cmd_bench, "bench [--host H] [--port P] [OPTIONS]",
-	 "load goblind over memcache and measure it",
+	 "load goblind or an HTTP cache and measure it",
 	 "  --host H, --port P   goblind (default 127.0.0.1, 11211)\n"
-	 "  --proto memcache     the protocol (only memcache)\n"
+	 "  --proto P            memcache (default), or http: GET and PUT of\n"
+	 "                       http://H:P/PREFIX/KEY, keep-alive connections\n"
+	 "  --path-prefix STR    http: the URL path before each key (/)\n"
 	 "  --conns N            connections, one request in flight each (16)\n"
 	 "  --threads N          event loops (default: CPUs, at most N conns)\n"
 	 "  --duration S         seconds of the measured phase (10)\n"

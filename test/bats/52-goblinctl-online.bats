@@ -136,5 +136,5 @@ result_of() {
 	[ "$(result_of errors)" = 0 ]
 	[ "$(awk -F, 'NR > 1 { print $2 }' "$T/hot.csv" | sort -u)" = 1 ]
 	run -129 "$GCTL" bench --port "$PORT" --size pareto:1,0,0.3
-	run -129 "$GCTL" bench --port "$PORT" --proto http
+	run -129 "$GCTL" bench --port "$PORT" --proto gopher
 }
