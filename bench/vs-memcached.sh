@@ -110,7 +110,7 @@ start_goblind() {
 	local name=$1
 	shift
 	PORT=$(free_port)
-	taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" \
+	taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" --no-http \
 		--cores 1 --max-item 8M "$@" 2>"$logs/$name.log" &
 	SPID=$!
 	wait_port "$PORT" || die "goblind did not start: $(cat "$logs/$name.log")"

@@ -16,6 +16,10 @@
 #include <liburing.h>
 
 #include "../store/goblin.h"
+#include "fetch.h"
+#include "http_attr.h"
+#include "http_proto.h"
+#include "http_sem.h"
 #include "mc_proto.h"
 
 #define GD_NAME "goblind"
@@ -55,6 +59,14 @@ struct gd_settings {
 	unsigned idle_timeout;	/* --idle-timeout seconds, 0: none */
 	const char *mount;	/* --mount DIR, NULL: none */
 	const char *config;	/* --config FILE */
+	unsigned http_port;	/* --http-port */
+	bool http;		/* false: --no-http */
+	const char *http_token;	/* --http-write-token, NULL: loopback only */
+	unsigned http_timeout;	/* --http-timeout seconds: a request head
+				 * must arrive within it */
+	const char *mirror;	/* --mirror URL, NULL: origin server */
+	unsigned mirror_timeout;	/* --mirror-timeout seconds */
+	uint64_t mirror_max_object;	/* --mirror-max-object */
 };
 
 /* ---- counters: per worker, summed by stats ---- */
@@ -80,6 +92,20 @@ struct gd_counters {
 	uint64_t rejected_connections;	/* over --max-conns */
 	uint64_t idle_kicks;	/* closed by --idle-timeout */
 	uint64_t conn_closed_long_line;	/* a line without newline too long */
+	/* HTTP */
+	uint64_t http_requests;	/* request heads parsed */
+	uint64_t http_gets;	/* GET and HEAD of objects */
+	uint64_t http_hits;	/* ... found stored (fresh, or revalidated) */
+	uint64_t http_misses;	/* ... not stored: 404, or fetched */
+	uint64_t http_puts;	/* PUTs stored */
+	uint64_t http_deletes;	/* DELETEs that removed an object */
+	uint64_t http_not_modified;	/* 304 replies */
+	uint64_t http_partial;	/* 206 replies */
+	uint64_t http_client_errors;	/* other 4xx replies */
+	uint64_t http_server_errors;	/* 5xx replies */
+	uint64_t http_bad_requests;	/* unparsable heads: replied, closed */
+	uint64_t http_timeouts;	/* heads not in within --http-timeout */
+	uint64_t http_denied;	/* writes refused by the write gate */
 };
 
 struct gd;
@@ -87,6 +113,12 @@ struct conn;
 
 struct worker {
 	struct gd *gd;
+	pthread_mutex_t mail_lock;
+	struct conn *mail;	/* connections whose fetch finished;
+				 * protected by mail_lock */
+	struct http_req hreq;	/* the HTTP head being parsed */
+	int64_t date_sec;	/* the second date[] was formatted for */
+	char date[HTTP_DATE_LEN + 1];
 	unsigned id;
 	pthread_t thread;
 	int epfd;
@@ -114,7 +146,9 @@ struct metatab;
 struct gd {
 	struct gd_settings set;
 	struct gs_store *s;
+	struct fetcher *fetcher;	/* --mirror */
 	int listen_fd;
+	int http_fd;		/* HTTP listener, -1: none */
 	unsigned nworkers;
 	struct worker *workers;
 	struct metatab *meta;
@@ -124,6 +158,7 @@ struct gd {
 	_Atomic int64_t flush_at;	/* a delayed flush_all: unix seconds */
 	int64_t start_time;	/* unix seconds */
 	char listen_name[128];	/* "127.0.0.1:11211" */
+	char http_name[128];
 };
 
 /* ---- workers (worker.c) ---- */
@@ -165,9 +200,59 @@ struct mc_state {
 	bool mg;		/* a meta get: one key, no END */
 };
 
+/* An HTTP connection's request in progress (http.c). */
+enum http_phase {
+	HP_HEAD = 0,	/* between requests: parse the next head */
+	HP_BODY,	/* a PUT body flowing into a store writer */
+	HP_SEND,	/* a response body flowing out of a reader */
+	HP_FETCH,	/* waiting for the mirror's fetcher */
+	HP_FWD_BODY,	/* a body being buffered to forward to the origin */
+};
+
+struct http_saved;
+
+struct http_state {
+	enum http_phase phase;
+	bool keep_alive;	/* this request's */
+	bool http10;		/* an HTTP/1.0 request */
+	bool head_only;		/* HEAD: no body goes out */
+	const char *head;	/* while a request starts: its head in rbuf */
+	size_t head_len;
+	int64_t head_since;	/* monotonic s: a partial head began */
+	/* HP_BODY */
+	struct gs_writer *wr;
+	uint64_t left;		/* Content-Length bytes still to come */
+	uint64_t total;		/* body bytes taken so far */
+	bool chunked;		/* the body is chunked: decoded by ch */
+	struct http_chunked ch;
+	int err;		/* first store error of the body */
+	bool existed;		/* the key existed: 204, else 201 */
+	/* HP_SEND */
+	struct gs_reader *r;
+	struct http_range ranges[HTTP_RANGES_MAX];
+	unsigned nranges, cur;	/* 0 ranges: the whole object */
+	bool multipart;
+	bool range_started;	/* gs_reader_range() done for ranges[cur] */
+	bool chunked_out;	/* size unknown (a fill): chunked encoding */
+	bool crlf_due;		/* a chunk's CRLF follows the zero-copy one */
+	uint64_t size;		/* the object's, for part headers */
+	uint64_t boundary;
+	char ctype[HTTP_ATTR_CTYPE_MAX + 1];
+	/* HP_FETCH, HP_FWD_BODY */
+	struct fetch_waiter fw;
+	bool fw_pending;	/* given to the fetcher, result not taken */
+	bool fw_ready;		/* the result is in fw */
+	bool fw_revalidate;	/* the fetch revalidates a stale copy */
+	struct http_saved *saved;	/* the request, kept across the fetch */
+	struct conn *mnext;	/* in the worker's mailbox */
+	char *fwd;		/* HP_FWD_BODY: the body (malloc) */
+};
+
 struct conn {
 	struct worker *w;
 	int fd;
+	bool http;			/* an HTTP connection, else memcache */
+	bool loopback;			/* the peer is on a loopback address */
 	struct conn *next, *prev;	/* in w->conns */
 	struct conn *dnext;		/* in w->disk_wait */
 	struct conn *rnext;		/* in w->ready */
@@ -180,9 +265,13 @@ struct conn {
 	size_t chunk_len;
 	uint32_t events;		/* the epoll mask */
 	bool closing;			/* close once the output is out */
+	bool lingering;			/* HTTP: output shut, input drained
+					 * until EOF or linger_until */
+	int64_t linger_until;		/* monotonic seconds */
 	bool noreply;			/* the current command's */
 	int64_t last_active;		/* monotonic seconds */
 	struct mc_state mc;
+	struct http_state h;
 };
 
 /* What mc_conn_run() needs next. */
@@ -199,8 +288,23 @@ void conn_out(struct conn *c, const void *buf, size_t len);
 /* printf-style reply. */
 __attribute__((format(printf, 2, 3))) void conn_printf(struct conn *c,
 							const char *fmt, ...);
+/*
+ * Take up to @want bytes of a request body: what rbuf holds, else one
+ * read off the socket into the worker's scratch buffer (never past @want:
+ * the next request may follow).  Returns the count with *@p on the bytes,
+ * 0 when the socket has nothing now, -1 at EOF or on an error.
+ */
+ssize_t conn_take(struct conn *c, uint64_t want, const uint8_t **p);
 /* A one-line reply with "\r\n", unless the request said noreply. */
 void conn_reply(struct conn *c, const char *line);
+
+/* Open @key (GS_GET_* @flags) for streaming on @w's ring. */
+int gd_reader_open(struct worker *w, const char *key, size_t klen, int flags,
+		   struct gs_reader **out);
+/* Attach an opened reader to @w's ring (fills wake the worker). */
+int gd_reader_attach(struct worker *w, struct gs_reader *r);
+/* Wait out a reader's reads in flight on @w's ring, then close it. */
+void gd_reader_close(struct worker *w, struct gs_reader *r);
 
 /* ---- memcache commands (memcache.c) ---- */
 
@@ -219,10 +323,36 @@ uint64_t mc_flush(struct gd *gd, int64_t before_ns);
 /* True when the connection is between commands with nothing pending. */
 bool mc_conn_idle(const struct conn *c);
 
+/* ---- HTTP (http.c) ---- */
+
+/* As mc_conn_run(), for an HTTP connection. */
+enum mc_run http_conn_run(struct conn *c);
+void http_conn_release(struct conn *c);
+bool http_conn_idle(const struct conn *c);
+/* The fetcher's done(): hands @fw to its connection's worker. */
+void http_fetch_done(struct fetch_waiter *fw);
+/* A worker's mailbox: drive the connections whose fetch finished. */
+void http_mail_run(struct worker *w);
+/* A head not in within --http-timeout: 408 and close.  True: closed. */
+bool http_conn_expired(struct conn *c, int64_t now);
+
 /* ---- stats (stats.c) ---- */
 
 /* "stats [ARG]": the reply lines and END, or -1 for an unknown ARG. */
 int gd_stats(struct gd *gd, struct conn *c, const char *arg, size_t len);
+
+/* A growing text buffer for HTTP bodies built whole (stats). */
+struct gd_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+__attribute__((format(printf, 2, 3))) void gd_buf_printf(struct gd_buf *b,
+							  const char *fmt,
+							  ...);
+/* The counters of "stats" (and tiers) as JSON, or in Prometheus text. */
+void gd_stats_json(struct gd *gd, struct gd_buf *b);
+void gd_stats_prom(struct gd *gd, struct gd_buf *b);
 
 /* ---- meta marks (metatab.c) ---- */
 

@@ -205,17 +205,25 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 	static const struct {
 		const char *name;
 		size_t off;
+		bool many;	/* may repeat: the first is kept */
 	} kept[] = {
-		{ "host", offsetof(struct http_req, host) },
-		{ "range", offsetof(struct http_req, range) },
-		{ "if-none-match", offsetof(struct http_req, if_none_match) },
-		{ "if-match", offsetof(struct http_req, if_match) },
+		{ "host", offsetof(struct http_req, host), false },
+		{ "range", offsetof(struct http_req, range), false },
+		{ "if-none-match", offsetof(struct http_req, if_none_match),
+		  false },
+		{ "if-match", offsetof(struct http_req, if_match), false },
 		{ "if-modified-since",
-		  offsetof(struct http_req, if_modified_since) },
+		  offsetof(struct http_req, if_modified_since), false },
 		{ "if-unmodified-since",
-		  offsetof(struct http_req, if_unmodified_since) },
-		{ "if-range", offsetof(struct http_req, if_range) },
-		{ "authorization", offsetof(struct http_req, authorization) },
+		  offsetof(struct http_req, if_unmodified_since), false },
+		{ "if-range", offsetof(struct http_req, if_range), false },
+		{ "authorization", offsetof(struct http_req, authorization),
+		  false },
+		{ "content-type", offsetof(struct http_req, content_type),
+		  false },
+		{ "cache-control", offsetof(struct http_req, cache_control),
+		  true },
+		{ "pragma", offsetof(struct http_req, pragma), true },
 	};
 
 	if (++x->nfields > HTTP_HEADERS_MAX)
@@ -229,7 +237,9 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 		if (!name_is(x, kept[i].name))
 			continue;
 		x->val = (struct http_str *)((char *)r + kept[i].off);
-		if (x->val->p)
+		if (x->val->p && kept[i].many)
+			x->val = NULL;
+		else if (x->val->p)
 			return fail(x, HTTP_E_DUP_HEADER);
 	}
 	return 0;

@@ -107,7 +107,8 @@ struct http_req {
 	struct http_str query;	/* after '?', raw (not decoded) */
 	struct http_str host, range, if_none_match, if_match,
 			if_modified_since, if_unmodified_since, if_range,
-			authorization;
+			authorization, content_type,
+			cache_control, pragma;	/* these two: the first line */
 	enum http_err err;	/* HTTP_PARSE_BAD: why */
 	size_t klen;
 	char key[HTTP_KEY_MAX + 1];	/* the path after '/', decoded, NUL

@@ -66,7 +66,8 @@ static void usage_print(FILE *f)
 {
 	fputs("usage: goblind [options] --store DIR\n\n"
 	      "Serve the Goblin Store in DIR over memcache (text and meta\n"
-	      "protocols), and with --mount as a filesystem too.\n\n"
+	      "protocols) and HTTP/1.1, and with --mount as a filesystem "
+	      "too.\n\n"
 	      "Options (also goblin.conf keys, without the dashes):\n"
 	      "  --store DIR            the store directory (created when "
 	      "missing)\n"
@@ -76,6 +77,23 @@ static void usage_print(FILE *f)
 	      "127.0.0.1)\n"
 	      "  --memcache-port N      memcache TCP port (default 11211)\n"
 	      "  --no-memcache          do not serve memcache\n"
+	      "  --http-port N          HTTP port (default 8080)\n"
+	      "  --no-http              do not serve HTTP\n"
+	      "  --http-write-token T   PUT/DELETE need 'Authorization: "
+	      "Bearer T'\n"
+	      "                         (default: writes from loopback "
+	      "only)\n"
+	      "  --http-timeout S       a request head must arrive within S "
+	      "seconds\n"
+	      "                         (default 30; 0: no limit)\n"
+	      "  --mirror URL           a caching reverse proxy of the origin "
+	      "URL\n"
+	      "  --mirror-timeout S     origin connect + response head, and "
+	      "stalls\n"
+	      "                         (default 30)\n"
+	      "  --mirror-max-object SIZE  larger responses are passed, not "
+	      "stored\n"
+	      "                         (default: --max-item)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -100,7 +118,7 @@ enum {
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 13
+#define NOWN 20
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -109,6 +127,13 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "listen-address", required_argument, NULL, OPT_OWN },
 	{ "memcache-port", required_argument, NULL, OPT_OWN },
 	{ "no-memcache", no_argument, NULL, OPT_OWN },
+	{ "http-port", required_argument, NULL, OPT_OWN },
+	{ "no-http", no_argument, NULL, OPT_OWN },
+	{ "http-write-token", required_argument, NULL, OPT_OWN },
+	{ "http-timeout", required_argument, NULL, OPT_OWN },
+	{ "mirror", required_argument, NULL, OPT_OWN },
+	{ "mirror-timeout", required_argument, NULL, OPT_OWN },
+	{ "mirror-max-object", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -165,6 +190,31 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		if ((ret = bool_arg(val)) < 0)
 			return "not yes or no";
 		s->memcache = !ret;
+	} else if (!strcmp(name, "http-port")) {
+		if (!count_arg(val, 0, 65535, &s->http_port))
+			return "not a port number";
+	} else if (!strcmp(name, "no-http")) {
+		if ((ret = bool_arg(val)) < 0)
+			return "not yes or no";
+		s->http = !ret;
+	} else if (!strcmp(name, "http-write-token")) {
+		if (!*val || strpbrk(val, " \t\r\n"))
+			return "not a token (empty, or with white space)";
+		s->http_token = val;
+	} else if (!strcmp(name, "http-timeout")) {
+		if (!count_arg(val, 0, 1u << 30, &s->http_timeout))
+			return "not a number of seconds";
+	} else if (!strcmp(name, "mirror")) {
+		if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
+			return "not an http:// or https:// URL";
+		s->mirror = val;
+	} else if (!strcmp(name, "mirror-timeout")) {
+		if (!count_arg(val, 1, 1u << 20, &s->mirror_timeout))
+			return "not a number of seconds";
+	} else if (!strcmp(name, "mirror-max-object")) {
+		if (gs_parse_size(val, &s->mirror_max_object) < 0 ||
+		    !s->mirror_max_object)
+			return "not a size";
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -335,7 +385,9 @@ static void parse(int argc, char **argv)
 
 /* ---- listening ---- */
 
-static int listen_on(const char *addr, unsigned port)
+/* Listen on @addr:@port; the bound address goes to @name. */
+static int listen_on(const char *addr, unsigned port, char *name,
+		     size_t namelen, unsigned *bound)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -374,10 +426,10 @@ static int listen_on(const char *addr, unsigned port)
 		    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host),
 				serv, sizeof(serv),
 				NI_NUMERICHOST | NI_NUMERICSERV) == 0)
-			snprintf(gd.listen_name, sizeof(gd.listen_name),
+			snprintf(name, namelen,
 				 strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
 				 serv);
-		gd.set.port = (unsigned)atoi(serv);
+		*bound = (unsigned)atoi(serv);
 	}
 	return fd;
 }
@@ -472,6 +524,11 @@ static void defaults(void)
 	gd.set.max_item = 1ull << 30;
 	gd.set.max_conns = 1024;
 	gd.listen_fd = -1;
+	gd.http_fd = -1;
+	gd.set.http = true;
+	gd.set.http_port = 8080;
+	gd.set.http_timeout = 30;
+	gd.set.mirror_timeout = 30;
 }
 
 /* Block the stop signals in every thread: main takes them by signalfd. */
@@ -522,8 +579,11 @@ int main(int argc, char **argv)
 	defaults();
 	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
 	parse(argc, argv);
-	if (!gd.set.memcache && !gd.set.mount)
-		usage_error("--no-memcache without --mount serves nothing");
+	if (!gd.set.memcache && !gd.set.http && !gd.set.mount)
+		usage_error("--no-memcache and --no-http without --mount "
+			    "serve nothing");
+	if (gd.set.mirror && !gd.set.http)
+		usage_error("--mirror needs HTTP (drop --no-http)");
 
 	sfd = signals_setup();
 	ret = gs_open(gd.set.store_dir, &gd.set.so, &gd.s, why, sizeof(why));
@@ -535,7 +595,28 @@ int main(int argc, char **argv)
 		die("out of memory");
 	gd.start_time = time(NULL);
 	if (gd.set.memcache)
-		gd.listen_fd = listen_on(gd.set.listen, gd.set.port);
+		gd.listen_fd = listen_on(gd.set.listen, gd.set.port,
+					 gd.listen_name,
+					 sizeof(gd.listen_name), &gd.set.port);
+	if (gd.set.http)
+		gd.http_fd = listen_on(gd.set.listen, gd.set.http_port,
+				       gd.http_name, sizeof(gd.http_name),
+				       &gd.set.http_port);
+	if (gd.set.mirror) {
+		struct fetch_opts fo = {
+			.origin = gd.set.mirror,
+			.timeout_ms = gd.set.mirror_timeout * 1000,
+			.max_object = gd.set.mirror_max_object
+					      ? gd.set.mirror_max_object
+					      : gd.set.max_item,
+			.max_transfers = 64,
+		};
+
+		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));
+		if (!gd.fetcher)
+			die("cannot start the mirror of '%s': %s",
+			    gd.set.mirror, why);
+	}
 	gd.nworkers = gd.set.cores;
 	gd.workers = calloc(gd.nworkers, sizeof(*gd.workers));
 	if (!gd.workers)
@@ -548,6 +629,10 @@ int main(int argc, char **argv)
 	if (gd.set.memcache)
 		gd_log(GD_LOG_INFO, "memcache on %s, store %s, %u workers",
 		       gd.listen_name, gd.set.store_dir, gd.nworkers);
+	if (gd.set.http)
+		gd_log(GD_LOG_INFO, "http on %s%s%s", gd.http_name,
+		       gd.set.mirror ? ", mirror of " : "",
+		       gd.set.mirror ? gd.set.mirror : "");
 
 	sig = wait_for_stop(sfd);
 	gd_log(GD_LOG_INFO, "%s: stopping", strsignal(sig));
@@ -558,6 +643,10 @@ int main(int argc, char **argv)
 		worker_join(&gd.workers[i]);
 	if (gd.listen_fd >= 0)
 		close(gd.listen_fd);
+	if (gd.http_fd >= 0)
+		close(gd.http_fd);
+	if (gd.fetcher)
+		fetcher_free(gd.fetcher);
 	if (fs)
 		mount_stop();
 	gs_close(gd.s);

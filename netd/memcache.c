@@ -76,41 +76,6 @@ static void shrink_line(struct mc_state *m)
 	}
 }
 
-/* ---- readers: opened, streamed, closed ---- */
-
-/* Wait out a reader's reads in flight on the worker's ring, then close. */
-static void reader_close(struct worker *w, struct gs_reader *r)
-{
-	uint64_t size = gs_reader_meta(r)->size;
-
-	while (gs_reader_range(r, size, 0) == -EBUSY) {
-		struct io_uring_cqe *cqe;
-
-		io_uring_submit_and_wait(&w->ring, 1);
-		while (io_uring_peek_cqe(&w->ring, &cqe) == 0) {
-			gs_handle_cqe(cqe);
-			io_uring_cqe_seen(&w->ring, cqe);
-		}
-	}
-	gs_reader_close(r);
-}
-
-/* Open @key for streaming on the worker's ring: 0, -ENOENT, -errno. */
-static int reader_open(struct conn *c, const char *key, size_t klen,
-		       struct gs_reader **out)
-{
-	int ret = gs_get_open(store_of(c), key, klen, 0, out);
-
-	if (ret < 0)
-		return ret;
-	ret = gs_reader_attach(*out, &c->w->ring, NULL, NULL);
-	if (ret < 0) {
-		gs_reader_close(*out);
-		return ret;
-	}
-	return 0;
-}
-
 /*
  * Send the value of c->mc.r: small chunks are copied behind the header,
  * big ones go out zero-copy from the store's buffers (the head from its
@@ -139,7 +104,7 @@ static enum mc_run stream_value(struct conn *c)
 		}
 		if (ret == -EAGAIN)
 			return RUN_DISK;
-		reader_close(c->w, m->r);
+		gd_reader_close(c->w, m->r);
 		m->r = NULL;
 		if (ret < 0) {
 			/* the header promised bytes we cannot send */
@@ -205,7 +170,7 @@ static enum mc_run get_run(struct conn *c)
 			else
 				CNT(w, touch_misses);
 		}
-		ret = reader_open(c, key, klen, &m->r);
+		ret = gd_reader_open(c->w, key, klen, 0, &m->r);
 		if (ret < 0) {
 			m->r = NULL;
 			CNT(w, get_misses);
@@ -627,31 +592,15 @@ static enum mc_run block_run(struct conn *c,
 					  size_t n))
 {
 	struct mc_state *m = &c->mc;
-	struct worker *w = c->w;
 
 	while (m->left) {
-		size_t avail = c->rend - c->rstart;
-		const uint8_t *p = w->scratch;
-		ssize_t got;
+		const uint8_t *p;
+		ssize_t got = conn_take(c, m->left, &p);
 
-		if (avail) {
-			got = (ssize_t)(avail < m->left ? avail
-							: (size_t)m->left);
-			p = (uint8_t *)c->rbuf + c->rstart;
-			c->rstart += (size_t)got;
-		} else {
-			got = read(c->fd, w->scratch,
-				   m->left < GD_SCRATCH ? (size_t)m->left
-							: GD_SCRATCH);
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got < 0 &&
-			    (errno == EAGAIN || errno == EWOULDBLOCK))
-				return RUN_WAIT;
-			if (got <= 0)
-				return RUN_CLOSE;	/* a put is aborted */
-			CNT_ADD(w, bytes_read, (uint64_t)got);
-		}
+		if (got == 0)
+			return RUN_WAIT;
+		if (got < 0)
+			return RUN_CLOSE;	/* a put is aborted */
 		if (feed)
 			feed(c, p, (size_t)got);
 		else
@@ -1010,11 +959,11 @@ static enum mc_run cmd_mg(struct conn *c)
 	int ret;
 
 	CNT(w, cmd_get);
-	ret = reader_open(c, q->key, q->klen, &m->r);
+	ret = gd_reader_open(c->w, q->key, q->klen, 0, &m->r);
 	if (ret == -ENOENT && mc_meta_has(&q->meta, 'N')) {
 		ret = vivify(c, q);
 		vivified = ret == 0;
-		ret = reader_open(c, q->key, q->klen, &m->r);
+		ret = gd_reader_open(c->w, q->key, q->klen, 0, &m->r);
 	}
 	if (ret < 0) {
 		m->r = NULL;
@@ -1056,7 +1005,7 @@ static enum mc_run cmd_mg(struct conn *c)
 	mg_marks(c, q, mt, vivified);
 	OUT(c, "\r\n");
 	if (!mc_meta_has(&q->meta, 'v')) {
-		reader_close(w, m->r);
+		gd_reader_close(w, m->r);
 		m->r = NULL;
 		m->job = JOB_NONE;
 		return RUN_INPUT;
@@ -1450,7 +1399,7 @@ void mc_conn_release(struct conn *c)
 	struct mc_state *m = &c->mc;
 
 	if (m->r)
-		reader_close(c->w, m->r);
+		gd_reader_close(c->w, m->r);
 	m->r = NULL;
 	value_drop(m);
 	m->job = JOB_NONE;

@@ -2,9 +2,13 @@
 /*
  * memcache "stats": the counters memcached clients expect, summed over
  * the workers and taken from the store, plus "stats settings" and the
- * per-tier detail of "stats tiers".
+ * per-tier detail of "stats tiers".  The same lists go out over HTTP as
+ * JSON (/_goblin/stats) and Prometheus text (/metrics): one list, three
+ * sinks.
  */
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -13,11 +17,99 @@
 
 #include "goblind.h"
 
-#define U64(c, name, v) conn_printf(c, "STAT %s %" PRIu64 "\r\n", name, \
-				    (uint64_t)(v))
-#define STR(c, name, v) conn_printf(c, "STAT %s %s\r\n", name, v)
+/* Where the stats lines go: a memcache reply, JSON or Prometheus text. */
+enum sink_kind { SINK_MC, SINK_JSON, SINK_PROM };
 
-static void stats_general(struct gd *gd, struct conn *c,
+struct sink {
+	enum sink_kind kind;
+	struct conn *conn;	/* SINK_MC */
+	struct gd_buf *b;	/* the others */
+	unsigned n;		/* values written (JSON commas) */
+};
+
+/* Prometheus names: goblin_ + the name, ':' and others become '_'. */
+static void prom_name(struct gd_buf *b, const char *name)
+{
+	char n[96];
+	size_t i;
+
+	for (i = 0; name[i] && i < sizeof(n) - 1; i++)
+		n[i] = (name[i] >= 'a' && name[i] <= 'z') ||
+		       (name[i] >= '0' && name[i] <= '9') ? name[i] : '_';
+	n[i] = 0;
+	gd_buf_printf(b, "goblin_%s", n);
+}
+
+static void sink_u64(struct sink *k, const char *name, uint64_t v)
+{
+	switch (k->kind) {
+	case SINK_MC:
+		conn_printf(k->conn, "STAT %s %" PRIu64 "\r\n", name, v);
+		break;
+	case SINK_JSON:
+		gd_buf_printf(k->b, "%s\n  \"%s\": %" PRIu64,
+			      k->n ? "," : "", name, v);
+		break;
+	case SINK_PROM:
+		prom_name(k->b, name);
+		gd_buf_printf(k->b, " %" PRIu64 "\n", v);
+		break;
+	}
+	k->n++;
+}
+
+/* Strings are for people: Prometheus gets them as an info label. */
+static void sink_str(struct sink *k, const char *name, const char *v)
+{
+	switch (k->kind) {
+	case SINK_MC:
+		conn_printf(k->conn, "STAT %s %s\r\n", name, v);
+		break;
+	case SINK_JSON:
+		gd_buf_printf(k->b, "%s\n  \"%s\": \"", k->n ? "," : "",
+			      name);
+		for (; *v; v++)
+			gd_buf_printf(k->b, *v == '"' || *v == '\\' ? "\\%c"
+					    : (unsigned char)*v < 0x20
+					    ? "\\u%04x" : "%c", *v);
+		gd_buf_printf(k->b, "\"");
+		break;
+	case SINK_PROM:
+		prom_name(k->b, name);
+		gd_buf_printf(k->b, "_info{value=\"");
+		for (; *v; v++)
+			gd_buf_printf(k->b, *v == '"' || *v == '\\' ? "\\%c"
+					    : *v == '\n' ? " " : "%c", *v);
+		gd_buf_printf(k->b, "\"} 1\n");
+		break;
+	}
+	k->n++;
+}
+
+/* Seconds with microseconds: a number in JSON and Prometheus too. */
+static void sink_time(struct sink *k, const char *name, struct timeval tv)
+{
+	if (k->kind == SINK_MC) {
+		conn_printf(k->conn, "STAT %s %ld.%06ld\r\n", name,
+			    (long)tv.tv_sec, (long)tv.tv_usec);
+	} else {
+		if (k->kind == SINK_JSON)
+			gd_buf_printf(k->b, "%s\n  \"%s\": ", k->n ? "," : "",
+				      name);
+		else
+			prom_name(k->b, name);
+		gd_buf_printf(k->b, "%s%ld.%06ld%s",
+			      k->kind == SINK_PROM ? " " : "",
+			      (long)tv.tv_sec, (long)tv.tv_usec,
+			      k->kind == SINK_PROM ? "\n" : "");
+	}
+	k->n++;
+}
+
+#define U64(c, name, v) sink_u64(c, name, (uint64_t)(v))
+#define STR(c, name, v) sink_str(c, name, v)
+
+static void stats_general(struct gd *gd, struct sink *c,
 			  const struct gs_stats *st)
 {
 	struct gd_counters n;
@@ -31,10 +123,8 @@ static void stats_general(struct gd *gd, struct conn *c,
 	U64(c, "time", now);
 	STR(c, "version", GD_MC_VERSION);
 	U64(c, "pointer_size", sizeof(void *) * 8);
-	conn_printf(c, "STAT rusage_user %ld.%06ld\r\n",
-		    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
-	conn_printf(c, "STAT rusage_system %ld.%06ld\r\n",
-		    (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+	sink_time(c, "rusage_user", ru.ru_utime);
+	sink_time(c, "rusage_system", ru.ru_stime);
 	U64(c, "max_connections", gd->set.max_conns);
 	U64(c, "curr_connections", atomic_load(&gd->curr_conns));
 	U64(c, "total_connections", n.total_connections);
@@ -77,9 +167,38 @@ static void stats_general(struct gd *gd, struct conn *c,
 	U64(c, "conn_closed_long_line", n.conn_closed_long_line);
 	U64(c, "head_hits", st->head_hits);
 	U64(c, "head_misses", st->head_misses);
+	U64(c, "http_requests", n.http_requests);
+	U64(c, "http_gets", n.http_gets);
+	U64(c, "http_hits", n.http_hits);
+	U64(c, "http_misses", n.http_misses);
+	U64(c, "http_puts", n.http_puts);
+	U64(c, "http_deletes", n.http_deletes);
+	U64(c, "http_not_modified", n.http_not_modified);
+	U64(c, "http_partial", n.http_partial);
+	U64(c, "http_client_errors", n.http_client_errors);
+	U64(c, "http_server_errors", n.http_server_errors);
+	U64(c, "http_bad_requests", n.http_bad_requests);
+	U64(c, "http_timeouts", n.http_timeouts);
+	U64(c, "http_denied", n.http_denied);
+	if (gd->fetcher) {
+		struct fetch_stats f;
+
+		fetcher_stats(gd->fetcher, &f);
+		U64(c, "origin_requests", f.origin_requests);
+		U64(c, "origin_bytes", f.origin_bytes);
+		U64(c, "origin_errors", f.origin_errors);
+		U64(c, "origin_timeouts", f.origin_timeouts);
+		U64(c, "mirror_collapsed", f.collapsed);
+		U64(c, "mirror_stored", f.stored);
+		U64(c, "mirror_passed", f.passed);
+		U64(c, "mirror_revalidations", f.revalidations);
+		U64(c, "mirror_not_modified", f.not_modified);
+		U64(c, "mirror_forwarded", f.forwarded);
+		U64(c, "mirror_aborted_fills", f.aborted_fills);
+	}
 }
 
-static void stats_settings(struct gd *gd, struct conn *c,
+static void stats_settings(struct gd *gd, struct sink *c,
 			   const struct gs_stats *st)
 {
 	const struct gd_settings *s = &gd->set;
@@ -108,7 +227,7 @@ static void stats_settings(struct gd *gd, struct conn *c,
 	U64(c, "mlocked", st->mlocked);
 }
 
-static void stats_tiers(struct conn *c, const struct gs_stats *st)
+static void stats_tiers(struct sink *c, const struct gs_stats *st)
 {
 	U64(c, "ram:capacity", st->ram_capacity);
 	U64(c, "ram:slots", st->ram_slots);
@@ -152,12 +271,13 @@ static bool arg_is(const char *arg, size_t len, const char *s)
 	return len == strlen(s) && !memcmp(arg, s, len);
 }
 
-int gd_stats(struct gd *gd, struct conn *c, const char *arg, size_t len)
+int gd_stats(struct gd *gd, struct conn *conn, const char *arg, size_t len)
 {
 	struct gs_stats *st = malloc(sizeof(*st));
+	struct sink sk = { .kind = SINK_MC, .conn = conn }, *c = &sk;
 
 	if (!st) {
-		conn_out(c, "SERVER_ERROR out of memory\r\n", 28);
+		conn_out(conn, "SERVER_ERROR out of memory\r\n", 28);
 		return 0;
 	}
 	gs_stats_get(gd->s, st);
@@ -174,6 +294,73 @@ int gd_stats(struct gd *gd, struct conn *c, const char *arg, size_t len)
 		return -1;
 	}
 	free(st);
-	conn_out(c, "END\r\n", 5);
+	conn_out(conn, "END\r\n", 5);
 	return 0;
+}
+
+void gd_buf_printf(struct gd_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		char *np;
+
+		while (cap - b->len <= (size_t)n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+}
+
+/* Every list, for the HTTP sinks: general, settings, tiers. */
+static void stats_all(struct gd *gd, struct sink *k)
+{
+	struct gs_stats *st = malloc(sizeof(*st));
+
+	if (!st) {
+		k->b->oom = true;
+		return;
+	}
+	gs_stats_get(gd->s, st);
+	stats_general(gd, k, st);
+	stats_tiers(k, st);
+	free(st);
+}
+
+void gd_stats_json(struct gd *gd, struct gd_buf *b)
+{
+	struct sink k = { .kind = SINK_JSON, .b = b };
+
+	gd_buf_printf(b, "{");
+	stats_all(gd, &k);
+	gd_buf_printf(b, "\n}\n");
+}
+
+void gd_stats_prom(struct gd *gd, struct gd_buf *b)
+{
+	struct sink k = { .kind = SINK_PROM, .b = b };
+
+	stats_all(gd, &k);
 }

@@ -28,9 +28,10 @@
 #define MAX_EVENTS 64
 #define DRIVE_ROUNDS 32		/* steps per connection before others */
 #define STOP_GRACE 30		/* seconds in-flight requests get at exit */
+#define LINGER_SECS 2		/* an HTTP close drains input this long */
 
 /* epoll data of the loop's own fds: no conn is at these addresses */
-static char tag_listen, tag_wake, tag_ring;
+static char tag_listen, tag_http, tag_wake, tag_ring;
 
 static int64_t mono_sec(void)
 {
@@ -145,6 +146,55 @@ static int conn_flush(struct conn *c)
 	return 0;
 }
 
+/* ---- store readers on the worker's ring ---- */
+
+/* A fill advanced: the worker's loop tries its waiting connections. */
+static void fill_notify(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t one = 1;
+
+	if (write(w->ring_evfd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: a wake-up is pending anyway */
+	}
+}
+
+int gd_reader_attach(struct worker *w, struct gs_reader *r)
+{
+	return gs_reader_attach(r, &w->ring, fill_notify, w);
+}
+
+int gd_reader_open(struct worker *w, const char *key, size_t klen, int flags,
+		   struct gs_reader **out)
+{
+	int ret = gs_get_open(w->gd->s, key, klen, flags, out);
+
+	if (ret < 0)
+		return ret;
+	ret = gd_reader_attach(w, *out);
+	if (ret < 0) {
+		gs_reader_close(*out);
+		return ret;
+	}
+	return 0;
+}
+
+void gd_reader_close(struct worker *w, struct gs_reader *r)
+{
+	uint64_t size = gs_reader_meta(r)->size;
+
+	while (gs_reader_range(r, size, 0) == -EBUSY) {
+		struct io_uring_cqe *cqe;
+
+		io_uring_submit_and_wait(&w->ring, 1);
+		while (io_uring_peek_cqe(&w->ring, &cqe) == 0) {
+			gs_handle_cqe(cqe);
+			io_uring_cqe_seen(&w->ring, cqe);
+		}
+	}
+	gs_reader_close(r);
+}
+
 /* ---- the connection list and epoll mask ---- */
 
 static void conn_events(struct conn *c, uint32_t ev)
@@ -162,7 +212,10 @@ static void conn_close(struct conn *c)
 	struct worker *w = c->w;
 	struct conn **p;
 
-	mc_conn_release(c);
+	if (c->http)
+		http_conn_release(c);
+	else
+		mc_conn_release(c);
 	if (c->in_disk_wait) {
 		for (p = &w->disk_wait; *p != c; p = &(*p)->dnext)
 			;
@@ -188,7 +241,32 @@ static void conn_close(struct conn *c)
 	free(c);
 }
 
-static void conn_new(struct worker *w, int fd)
+/* True when @fd's peer is 127.0.0.0/8, ::1 or a v4-mapped loopback. */
+static bool peer_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return false;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&ss;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)(const void *)&ss)
+				 ->sin6_addr;
+
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+	}
+	return ss.ss_family == AF_UNIX;
+}
+
+static void conn_new(struct worker *w, int fd, bool http)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP };
@@ -204,6 +282,8 @@ static void conn_new(struct worker *w, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->w = w;
 	c->fd = fd;
+	c->http = http;
+	c->loopback = http && peer_loopback(fd);
 	c->rcap = GD_RBUF;
 	c->events = e.events;
 	c->last_active = mono_sec();
@@ -224,13 +304,13 @@ static void conn_new(struct worker *w, int fd)
 	CNT(w, total_connections);
 }
 
-static void accept_all(struct worker *w)
+static void accept_all(struct worker *w, bool http)
 {
 	struct gd *gd = w->gd;
 
 	for (;;) {
-		int fd = accept4(gd->listen_fd, NULL, NULL,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(http ? gd->http_fd : gd->listen_fd, NULL,
+				 NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -243,16 +323,21 @@ static void accept_all(struct worker *w)
 		if (atomic_fetch_add(&gd->curr_conns, 1) >= gd->set.max_conns) {
 			static const char msg[] =
 				"ERROR Too many open connections\r\n";
+			static const char hmsg[] =
+				"HTTP/1.1 503 Service Unavailable\r\n"
+				"Content-Length: 27\r\nConnection: close\r\n"
+				"\r\ntoo many open connections\n";
 
 			atomic_fetch_sub(&gd->curr_conns, 1);
 			CNT(w, rejected_connections);
-			if (write(fd, msg, sizeof(msg) - 1) < 0) {
+			if (write(fd, http ? hmsg : msg, http ? sizeof(hmsg) - 1
+							  : sizeof(msg) - 1) < 0) {
 				/* closing anyway */
 			}
 			close(fd);
 			continue;
 		}
-		conn_new(w, fd);
+		conn_new(w, fd, http);
 	}
 }
 
@@ -293,7 +378,41 @@ static int conn_read(struct conn *c)
 	return 1;
 }
 
+ssize_t conn_take(struct conn *c, uint64_t want, const uint8_t **p)
+{
+	size_t avail = c->rend - c->rstart;
+	ssize_t got;
+
+	if (avail) {
+		got = (ssize_t)(avail < want ? avail : (size_t)want);
+		*p = (uint8_t *)c->rbuf + c->rstart;
+		c->rstart += (size_t)got;
+		return got;
+	}
+	do {
+		got = read(c->fd, c->w->scratch,
+			   want < GD_SCRATCH ? (size_t)want : GD_SCRATCH);
+	} while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	if (got == 0)
+		return -1;
+	CNT_ADD(c->w, bytes_read, (uint64_t)got);
+	*p = c->w->scratch;
+	return got;
+}
+
 /* ---- driving a connection ---- */
+
+static enum mc_run conn_run(struct conn *c)
+{
+	return c->http ? http_conn_run(c) : mc_conn_run(c);
+}
+
+static bool conn_idle(const struct conn *c)
+{
+	return c->http ? http_conn_idle(c) : mc_conn_idle(c);
+}
 
 static void disk_wait_add(struct conn *c)
 {
@@ -314,6 +433,41 @@ static void ready_add(struct conn *c)
 }
 
 /*
+ * An HTTP connection we close after an error reply may still have request
+ * bytes coming; closing with unread input makes the kernel send a reset,
+ * which can destroy the reply before the client reads it.  So, like
+ * nginx's lingering close: shut our side, read and drop the client's
+ * bytes until it closes, for at most LINGER_SECS.  True: lingering now.
+ */
+static bool conn_linger(struct conn *c)
+{
+	if (!c->http || c->lingering)
+		return false;
+	http_conn_release(c);
+	shutdown(c->fd, SHUT_WR);
+	c->lingering = true;
+	c->linger_until = mono_sec() + LINGER_SECS;
+	c->rstart = c->rend = 0;
+	conn_events(c, EPOLLIN | EPOLLRDHUP);
+	return true;
+}
+
+/* Drop what a lingering connection sends: -1 at its EOF, 0 on EAGAIN. */
+static int linger_drain(struct conn *c)
+{
+	for (;;) {
+		ssize_t n = read(c->fd, c->w->scratch, GD_SCRATCH);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+			       ? 0 : -1;
+	}
+}
+
+/*
  * Run @c until it waits on the socket or the disk.  Closes it on EOF,
  * errors and the protocol's word.
  */
@@ -321,6 +475,11 @@ static void conn_drive(struct conn *c)
 {
 	struct worker *w = c->w;
 
+	if (c->lingering) {
+		if (linger_drain(c) < 0)
+			goto close;
+		return;
+	}
 	c->last_active = mono_sec();
 	for (int round = 0; round < DRIVE_ROUNDS; round++) {
 		enum mc_run st;
@@ -334,11 +493,14 @@ static void conn_drive(struct conn *c)
 				return;
 			}
 		}
-		if (c->closing)
+		if (c->closing) {
+			if (conn_linger(c) && linger_drain(c) == 0)
+				return;
 			goto close;
-		if (w->stopping && mc_conn_idle(c) && c->rstart == c->rend)
+		}
+		if (w->stopping && conn_idle(c) && c->rstart == c->rend)
 			goto close;	/* finished what it had asked */
-		st = mc_conn_run(c);
+		st = conn_run(c);
 		switch (st) {
 		case RUN_OUTPUT:
 			continue;
@@ -392,6 +554,7 @@ static void disk_wake(struct worker *w)
 			gd_log(GD_LOG_ERROR, "a foreign completion on the ring");
 		io_uring_cqe_seen(&w->ring, cqe);
 	}
+	http_mail_run(w);
 	list = w->disk_wait;
 	w->disk_wait = NULL;
 	for (c = list; c; c = c->dnext)
@@ -433,14 +596,19 @@ static void idle_sweep(struct worker *w, int64_t now)
 	flush_due(w->gd);
 	for (c = w->conns; c; c = next) {
 		next = c->next;
-		if (w->stopping && now - c->last_active > STOP_GRACE) {
+		if (c->lingering) {
+			if (now >= c->linger_until)
+				conn_close(c);
+		} else if (w->stopping && now - c->last_active > STOP_GRACE) {
 			gd_log(GD_LOG_WARN, "closing a connection still busy "
 			       "%d s after the stop", STOP_GRACE);
 			conn_close(c);
 		} else if (limit && now - c->last_active > (int64_t)limit &&
-			   mc_conn_idle(c) && !c->in_disk_wait) {
+			   conn_idle(c) && !c->in_disk_wait) {
 			CNT(w, idle_kicks);
 			conn_close(c);
+		} else if (c->http && http_conn_expired(c, now)) {
+			conn_drive(c);	/* the 408 goes out, then it closes */
 		}
 	}
 }
@@ -450,11 +618,14 @@ static void begin_stop(struct worker *w)
 	struct conn *c, *next;
 
 	w->stopping = true;
-	epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->listen_fd, NULL);
+	if (w->gd->listen_fd >= 0)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->listen_fd, NULL);
+	if (w->gd->http_fd >= 0)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->http_fd, NULL);
 	for (c = w->conns; c; c = next) {	/* idle ones go now */
 		next = c->next;
 		c->last_active = mono_sec();
-		if (mc_conn_idle(c) && !conn_pending(c) &&
+		if (conn_idle(c) && !conn_pending(c) &&
 		    c->rstart == c->rend)
 			conn_close(c);
 		else
@@ -488,9 +659,9 @@ static void *worker_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			void *p = ev[i].data.ptr;
 
-			if (p == &tag_listen) {
+			if (p == &tag_listen || p == &tag_http) {
 				if (!w->stopping)
-					accept_all(w);
+					accept_all(w, p == &tag_http);
 			} else if (p == &tag_wake) {
 				wake = true;
 			} else if (p == &tag_ring) {
@@ -558,6 +729,7 @@ int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 	int ret;
 
 	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->mail_lock, NULL);
 	w->gd = gd;
 	w->id = id;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -579,6 +751,11 @@ int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 	if (gd->listen_fd >= 0) {
 		e.data.ptr = &tag_listen;
 		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->listen_fd, &e) < 0)
+			goto fail;
+	}
+	if (gd->http_fd >= 0) {
+		e.data.ptr = &tag_http;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->http_fd, &e) < 0)
 			goto fail;
 	}
 	e.events = EPOLLIN;
@@ -618,6 +795,7 @@ void worker_join(struct worker *w)
 	close(w->evfd);
 	close(w->ring_evfd);
 	free(w->scratch);
+	pthread_mutex_destroy(&w->mail_lock);
 }
 
 void gd_counters_sum(struct gd *gd, struct gd_counters *out)

@@ -29,20 +29,24 @@ gd_teardown() {
 	[ -n "${T:-}" ] && rm -rf "$T"
 }
 
-# gd_start NAME [OPTIONS]: goblind on store $T/NAME, port 0 (the kernel
-# picks); sets PORT, GPID and LOG (the log file)
+# gd_start NAME [OPTIONS]: goblind on store $T/NAME, memcache and HTTP on
+# port 0 (the kernel picks); sets PORT, HPORT (HTTP, empty with --no-http),
+# GPID and LOG (the log file)
 gd_start() {
 	local name="$1" i
 	shift
 	LOG="$T/$name.log"
 	"$GD" --store "$T/$name" "${GD_STORE_OPTS[@]}" --memcache-port 0 \
-		--cores 2 "$@" 2>"$LOG" &
+		--http-port 0 --cores 2 "$@" 2>"$LOG" &
 	GPID=$!
 	GD_PIDS+=("$GPID")
 	for i in $(seq 100); do
-		PORT=$(sed -n 's/.*memcache on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+		PORT=$(sed -n 's/.*memcache on [^ ]*:\([0-9]*\),.*/\1/p' \
 			"$LOG")
-		[ -n "$PORT" ] && return 0
+		HPORT=$(sed -n 's/.*http on [^ ]*:\([0-9]*\).*/\1/p' \
+			"$LOG" | cut -d, -f1)
+		[ -n "$PORT" ] && { [ -n "$HPORT" ] ||
+			[[ " $* " == *" --no-http "* ]]; } && return 0
 		kill -0 "$GPID" 2>/dev/null || break
 		sleep 0.05
 	done

@@ -1,0 +1,199 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# goblind --mirror (issue 6): a caching reverse proxy.  A miss is fetched
+# once and streamed while it is stored (read-while-fill), concurrent
+# misses collapse into one origin request, ranges on a miss, RFC 9111
+# cacheability and revalidation, origin errors and timeouts, and writes
+# passed through to the origin.
+
+bats_require_minimum_version 1.5.0
+
+load goblind
+
+HC="$BATS_TEST_DIRNAME/http_check.py"
+ORIGIN="$BATS_TEST_DIRNAME/../../build/bench/origin"
+
+setup() {
+	gd_setup goblind-mirror
+	OPIDS=()
+}
+
+teardown() {
+	local p
+	for p in "${OPIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	gd_teardown
+}
+
+# synth [ARGS]: bench/origin (payloads made from key and size); sets OPORT
+synth() {
+	rm -f "$T/oport"
+	"$ORIGIN" --port-file "$T/oport" "$@" >"$T/origin.log" 2>&1 &
+	OPIDS+=($!)
+	for _ in $(seq 100); do
+		[ -s "$T/oport" ] && break
+		sleep 0.05
+	done
+	OPORT=$(cat "$T/oport")
+}
+
+# scripted: the python origin of http_check.py; sets SPORT
+scripted() {
+	rm -f "$T/sport"
+	"$PY" "$HC" origin "$T/sport" >"$T/scripted.log" 2>&1 &
+	OPIDS+=($!)
+	for _ in $(seq 100); do
+		[ -s "$T/sport" ] && break
+		sleep 0.05
+	done
+	SPORT=$(cat "$T/sport")
+}
+
+origin_requests() {
+	curl -s "http://127.0.0.1:$OPORT/_origin/stats" |
+		awk '$1 == "requests" { print $2 }'
+}
+
+hstat() {
+	curl -s "http://127.0.0.1:$HPORT/_goblin/stats" |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+@test "a miss is fetched once, stored, then served from the store" {
+	synth
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	local u="http://127.0.0.1:$HPORT/obj@3000000"
+	curl -s -D "$T/h1" -o "$T/a" "$u"
+	curl -s -D "$T/h2" -o "$T/b" "http://127.0.0.1:$OPORT/obj@3000000"
+	cmp "$T/a" "$T/b"
+	grep -q '^X-Cache: MISS' "$T/h1"
+	[ "$(origin_requests)" = 2 ]	# ours and the direct one
+	curl -s -D "$T/h3" -o "$T/c" "$u"
+	cmp "$T/a" "$T/c"
+	grep -q '^X-Cache: HIT' "$T/h3"
+	grep -q '^Cache-Control: max-age=86400' "$T/h3"
+	[ "$(origin_requests)" = 2 ]
+	[ "$(hstat mirror_stored)" = 1 ]
+}
+
+@test "8 parallel clients of one missing object: one origin request, same bytes" {
+	synth --rate 100
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	local pids=()
+	for i in $(seq 8); do
+		curl -s -o "$T/p$i" "http://127.0.0.1:$HPORT/shared@20000000" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	[ "$(origin_requests)" = 1 ]
+	[ "$(md5sum "$T"/p* | awk '{ print $1 }' | sort -u | wc -l)" = 1 ]
+	[ "$(stat -c %s "$T/p1")" = 20000000 ]
+}
+
+@test "1 GiB through the mirror from a slow origin: the first bytes come long before the origin ends" {
+	synth --rate 200
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --ssd-size 3G
+	curl -s -o "$T/big" -w '%{time_starttransfer} %{time_total}\n' \
+		"http://127.0.0.1:$HPORT/big@1G" >"$T/times"
+	cat "$T/times"
+	read -r ttfb total <"$T/times"
+	# 1 GiB at 200 MB/s takes about 5.4 s; the first byte must not wait
+	"$PY" -c "import sys; t, T = $ttfb, $total; assert t < 1.0 and T > 4.0, (t, T)"
+	[ "$(stat -c %s "$T/big")" = 1073741824 ]
+	# the bytes the origin makes from the key, checked by goblinctl bench
+	# --verify (the same payload function), now from the store
+	printf 'big@1G 1073741824\n' >"$T/list"
+	run -0 "$GCTL" bench --proto http --port "$HPORT" --no-store \
+		--verify --sweep --conns 1 --size "manifest:$T/list"
+	grep -q '^RESULT.* hits=1 .*errors=0' <<<"$output"
+	cmp -n 1048576 "$T/big" <(curl -s "http://127.0.0.1:$HPORT/big@1G")
+	[ "$(origin_requests)" = 1 ]
+}
+
+@test "a Range on a miss is served from the fill; the object is stored whole" {
+	synth --rate 100
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	curl -s -r 5000000-5000099 -D "$T/h" -o "$T/r" \
+		"http://127.0.0.1:$HPORT/ranged@8000000"
+	grep -q '^HTTP/1.1 206' "$T/h"
+	curl -s -r 5000000-5000099 -o "$T/want" \
+		"http://127.0.0.1:$OPORT/ranged@8000000"
+	cmp "$T/r" "$T/want"
+	sleep 0.5
+	curl -s -D "$T/h2" -o /dev/null "http://127.0.0.1:$HPORT/ranged@8000000"
+	grep -q '^X-Cache: HIT' "$T/h2"
+	[ "$(origin_requests)" = 2 ]	# ours and the direct range
+}
+
+@test "RFC 9111: no-store, private and Set-Cookie are passed, not stored; 404 relayed" {
+	scripted
+	gd_start s --mirror "http://127.0.0.1:$SPORT"
+	local u="http://127.0.0.1:$HPORT"
+	for k in nostore private cookie; do
+		for i in 1 2; do
+			curl -s -D "$T/h" -o "$T/b" "$u/$k/1000"
+			[ "$(stat -c %s "$T/b")" = 1000 ]
+			grep -q '^X-Cache: PASS' "$T/h"
+		done
+	done
+	grep -q '^Set-Cookie: a=b' "$T/h"
+	run -0 curl -s -o /dev/null -w '%{http_code}' "$u/missing"
+	[ "$output" = 404 ]
+	# every one of them went to the origin each time
+	[ "$(curl -s "http://127.0.0.1:$SPORT/_count" | grep -c '^GET')" = 7 ]
+	[ "$(hstat mirror_stored)" = 0 ]
+}
+
+@test "a stale object is revalidated: 304 refreshes it without a body" {
+	scripted
+	gd_start s --mirror "http://127.0.0.1:$SPORT"
+	local u="http://127.0.0.1:$HPORT/stale/5000"
+	curl -s -o "$T/a" "$u"
+	curl -s -D "$T/h" -o "$T/b" "$u"
+	cmp "$T/a" "$T/b"
+	grep -q '^X-Cache: REVALIDATED' "$T/h"
+	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
+	cat "$T/count"
+	[ "$(grep -c '^GET /stale/5000' "$T/count")" = 2 ]
+	grep -q '^GET /stale/5000 "v1-stale-5000"' "$T/count"
+	[ "$(hstat mirror_not_modified)" = 1 ]
+}
+
+@test "origin down: 502; origin silent: 504; neither is cached" {
+	local dead
+	dead=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	gd_start s --mirror "http://127.0.0.1:$dead" --mirror-timeout 1
+	run -0 curl -s -w ' %{http_code}' "http://127.0.0.1:$HPORT/x"
+	[[ "$output" == *"origin"*" 502" ]]
+	gd_stop
+	scripted
+	gd_start t --mirror "http://127.0.0.1:$SPORT" --mirror-timeout 1
+	for i in 1 2; do
+		run -0 curl -s -o /dev/null -w '%{http_code}' \
+			"http://127.0.0.1:$HPORT/slowhead/10"
+		[ "$output" = 504 ]
+	done
+	[ "$(hstat origin_timeouts)" = 2 ]
+	# the server is still fine
+	run -0 curl -s -o /dev/null -w '%{http_code}' \
+		"http://127.0.0.1:$HPORT/plain/10"
+	[ "$output" = 200 ]
+}
+
+@test "writes go to the origin and invalidate the stored object" {
+	scripted
+	gd_start s --mirror "http://127.0.0.1:$SPORT"
+	local u="http://127.0.0.1:$HPORT/plain/100"
+	curl -s -o /dev/null "$u"
+	curl -s -D "$T/h" -o /dev/null "$u"
+	grep -q '^X-Cache: HIT' "$T/h"
+	run -0 curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary abc "$u"
+	[ "$output" = 201 ]
+	curl -s -D "$T/h" -o /dev/null "$u"
+	grep -q '^X-Cache: MISS' "$T/h"
+	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
+	grep -q '^PUT /plain/100 3' "$T/count"
+	[ "$(grep -c '^GET /plain/100' "$T/count")" = 2 ]
+}
