@@ -259,16 +259,19 @@ NGX
 	cache_started "$name" "$d"
 }
 
-# start_goblind NAME DISK_BYTES: goblind --mirror of the origin
+# start_goblind NAME DISK_BYTES: goblind --mirror of the origin, its SSD
+# tier sized like the others' storage; RAM: 2 GiB of heads and 4 GiB of
+# small objects (the others use the page cache, unbounded)
 start_goblind() {
 	local name=$1 size=$2 d=$dir/$1
 	mkdir -p "$d"
 	CPORT=$(free_port)
-	"$gd" --store "$d/store" --http-port "$CPORT" \
-		--mirror "http://127.0.0.1:$OPORT" \
+	"$gd" --store "$d/store" --http-port "$CPORT" --no-memcache \
+		--mirror "http://127.0.0.1:$OPORT" --max-item 8G \
+		--ssd-size "$size" --memory 2G --small-memory 4G \
+		--max-conns 4096 --http-timeout 0 \
 		>"$logs/$name.log" 2>&1 &
 	cache_started "$name" "$d"
-	: "$size"	# TODO(issue 6): size its disk once its options are known
 }
 
 # stop_pid PID: stop one server of PIDS
@@ -656,7 +659,11 @@ w("- nginx proxy_cache: `worker_processes auto`, `proxy_cache_path DIR "
   "`proxy_cache_lock on`, upstream keepalive 64, sendfile, no `tcp_nopush` "
   "(with it, the end of each cached response waited for the client's "
   "40 ms delayed ACK: a first quick run measured 187 MiB/s at C16).")
-w("- goblind: `goblind --store DIR --http-port PORT --mirror URL`" +
+w("- goblind: `goblind --store DIR --http-port PORT --no-memcache "
+  "--mirror URL --max-item 8G --ssd-size SIZE --memory 2G "
+  "--small-memory 4G --max-conns 4096 --http-timeout 0`: its SSD tier on "
+  "the same disk, sized like the others' storage; 2 GiB of RAM heads and "
+  "4 GiB for small objects, while the others use the page cache, unbounded" +
   ("" if "goblind" in systems else " — not run: this goblind has no `--mirror` yet."))
 w("")
 w("## RESULT lines of every run")
