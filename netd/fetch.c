@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mirror's origin fetcher (see fetch.h): one thread drives a libcurl
- * multi handle; responses stream into store fills that the waiting
- * clients read while they arrive.
+ * The mirror's origin fetcher (see fetch.h): a few shards, each a thread
+ * driving a libcurl multi handle over the keys that hash to it; responses
+ * stream into store fills that the waiting clients read while they arrive.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +22,11 @@
 #include "http_sem.h"
 
 /*
+ * Shards.  One thread was the bottleneck of a fill of many small objects
+ * (it receives, hashes and journals every byte), so the keys are spread
+ * over fetch_opts.threads shards by their hash: all the jobs of one key,
+ * and so the collapsing of its misses, stay in one shard.
+ *
  * Threads.  fetcher_get/forward/cancel run on the callers' threads; they
  * touch only what f->lock protects: the job table, the queues and every
  * job's waiter list.  Everything else of a job (its curl handle, its
@@ -64,7 +69,7 @@ struct job {
 	bool delivered;		/* waiters get a reader on rkey at once */
 
 	/* the fetcher thread's */
-	struct fetcher *f;
+	struct fshard *f;
 	struct job *pnext;		/* in f->pending or f->active */
 	enum job_state state;
 	char *key;
@@ -95,7 +100,7 @@ struct job {
 	uint64_t size, got;	/* declared (GS_SIZE_UNKNOWN) and received */
 };
 
-struct fetcher {
+struct fshard {
 	struct gs_store *s;
 	struct fetch_opts o;
 	char *base;		/* origin URL without a trailing '/' */
@@ -139,7 +144,7 @@ static void result_reply(struct fetch_waiter *fw, int status, const char *msg)
 }
 
 /* Take the job's waiters: from now on fetcher_cancel cannot have them. */
-static struct fetch_waiter *take_waiters(struct fetcher *f, struct job *j)
+static struct fetch_waiter *take_waiters(struct fshard *f, struct job *j)
 {
 	struct fetch_waiter *list, *fw;
 
@@ -174,7 +179,7 @@ static void reply_all(struct job *j, int status, const char *fmt, ...)
 static void deliver(struct job *j, const void *key, size_t klen,
 		    enum fetch_kind kind, int getflags)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 	struct fetch_waiter *fw = take_waiters(f, j), *next;
 
 	for (; fw; fw = next) {
@@ -207,12 +212,12 @@ static void deliver_current(struct job *j)
 
 /* ---- the job table (f->lock held) ---- */
 
-static struct job **bucket(struct fetcher *f, uint64_t hash)
+static struct job **bucket(struct fshard *f, uint64_t hash)
 {
 	return &f->table[hash % NBUCKETS];
 }
 
-static struct job *table_find(struct fetcher *f, const char *key, size_t klen,
+static struct job *table_find(struct fshard *f, const char *key, size_t klen,
 			      uint64_t hash)
 {
 	for (struct job *j = *bucket(f, hash); j; j = j->hnext)
@@ -222,7 +227,7 @@ static struct job *table_find(struct fetcher *f, const char *key, size_t klen,
 	return NULL;
 }
 
-static void table_remove(struct fetcher *f, struct job *j)
+static void table_remove(struct fshard *f, struct job *j)
 {
 	struct job **p;
 
@@ -234,7 +239,7 @@ static void table_remove(struct fetcher *f, struct job *j)
 	j->in_table = false;
 }
 
-static void unkick(struct fetcher *f, struct job *j)
+static void unkick(struct fshard *f, struct job *j)
 {
 	struct job **p;
 
@@ -277,7 +282,7 @@ static void waiter_add(struct job *j, struct fetch_waiter *fw)
 /* ---- the origin request ---- */
 
 /* base + '/' + @key with each '/'-separated segment percent-encoded. */
-static char *url_for(struct fetcher *f, CURL *h, const char *key, size_t klen)
+static char *url_for(struct fshard *f, CURL *h, const char *key, size_t klen)
 {
 	size_t cap = strlen(f->base) + 3 * klen + 2, len;
 	char *url = malloc(cap);
@@ -316,7 +321,7 @@ static size_t on_body(char *p, size_t one, size_t n, void *arg);
 
 static int job_handle(struct job *j)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 	CURL *h = curl_easy_init();
 	char *url = h ? url_for(f, h, j->key, j->klen) : NULL;
 	long secs = (long)((f->o.timeout_ms + 999) / 1000);
@@ -426,7 +431,7 @@ static void job_free(struct job *j)
 /* Start @j's transfer. */
 static void job_start(struct job *j)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 
 	j->state = JOB_HEAD;
 	j->status = 0;
@@ -686,7 +691,7 @@ static int begin_pass(struct job *j, const struct http_attr *a, uint64_t size)
 /* A 304 to our conditional request: refresh the stored version. */
 static int head_not_modified(struct job *j)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 	struct http_store_decision d;
 	struct head_info hi;
 	struct http_attr a = j->stale;
@@ -776,7 +781,7 @@ static int head_not_modified(struct job *j)
  */
 static int head_done(struct job *j)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 	struct http_store_decision d;
 	struct head_info hi;
 	int ret;
@@ -884,7 +889,7 @@ static size_t on_header(char *p, size_t one, size_t n, void *arg)
 static size_t on_body(char *p, size_t one, size_t n, void *arg)
 {
 	struct job *j = arg;
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 
 	(void)one;
 	STAT_ADD(f, origin_bytes, n);
@@ -902,7 +907,7 @@ static size_t on_body(char *p, size_t one, size_t n, void *arg)
 
 static void job_finish(struct job *j)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 
 	list_remove(&f->active, j);
 	f->nactive--;
@@ -915,7 +920,7 @@ static void job_finish(struct job *j)
 /* A transfer that failed before its head. */
 static void fail_head(struct job *j, CURLcode rc)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
 		STAT(f, origin_timeouts);
@@ -938,7 +943,7 @@ static void fail_head(struct job *j, CURLcode rc)
 /* Restart @j as an unconditional request (a 304 raced a replace). */
 static void job_restart(struct job *j)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 
 	job_release_handle(j);
 	j->conditional = false;
@@ -950,7 +955,7 @@ static void job_restart(struct job *j)
 
 static void job_done(struct job *j, CURLcode rc)
 {
-	struct fetcher *f = j->f;
+	struct fshard *f = j->f;
 
 	if (j->restart) {
 		job_restart(j);
@@ -1016,7 +1021,7 @@ static void job_done(struct job *j, CURLcode rc)
 
 /* ---- the thread ---- */
 
-static void start_pending(struct fetcher *f)
+static void start_pending(struct fshard *f)
 {
 	while (f->pending && (!f->o.max_transfers ||
 			      f->nactive < f->o.max_transfers)) {
@@ -1028,7 +1033,7 @@ static void start_pending(struct fetcher *f)
 }
 
 /* Give head-timed-out transfers 504; returns the ms to the next deadline. */
-static long check_deadlines(struct fetcher *f)
+static long check_deadlines(struct fshard *f)
 {
 	int64_t now = now_ms();
 	long next = 1000;
@@ -1052,7 +1057,7 @@ static long check_deadlines(struct fetcher *f)
 	return next;
 }
 
-static void take_queues(struct fetcher *f, struct job **inc, struct job **kick,
+static void take_queues(struct fshard *f, struct job **inc, struct job **kick,
 			bool *stop)
 {
 	pthread_mutex_lock(&f->lock);
@@ -1074,7 +1079,7 @@ static void take_queues(struct fetcher *f, struct job **inc, struct job **kick,
 }
 
 /* fetcher_free: every job ends, every waiter gets 502. */
-static void shutdown_all(struct fetcher *f)
+static void shutdown_all(struct fshard *f)
 {
 	struct job *j, *inc, *kick;
 	bool stop;
@@ -1107,7 +1112,7 @@ static void shutdown_all(struct fetcher *f)
 
 static void *fetcher_main(void *arg)
 {
-	struct fetcher *f = arg;
+	struct fshard *f = arg;
 
 	for (;;) {
 		struct job *inc, *kick, *j;
@@ -1166,10 +1171,11 @@ static int sweep_one(void *arg, const void *key, size_t klen,
 	return 0;
 }
 
-struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
-			    char *err, size_t errlen)
+static struct fshard *shard_new(struct gs_store *s,
+				const struct fetch_opts *o, char *err,
+				size_t errlen)
 {
-	struct fetcher *f;
+	struct fshard *f;
 	size_t n;
 
 	if (!o->origin || (strncmp(o->origin, "http://", 7) &&
@@ -1197,7 +1203,6 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 	if (!f->o.timeout_ms)
 		f->o.timeout_ms = 10000;
 	pthread_mutex_init(&f->lock, NULL);
-	gs_iterate(s, PASS_PREFIX, PASS_PREFIX_LEN, sweep_one, s);
 	if (pthread_create(&f->thread, NULL, fetcher_main, f)) {
 		snprintf(err, errlen, "cannot start the fetcher thread");
 		pthread_mutex_destroy(&f->lock);
@@ -1214,7 +1219,7 @@ fail:
 	return NULL;
 }
 
-void fetcher_free(struct fetcher *f)
+static void shard_free(struct fshard *f)
 {
 	if (!f)
 		return;
@@ -1229,7 +1234,7 @@ void fetcher_free(struct fetcher *f)
 	free(f);
 }
 
-static struct job *job_new(struct fetcher *f, const char *key, size_t klen)
+static struct job *job_new(struct fshard *f, const char *key, size_t klen)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -1245,16 +1250,16 @@ static struct job *job_new(struct fetcher *f, const char *key, size_t klen)
 }
 
 /* Queue @j for the fetcher thread.  f->lock held. */
-static void enqueue(struct fetcher *f, struct job *j)
+static void enqueue(struct fshard *f, struct job *j)
 {
 	j->qnext = f->incoming;
 	f->incoming = j;
 }
 
-int fetcher_get(struct fetcher *f, const char *key, size_t klen,
-		const struct gs_meta *stale, struct fetch_waiter *fw)
+static int shard_get(struct fshard *f, const char *key, size_t klen,
+		     uint64_t hash, const struct gs_meta *stale,
+		     struct fetch_waiter *fw)
 {
-	uint64_t hash = XXH3_64bits(key, klen);
 	struct job *j, *nj = NULL;
 
 	if (klen == 0 || klen > GS_KEY_MAX)
@@ -1310,8 +1315,9 @@ int fetcher_get(struct fetcher *f, const char *key, size_t klen,
 	return 0;
 }
 
-int fetcher_forward(struct fetcher *f, const char *key, size_t klen,
-		    const struct fetch_forward *fwd, struct fetch_waiter *fw)
+static int shard_forward(struct fshard *f, const char *key, size_t klen,
+			 const struct fetch_forward *fwd,
+			 struct fetch_waiter *fw)
 {
 	struct job *j;
 
@@ -1337,7 +1343,7 @@ int fetcher_forward(struct fetcher *f, const char *key, size_t klen,
 	return 0;
 }
 
-bool fetcher_cancel(struct fetcher *f, struct fetch_waiter *fw)
+static bool shard_cancel(struct fshard *f, struct fetch_waiter *fw)
 {
 	struct fetch_waiter **p;
 	struct job *j;
@@ -1359,10 +1365,92 @@ bool fetcher_cancel(struct fetcher *f, struct fetch_waiter *fw)
 	return found;
 }
 
-void fetcher_stats(struct fetcher *f, struct fetch_stats *out)
+static void shard_stats(struct fshard *f, struct fetch_stats *out)
 {
 	uint64_t *o = (uint64_t *)out;
 
 	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
 		o[i] = atomic_load(&f->st[i]);
+}
+
+/* ---- the fetcher: its shards ---- */
+
+struct fetcher {
+	unsigned n;
+	struct fshard *sh[FETCH_THREADS_MAX];
+};
+
+struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
+			    char *err, size_t errlen)
+{
+	struct fetcher *f = calloc(1, sizeof(*f));
+	struct fetch_opts so = *o;
+
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	f->n = o->threads ? o->threads : 1;
+	if (f->n > FETCH_THREADS_MAX)
+		f->n = FETCH_THREADS_MAX;
+	so.max_transfers = o->max_transfers / f->n ? o->max_transfers / f->n
+						   : 1;
+	/* before any shard runs: their private keys are all new */
+	gs_iterate(s, PASS_PREFIX, PASS_PREFIX_LEN, sweep_one, s);
+	for (unsigned i = 0; i < f->n; i++) {
+		char name[16];
+
+		if (!(f->sh[i] = shard_new(s, &so, err, errlen))) {
+			fetcher_free(f);
+			return NULL;
+		}
+		snprintf(name, sizeof(name), "goblind-f%u", i % 100);
+		pthread_setname_np(f->sh[i]->thread, name);
+	}
+	return f;
+}
+
+void fetcher_free(struct fetcher *f)
+{
+	if (!f)
+		return;
+	for (unsigned i = 0; i < f->n; i++)
+		shard_free(f->sh[i]);
+	free(f);
+}
+
+int fetcher_get(struct fetcher *f, const char *key, size_t klen,
+		const struct gs_meta *stale, struct fetch_waiter *fw)
+{
+	uint64_t hash = XXH3_64bits(key, klen);
+
+	fw->shard = (unsigned)(hash % f->n);
+	return shard_get(f->sh[fw->shard], key, klen, hash, stale, fw);
+}
+
+int fetcher_forward(struct fetcher *f, const char *key, size_t klen,
+		    const struct fetch_forward *fwd, struct fetch_waiter *fw)
+{
+	fw->shard = (unsigned)(XXH3_64bits(key, klen) % f->n);
+	return shard_forward(f->sh[fw->shard], key, klen, fwd, fw);
+}
+
+bool fetcher_cancel(struct fetcher *f, struct fetch_waiter *fw)
+{
+	return shard_cancel(f->sh[fw->shard], fw);
+}
+
+void fetcher_stats(struct fetcher *f, struct fetch_stats *out)
+{
+	uint64_t *o = (uint64_t *)out;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < f->n; i++) {
+		struct fetch_stats one;
+		const uint64_t *p = (const uint64_t *)&one;
+
+		shard_stats(f->sh[i], &one);
+		for (size_t k = 0; k < sizeof(*out) / sizeof(uint64_t); k++)
+			o[k] += p[k];
+	}
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mirror's origin fetcher (goblind --mirror URL): one thread driving a
- * libcurl multi handle.  A miss becomes one origin request however many
+ * The mirror's origin fetcher (goblind --mirror URL): a few threads, each
+ * driving a libcurl multi handle for the keys that hash to it.  A miss becomes one origin request however many
  * clients ask for the object meanwhile; a cacheable response is admitted
  * to the store as a fill while it arrives, and every waiting client reads
  * the fill (read-while-fill).  Uncacheable responses reach their clients
@@ -24,8 +24,12 @@ struct fetch_opts {
 	unsigned timeout_ms;	/* connect + response head; and a transfer
 				 * that makes no progress for this long */
 	uint64_t max_object;	/* larger responses are passed, not stored */
-	unsigned max_transfers;	/* origin transfers at once */
+	unsigned max_transfers;	/* origin transfers at once, in all */
+	unsigned threads;	/* fetcher threads (shards by key hash),
+				 * at most FETCH_THREADS_MAX; 0: 1 */
 };
+
+#define FETCH_THREADS_MAX 64
 
 enum fetch_kind {
 	FETCH_OBJECT = 0,	/* r: the object under the key (a fill or
@@ -56,6 +60,7 @@ struct fetch_waiter {
 	/* the fetcher's */
 	struct fetch_waiter *next;
 	void *job;
+	unsigned shard;
 };
 
 /* Counters, summed over the fetcher's life. */

@@ -67,6 +67,7 @@ struct gd_settings {
 	const char *mirror;	/* --mirror URL, NULL: origin server */
 	unsigned mirror_timeout;	/* --mirror-timeout seconds */
 	uint64_t mirror_max_object;	/* --mirror-max-object */
+	unsigned mirror_threads;	/* --mirror-threads, 0: --cores */
 };
 
 /* ---- counters: per worker, summed by stats ---- */

@@ -94,6 +94,8 @@ static void usage_print(FILE *f)
 	      "  --mirror-max-object SIZE  larger responses are passed, not "
 	      "stored\n"
 	      "                         (default: --max-item)\n"
+	      "  --mirror-threads N     origin fetcher threads (default: "
+	      "--cores)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -118,7 +120,7 @@ enum {
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 20
+#define NOWN 21
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -134,6 +136,7 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "mirror", required_argument, NULL, OPT_OWN },
 	{ "mirror-timeout", required_argument, NULL, OPT_OWN },
 	{ "mirror-max-object", required_argument, NULL, OPT_OWN },
+	{ "mirror-threads", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -215,6 +218,9 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		if (gs_parse_size(val, &s->mirror_max_object) < 0 ||
 		    !s->mirror_max_object)
 			return "not a size";
+	} else if (!strcmp(name, "mirror-threads")) {
+		if (!count_arg(val, 1, FETCH_THREADS_MAX, &s->mirror_threads))
+			return "not a count from 1 to 64";
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -610,6 +616,8 @@ int main(int argc, char **argv)
 					      ? gd.set.mirror_max_object
 					      : gd.set.max_item,
 			.max_transfers = 64,
+			.threads = gd.set.mirror_threads ? gd.set.mirror_threads
+							 : gd.set.cores,
 		};
 
 		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));
