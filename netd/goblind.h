@@ -148,8 +148,8 @@ struct gd {
 	struct gd_settings set;
 	struct gs_store *s;
 	struct fetcher *fetcher;	/* --mirror */
-	int listen_fd;
-	int http_fd;		/* HTTP listener, -1: none */
+	int *listen_fds;	/* memcache listeners, one per worker, or -1 */
+	int *http_fds;		/* HTTP listeners, one per worker, or -1 */
 	unsigned nworkers;
 	struct worker *workers;
 	struct metatab *meta;

@@ -412,6 +412,8 @@ static int listen_on(const char *addr, unsigned port, char *name,
 		if (fd < 0)
 			continue;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		/* one socket per worker: the kernel spreads connections */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
 		    listen(fd, 1024) == 0)
 			break;
@@ -529,8 +531,6 @@ static void defaults(void)
 	gd.set.cores = n > 0 ? (unsigned)n : 1;
 	gd.set.max_item = 1ull << 30;
 	gd.set.max_conns = 1024;
-	gd.listen_fd = -1;
-	gd.http_fd = -1;
 	gd.set.http = true;
 	gd.set.http_port = 8080;
 	gd.set.http_timeout = 30;
@@ -600,14 +600,31 @@ int main(int argc, char **argv)
 	if (!gd.meta)
 		die("out of memory");
 	gd.start_time = time(NULL);
-	if (gd.set.memcache)
-		gd.listen_fd = listen_on(gd.set.listen, gd.set.port,
-					 gd.listen_name,
-					 sizeof(gd.listen_name), &gd.set.port);
-	if (gd.set.http)
-		gd.http_fd = listen_on(gd.set.listen, gd.set.http_port,
-				       gd.http_name, sizeof(gd.http_name),
-				       &gd.set.http_port);
+	gd.nworkers = gd.set.cores;
+	if (!(gd.listen_fds = malloc(gd.nworkers * sizeof(int))) ||
+	    !(gd.http_fds = malloc(gd.nworkers * sizeof(int))))
+		die("out of memory");
+	/*
+	 * A listening socket per worker (SO_REUSEPORT): the kernel spreads
+	 * new connections over them evenly, where one shared socket gave
+	 * most of them to whichever worker happened to be waiting.  The
+	 * first socket settles port 0 for the others.
+	 */
+	for (unsigned i = 0; i < gd.nworkers; i++) {
+		gd.listen_fds[i] = gd.http_fds[i] = -1;
+		if (gd.set.memcache)
+			gd.listen_fds[i] = listen_on(gd.set.listen,
+						     gd.set.port,
+						     gd.listen_name,
+						     sizeof(gd.listen_name),
+						     &gd.set.port);
+		if (gd.set.http)
+			gd.http_fds[i] = listen_on(gd.set.listen,
+						   gd.set.http_port,
+						   gd.http_name,
+						   sizeof(gd.http_name),
+						   &gd.set.http_port);
+	}
 	if (gd.set.mirror) {
 		struct fetch_opts fo = {
 			.origin = gd.set.mirror,
@@ -625,7 +642,6 @@ int main(int argc, char **argv)
 			die("cannot start the mirror of '%s': %s",
 			    gd.set.mirror, why);
 	}
-	gd.nworkers = gd.set.cores;
 	gd.workers = calloc(gd.nworkers, sizeof(*gd.workers));
 	if (!gd.workers)
 		die("out of memory");
@@ -649,10 +665,14 @@ int main(int argc, char **argv)
 		worker_stop(&gd.workers[i]);
 	for (unsigned i = 0; i < gd.nworkers; i++)
 		worker_join(&gd.workers[i]);
-	if (gd.listen_fd >= 0)
-		close(gd.listen_fd);
-	if (gd.http_fd >= 0)
-		close(gd.http_fd);
+	for (unsigned i = 0; i < gd.nworkers; i++) {
+		if (gd.listen_fds[i] >= 0)
+			close(gd.listen_fds[i]);
+		if (gd.http_fds[i] >= 0)
+			close(gd.http_fds[i]);
+	}
+	free(gd.listen_fds);
+	free(gd.http_fds);
 	if (gd.fetcher)
 		fetcher_free(gd.fetcher);
 	if (fs)

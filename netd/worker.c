@@ -309,8 +309,9 @@ static void accept_all(struct worker *w, bool http)
 	struct gd *gd = w->gd;
 
 	for (;;) {
-		int fd = accept4(http ? gd->http_fd : gd->listen_fd, NULL,
-				 NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(http ? gd->http_fds[w->id]
+				      : gd->listen_fds[w->id], NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -618,10 +619,12 @@ static void begin_stop(struct worker *w)
 	struct conn *c, *next;
 
 	w->stopping = true;
-	if (w->gd->listen_fd >= 0)
-		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->listen_fd, NULL);
-	if (w->gd->http_fd >= 0)
-		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->http_fd, NULL);
+	if (w->gd->listen_fds[w->id] >= 0)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->listen_fds[w->id],
+			  NULL);
+	if (w->gd->http_fds[w->id] >= 0)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->gd->http_fds[w->id],
+			  NULL);
 	for (c = w->conns; c; c = next) {	/* idle ones go now */
 		next = c->next;
 		c->last_active = mono_sec();
@@ -725,7 +728,7 @@ static void worker_pin(struct worker *w)
 int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 		 size_t errlen)
 {
-	struct epoll_event e = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	struct epoll_event e = { .events = EPOLLIN };
 	int ret;
 
 	memset(w, 0, sizeof(*w));
@@ -748,14 +751,15 @@ int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 			 strerror(-ret));
 		return -1;
 	}
-	if (gd->listen_fd >= 0) {
+	if (gd->listen_fds[id] >= 0) {
 		e.data.ptr = &tag_listen;
-		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->listen_fd, &e) < 0)
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->listen_fds[id],
+			      &e) < 0)
 			goto fail;
 	}
-	if (gd->http_fd >= 0) {
+	if (gd->http_fds[id] >= 0) {
 		e.data.ptr = &tag_http;
-		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->http_fd, &e) < 0)
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, gd->http_fds[id], &e) < 0)
 			goto fail;
 	}
 	e.events = EPOLLIN;
