@@ -302,12 +302,24 @@ EOF
 	[ "$(hstat http_timeouts)" = 1 ]
 }
 
-@test "--no-http serves no HTTP; --http-port is reported" {
+@test "--no-http serves no HTTP; goblin.conf takes the HTTP keys" {
 	gd_start s --no-http
 	[ -z "$HPORT" ]
 	! grep -q 'http on' "$LOG"
 	gd_stop
-	gd_start t
+	printf '[goblind]\nhttp-write-token = fromconf\nhttp-timeout = 5\n' \
+		>"$T/g.conf"
+	gd_start t --config "$T/g.conf"
 	[ -n "$HPORT" ]
 	[ "$(stat_of tcpport settings)" = "$PORT" ]
+	run -0 code PUT "http://127.0.0.1:$HPORT/c" --data-binary x
+	[ "$output" = 401 ]
+	run -0 code PUT "http://127.0.0.1:$HPORT/c" --data-binary x \
+		-H 'Authorization: Bearer fromconf'
+	[ "$output" = 201 ]
+	printf '[goblind]\nhttp-write-token = two words\n' >"$T/bad.conf"
+	run -129 "$GD" --store "$T/x" --config "$T/bad.conf"
+	[[ "$output" == *"http-write-token"* ]]
+	run -129 "$GD" --store "$T/x" --mirror ftp://x
+	[[ "$output" == *"not an http:// or https:// URL"* ]]
 }
