@@ -123,6 +123,12 @@ $(B)/test/test_http_sem: test/unit/test_http_sem.c $(B)/netd/http_sem.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/http_sem.o -lcmocka
 
+# the HTTP attribute record: pure
+$(B)/test/test_http_attr: test/unit/test_http_attr.c $(B)/netd/http_attr.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/http_attr.o -lcmocka
+
 # the origin fetcher against a store and an origin inside the test
 FETCH_TEST_OBJ = $(B)/netd/fetch.o $(B)/netd/http_attr.o $(B)/netd/http_sem.o
 $(B)/test/test_fetch: test/unit/test_fetch.c $(FETCH_TEST_OBJ) $(B)/libgoblin.a
@@ -199,6 +205,11 @@ $(B)/fuzz/fuzz_http_sem: test/fuzz/fuzz_http_sem.c netd/http_sem.c netd/http_sem
 	@mkdir -p $(dir $@)
 	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/http_sem.c
+
+$(B)/fuzz/fuzz_http_attr: test/fuzz/fuzz_http_attr.c netd/http_attr.c netd/http_attr.h
+	@mkdir -p $(dir $@)
+	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	    -o $@ $< netd/http_attr.c
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
