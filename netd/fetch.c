@@ -78,6 +78,10 @@ struct job {
 	bool forward;
 	struct fetch_forward fwd;	/* forward: the caller's buffers */
 	bool conditional;		/* stale given: revalidation */
+	char *auth;			/* the client's Authorization, or NULL */
+	size_t auth_len;
+	char *cc;			/* the client's Cache-Control, or NULL */
+	size_t cc_len;
 	uint64_t stale_cas;
 	struct http_attr stale;
 	CURL *h;
@@ -389,6 +393,19 @@ static int job_handle(struct job *j)
 				goto fail;
 		}
 	}
+	if (j->auth) {
+		char *line = malloc(j->auth_len + 32);
+
+		if (!line)
+			goto fail;
+		snprintf(line, j->auth_len + 32, "Authorization: %.*s",
+			 (int)j->auth_len, j->auth);
+		if (!curl_slist_append(j->hdrs, line)) {
+			free(line);
+			goto fail;
+		}
+		free(line);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, j->hdrs);
 	return 0;
 fail:
@@ -425,6 +442,8 @@ static void job_free(struct job *j)
 {
 	job_release_handle(j);
 	free(j->key);
+	free(j->auth);
+	free(j->cc);
 	free(j);
 }
 
@@ -665,6 +684,9 @@ static void decide(struct job *j, const struct http_resp_info *ri,
 
 	memset(&q, 0, sizeof(q));
 	http_cc_init(&q.cc);
+	q.authorization = j->auth != NULL;
+	if (j->cc)
+		http_cc_parse(&q.cc, j->cc, j->cc_len);
 	http_store_decide(&q, ri, j->request_time, time(NULL), d);
 }
 
@@ -1256,10 +1278,27 @@ static void enqueue(struct fshard *f, struct job *j)
 	f->incoming = j;
 }
 
+/* Copy what the client's request says into @j: 0 or -ENOMEM. */
+static int job_take_req(struct job *j, const struct fetch_req *req)
+{
+	if (!req)
+		return 0;
+	if (req->authorization &&
+	    !(j->auth = strndup(req->authorization, req->authorization_len)))
+		return -ENOMEM;
+	j->auth_len = req->authorization_len;
+	if (req->cache_control &&
+	    !(j->cc = strndup(req->cache_control, req->cache_control_len)))
+		return -ENOMEM;
+	j->cc_len = req->cache_control_len;
+	return 0;
+}
+
 static int shard_get(struct fshard *f, const char *key, size_t klen,
 		     uint64_t hash, const struct gs_meta *stale,
-		     struct fetch_waiter *fw)
+		     const struct fetch_req *req, struct fetch_waiter *fw)
 {
+	bool private = req && req->authorization;
 	struct job *j, *nj = NULL;
 
 	if (klen == 0 || klen > GS_KEY_MAX)
@@ -1275,7 +1314,8 @@ static int shard_get(struct fshard *f, const char *key, size_t klen,
 				job_free(nj);
 			return -ESHUTDOWN;
 		}
-		j = table_find(f, key, klen, hash);
+		/* one with credentials neither joins nor is joined */
+		j = private ? NULL : table_find(f, key, klen, hash);
 		if (j) {
 			waiter_add(j, fw);
 			STAT(f, collapsed);
@@ -1297,6 +1337,10 @@ static int shard_get(struct fshard *f, const char *key, size_t klen,
 		nj = job_new(f, key, klen);
 		if (!nj)
 			return -ENOMEM;
+		if (job_take_req(nj, req) < 0) {
+			job_free(nj);
+			return -ENOMEM;
+		}
 		if (stale && http_attr_decode(stale->attr, stale->attr_len,
 					      &nj->stale) == 0 &&
 		    (nj->stale.etag_len || nj->stale.last_modified)) {
@@ -1306,9 +1350,11 @@ static int shard_get(struct fshard *f, const char *key, size_t klen,
 		pthread_mutex_lock(&f->lock);
 	}
 	waiter_add(nj, fw);
-	nj->hnext = *bucket(f, hash);
-	*bucket(f, hash) = nj;
-	nj->in_table = true;
+	if (!private) {
+		nj->hnext = *bucket(f, hash);
+		*bucket(f, hash) = nj;
+		nj->in_table = true;
+	}
 	enqueue(f, nj);
 	pthread_mutex_unlock(&f->lock);
 	curl_multi_wakeup(f->multi);
@@ -1420,12 +1466,13 @@ void fetcher_free(struct fetcher *f)
 }
 
 int fetcher_get(struct fetcher *f, const char *key, size_t klen,
-		const struct gs_meta *stale, struct fetch_waiter *fw)
+		const struct gs_meta *stale, const struct fetch_req *req,
+		struct fetch_waiter *fw)
 {
 	uint64_t hash = XXH3_64bits(key, klen);
 
 	fw->shard = (unsigned)(hash % f->n);
-	return shard_get(f->sh[fw->shard], key, klen, hash, stale, fw);
+	return shard_get(f->sh[fw->shard], key, klen, hash, stale, req, fw);
 }
 
 int fetcher_forward(struct fetcher *f, const char *key, size_t klen,

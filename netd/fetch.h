@@ -88,15 +88,28 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 /** Stop the thread: running fetches are aborted, waiters get 502. */
 void fetcher_free(struct fetcher *f);
 
+/* What the client's request says that the origin and RFC 9111 care about. */
+struct fetch_req {
+	const char *authorization;	/* NULL: none */
+	size_t authorization_len;
+	const char *cache_control;	/* NULL: none */
+	size_t cache_control_len;
+};
+
 /**
  * Ask for @key (the decoded request path without its leading '/', as the
- * store sees it).  With @stale (the metadata of a stored version that is
+ * store sees it).  @req (may be NULL) is copied: with Authorization the
+ * request goes to the origin with it, on its own (it joins no other fetch
+ * and none joins it), and its response is stored only where RFC 9111 §3.5
+ * allows; a request Cache-Control of no-store keeps the response out of
+ * the store.  @stale is read before the call returns.  With @stale (the metadata of a stored version that is
  * no longer fresh) the request is conditional on its validators, and a
  * 304 refreshes the stored metadata without a new body.  Joins a fetch of
  * the same key already running.  Returns 0: done() will be called.
  */
 int fetcher_get(struct fetcher *f, const char *key, size_t klen,
-		const struct gs_meta *stale, struct fetch_waiter *fw);
+		const struct gs_meta *stale, const struct fetch_req *req,
+		struct fetch_waiter *fw);
 
 /* A client write passed through to the origin (mirror mode). */
 struct fetch_forward {

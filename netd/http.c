@@ -616,12 +616,25 @@ static int fetch_start(struct conn *c, const struct http_req *q,
 		       const struct gs_meta *stale)
 {
 	struct http_state *h = &c->h;
+	struct fetch_req fr = {
+		.authorization = q->authorization.p,
+		.authorization_len = q->authorization.len,
+		.cache_control = q->cache_control.p,
+		.cache_control_len = q->cache_control.len,
+	};
+	int ret;
 
 	if (!(h->saved = save_request(c)))
 		return reply_close(c, 500, "out of memory");
 	h->fw_revalidate = stale != NULL;
 	fetch_begin(c);
-	fetcher_get(c->w->gd->fetcher, q->key, q->klen, stale, &h->fw);
+	ret = fetcher_get(c->w->gd->fetcher, q->key, q->klen, stale, &fr,
+			  &h->fw);
+	if (ret < 0) {
+		h->fw_pending = false;
+		h->phase = HP_HEAD;
+		return reply_close(c, 503, "cannot fetch: %s", strerror(-ret));
+	}
 	return STEP_NEXT;
 }
 
@@ -957,9 +970,18 @@ static int forward_send(struct conn *c)
 		.ctype_len = q->content_type.len,
 	};
 
+	int ret;
+
 	fetch_begin(c);
 	h->fw_revalidate = false;
-	fetcher_forward(c->w->gd->fetcher, q->key, q->klen, &fwd, &h->fw);
+	ret = fetcher_forward(c->w->gd->fetcher, q->key, q->klen, &fwd,
+			      &h->fw);
+	if (ret < 0) {
+		h->fw_pending = false;
+		h->phase = HP_HEAD;
+		return reply_close(c, 503, "cannot forward: %s",
+				   strerror(-ret));
+	}
 	return STEP_NEXT;
 }
 
@@ -1082,6 +1104,11 @@ static int get_start(struct conn *c, const struct http_req *q)
 		CNT(c->w, http_misses);
 		reply_text(c, 404, "no key: GET /<key>");
 		return request_done(c);
+	}
+	/* RFC 9111 §3.5: a request with credentials goes to the origin */
+	if (gd->fetcher && q->authorization.p) {
+		CNT(c->w, http_misses);
+		return fetch_start(c, q, NULL);
 	}
 	ret = gd_reader_open(c->w, q->key, q->klen,
 			     gd->fetcher ? GS_GET_FILL : 0, &r);

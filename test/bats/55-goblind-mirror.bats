@@ -146,6 +146,31 @@ hstat() {
 	[ "$(hstat mirror_stored)" = 0 ]
 }
 
+@test "RFC 9111 §3.5: credentials go to the origin; only public answers are stored" {
+	scripted
+	gd_start s --mirror "http://127.0.0.1:$SPORT"
+	local u="http://127.0.0.1:$HPORT"
+	run -0 curl -s -o /dev/null -w '%{http_code}' "$u/auth/10"
+	[ "$output" = 401 ]
+	for i in 1 2; do
+		run -0 curl -s -o /dev/null -w '%{http_code}' \
+			-H 'Authorization: Bearer ok' "$u/auth/10"
+		[ "$output" = 200 ]
+		curl -s -o /dev/null -H 'Authorization: Bearer ok' "$u/authpub/10"
+	done
+	# not stored: the one without credentials still gets the origin's 401
+	run -0 curl -s -o /dev/null -w '%{http_code}' "$u/auth/10"
+	[ "$output" = 401 ]
+	# stored (public): served without credentials from the store
+	curl -s -D "$T/h" -o /dev/null "$u/authpub/10"
+	grep -q '^X-Cache: HIT' "$T/h"
+	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
+	cat "$T/count"
+	[ "$(grep -c '^GET /auth/10 - Bearer_ok' "$T/count")" = 2 ]
+	[ "$(grep -c '^GET /auth/10 - -' "$T/count")" = 2 ]
+	[ "$(grep -c '^GET /authpub/10' "$T/count")" = 2 ]
+}
+
 @test "a stale object is revalidated: 304 refreshes it without a body" {
 	scripted
 	gd_start s --mirror "http://127.0.0.1:$SPORT"
@@ -157,7 +182,7 @@ hstat() {
 	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
 	cat "$T/count"
 	[ "$(grep -c '^GET /stale/5000' "$T/count")" = 2 ]
-	grep -q '^GET /stale/5000 "v1-stale-5000"' "$T/count"
+	grep -q '^GET /stale/5000 "v1-stale-5000" -' "$T/count"
 	[ "$(hstat mirror_not_modified)" = 1 ]
 }
 

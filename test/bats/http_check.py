@@ -58,6 +58,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
       /private/N    Cache-Control: private
       /cookie/N     Set-Cookie
       /stale/N      max-age=0 and an ETag: revalidated each time (304)
+      /auth/N       max-age=600, but 401 without "Authorization: Bearer ok"
+      /authpub/N    the same with "public": storable with credentials
       /missing      404
       /slowhead     the head after 3 s
     Any method counts in /_count (plain text: "METHOD PATH" lines).
@@ -73,9 +75,9 @@ class Origin(http.server.BaseHTTPRequestHandler):
 
     def answer(self, head_only):
         p = self.path
-        Origin.log.append("%s %s %s" % (self.command, p,
-                                        self.headers.get("If-None-Match",
-                                                         "-")))
+        Origin.log.append("%s %s %s %s" % (
+            self.command, p, self.headers.get("If-None-Match", "-"),
+            self.headers.get("Authorization", "-").replace(" ", "_")))
         print(Origin.log[-1], flush=True)
         if p == "/_count":
             b = ("\n".join(Origin.log[:-1]) + "\n").encode()
@@ -96,6 +98,11 @@ class Origin(http.server.BaseHTTPRequestHandler):
         elif kind == "cookie":
             h["Cache-Control"] = "max-age=600"
             h["Set-Cookie"] = "a=b"
+        elif kind in ("auth", "authpub"):
+            if self.headers.get("Authorization") != "Bearer ok":
+                return self.send(401, {}, b"who are you\n", head_only)
+            h["Cache-Control"] = ("public, " if kind == "authpub"
+                                  else "") + "max-age=600"
         elif kind == "stale":
             h["Cache-Control"] = "max-age=0"
             if self.headers.get("If-None-Match") == h["ETag"]:

@@ -426,7 +426,8 @@ static void tw_get(struct fx *x, struct tw *t, const char *key,
 		   const struct gs_meta *stale)
 {
 	tw_init(t);
-	assert_int_equal(fetcher_get(x->f, key, strlen(key), stale, &t->fw),
+	assert_int_equal(fetcher_get(x->f, key, strlen(key), stale, NULL,
+				     &t->fw),
 			 0);
 	tw_wait(t);
 }
@@ -576,7 +577,7 @@ static void test_collapse(void **state)
 	for (int i = 0; i < N; i++) {
 		tw_init(&t[i]);
 		assert_int_equal(fetcher_get(x->f, "cdef" + i % 4, 1, NULL,
-					     &t[i].fw), 0);
+					     NULL, &t[i].fw), 0);
 	}
 	for (int i = 0; i < N; i++) {
 		tw_wait(&t[i]);
@@ -857,8 +858,8 @@ static void test_cancel(void **state)
 	org.head_delay_ms = 300;
 	tw_init(&a);
 	tw_init(&b);
-	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, &a.fw), 0);
-	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, &b.fw), 0);
+	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, NULL, &a.fw), 0);
+	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, NULL, &b.fw), 0);
 	assert_true(fetcher_cancel(x->f, &a.fw));
 	tw_wait(&b);
 	assert_false(fetcher_cancel(x->f, &b.fw));	/* done() ran */
@@ -868,7 +869,7 @@ static void test_cancel(void **state)
 
 	/* the last waiter of a storable fetch goes: it is stored anyway */
 	tw_init(&a);
-	assert_int_equal(fetcher_get(x->f, "cn2", 3, NULL, &a.fw), 0);
+	assert_int_equal(fetcher_get(x->f, "cn2", 3, NULL, NULL, &a.fw), 0);
 	assert_true(fetcher_cancel(x->f, &a.fw));
 	for (int i = 0; i < 500 && gs_stat(x->s, "cn2", 3, &m) < 0; i++)
 		nap(10);
@@ -884,7 +885,7 @@ static void test_free_running(void **state)
 
 	org.hang = true;
 	tw_init(&t);
-	assert_int_equal(fetcher_get(x->f, "h", 1, NULL, &t.fw), 0);
+	assert_int_equal(fetcher_get(x->f, "h", 1, NULL, NULL, &t.fw), 0);
 	nap(100);
 	fetcher_free(x->f);
 	x->f = NULL;
