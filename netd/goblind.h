@@ -247,6 +247,7 @@ struct http_state {
 	struct http_saved *saved;	/* the request, kept across the fetch */
 	struct conn *mnext;	/* in the worker's mailbox */
 	char *fwd;		/* HP_FWD_BODY: the body (malloc) */
+	size_t fwd_cap;
 };
 
 struct conn {

@@ -1013,6 +1013,16 @@ static int fwd_run(struct conn *c)
 			return reply_close(c, 413, "a body forwarded to the "
 					   "origin is limited to %u bytes",
 					   FWD_BODY_MAX);
+		if (h->total + n > h->fwd_cap) {	/* chunked: grow */
+			size_t cap = h->fwd_cap * 2 > h->total + n
+					     ? h->fwd_cap * 2 : h->total + n;
+			char *nb = realloc(h->fwd, cap);
+
+			if (!nb)
+				return reply_close(c, 500, "out of memory");
+			h->fwd = nb;
+			h->fwd_cap = cap;
+		}
 		memcpy(h->fwd + h->total, in, n);
 		h->total += n;
 	}
@@ -1028,9 +1038,9 @@ static int forward_start(struct conn *c, const struct http_req *q)
 	if (q->has_length && q->length > FWD_BODY_MAX)
 		return reply_close(c, 413, "a body forwarded to the origin is "
 				   "limited to %u bytes", FWD_BODY_MAX);
+	h->fwd_cap = q->chunked ? 64u << 10 : q->has_length ? q->length : 0;
 	if (!(h->saved = save_request(c)) ||
-	    !(h->fwd = malloc(q->chunked ? FWD_BODY_MAX
-					 : q->has_length ? q->length + 1 : 1)))
+	    !(h->fwd = malloc(h->fwd_cap ? h->fwd_cap : 1)))
 		return reply_close(c, 500, "out of memory");
 	h->left = q->has_length ? q->length : 0;
 	h->total = 0;

@@ -216,9 +216,29 @@ hstat() {
 	grep -q '^X-Cache: HIT' "$T/h"
 	run -0 curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary abc "$u"
 	[ "$output" = 201 ]
+	head -c 300000 /dev/urandom >"$T/body"
+	run -0 curl -s -o /dev/null -w '%{http_code}' -X POST \
+		-H 'Transfer-Encoding: chunked' --data-binary "@$T/body" \
+		"http://127.0.0.1:$HPORT/plain/post"
+	[ "$output" = 201 ]
 	curl -s -D "$T/h" -o /dev/null "$u"
 	grep -q '^X-Cache: MISS' "$T/h"
 	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
 	grep -q '^PUT /plain/100 3' "$T/count"
+	grep -q '^POST /plain/post 300000' "$T/count"
 	[ "$(grep -c '^GET /plain/100' "$T/count")" = 2 ]
+}
+
+@test "--mirror-max-object: larger responses are passed, not stored" {
+	synth
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --mirror-max-object 1M
+	for i in 1 2; do
+		curl -s -D "$T/h" -o "$T/b" "http://127.0.0.1:$HPORT/x@2000000"
+		grep -q '^X-Cache: PASS' "$T/h"
+		[ "$(stat -c %s "$T/b")" = 2000000 ]
+	done
+	curl -s -o /dev/null "http://127.0.0.1:$HPORT/y@1000000"
+	curl -s -D "$T/h" -o /dev/null "http://127.0.0.1:$HPORT/y@1000000"
+	grep -q '^X-Cache: HIT' "$T/h"
+	[ "$(origin_requests)" = 3 ]
 }

@@ -130,7 +130,7 @@ class Origin(http.server.BaseHTTPRequestHandler):
     def do_PUT(self):
         n = int(self.headers.get("Content-Length", "0"))
         self.rfile.read(n)
-        Origin.log.append("PUT %s %d" % (self.path, n))
+        Origin.log.append("%s %s %d" % (self.command, self.path, n))
         self.send(201, {}, b"created\n", False)
 
     do_DELETE = do_PUT
