@@ -17,6 +17,7 @@ set -euo pipefail
 usage() {
 	cat >&2 <<USAGE
 usage: bench/vs-vinyl.sh [--quick] [--dir DIR] [--out FILE] [--big-ram SIZE]
+                         [--cache-ram SIZE]
   --quick         BIG: 4 objects of 256-512 MiB; WEB at 1/64, measured at
                   16, 256 and 1024 connections (default: BIG per
                   bench/gen BIG, 1.5x --big-ram; WEB at 1/8 at 16, 64,
@@ -26,6 +27,10 @@ usage: bench/vs-vinyl.sh [--quick] [--dir DIR] [--out FILE] [--big-ram SIZE]
   --out FILE      report (default bench/results/vs-vinyl[-quick].md)
   --big-ram SIZE  full BIG: the corpus is 1.5x this (default: this
                   machine's RAM, shrunk to what the disk holds)
+  --cache-ram SIZE  full BIG: run each cache in a memory cgroup of SIZE
+                  (its page cache and mappings included) and make the
+                  corpus 1.5x SIZE: a machine with SIZE of RAM, so that
+                  the corpus outgrows it without 36 GiB per system
 USAGE
 	exit 129
 }
@@ -37,12 +42,14 @@ dir=/var/tmp/goblin-vsvinyl
 quick=0
 out=
 big_ram=
+cache_ram=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--dir) dir=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--big-ram) big_ram=$2; shift 2 ;;
+	--cache-ram) cache_ram=$2; big_ram=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "vs-vinyl: unknown option '$1'" >&2; usage ;;
 	esac
@@ -92,9 +99,39 @@ stop_all() {
 		wait "$p" 2>/dev/null || true
 	done
 	PIDS=()
+	[ -z "$CG_MADE" ] || rmdir "$CG_MADE" 2>/dev/null || true
 }
 trap stop_all EXIT
 trap 'exit 130' INT TERM
+
+# A memory cgroup (v1, or v2 when that is what is mounted) for the caches
+# of BIG with --cache-ram; "caged CMD..." runs CMD in it.
+CG= CG_MADE=
+cgroup_setup() {
+	local bytes
+	bytes=$(numfmt --from=iec "${cache_ram%B}") ||
+		die "invalid --cache-ram '$cache_ram'"
+	if [ -d /sys/fs/cgroup/memory ]; then
+		CG=/sys/fs/cgroup/memory/goblin-vsvinyl
+		mkdir -p "$CG"
+		CG_MADE=$CG
+		echo "$bytes" >"$CG/memory.limit_in_bytes"
+	elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		CG=/sys/fs/cgroup/goblin-vsvinyl
+		mkdir -p "$CG"
+		CG_MADE=$CG
+		echo "$bytes" >"$CG/memory.max"
+	else
+		die "--cache-ram: no memory cgroup here"
+	fi
+}
+caged() {
+	if [ -n "$CG" ]; then
+		bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+	else
+		"$@"
+	fi
+}
 
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -213,7 +250,7 @@ sub vcl_backend_response {
 	return (deliver);
 }
 VCL
-	varnishd -F -j none -n "$d/work" -a "127.0.0.1:$CPORT" \
+	caged varnishd -F -j none -n "$d/work" -a "127.0.0.1:$CPORT" \
 		-f "$d/default.vcl" -s "file,$d/storage.bin,$size" \
 		-p timeout_idle=3600 -p send_timeout=3600 \
 		>"$logs/$name.log" 2>&1 &
@@ -255,20 +292,23 @@ $(nginx_http "$d")
 	}
 }
 NGX
-	nginx -c "$d/nginx.conf" -e "$d/error.log" >"$logs/$name.log" 2>&1 &
+	caged nginx -c "$d/nginx.conf" -e "$d/error.log" \
+		>"$logs/$name.log" 2>&1 &
 	cache_started "$name" "$d"
 }
 
 # start_goblind NAME DISK_BYTES: goblind --mirror of the origin, its SSD
-# tier sized like the others' storage; RAM: 2 GiB of heads and 4 GiB of
-# small objects (the others use the page cache, unbounded)
+# tier sized like the others' storage; RAM: $GD_RAM (WEB: 2 GiB of heads
+# and 4 GiB of small objects; the others use the page cache, unbounded)
+GD_RAM="--memory 2G --small-memory 4G"
 start_goblind() {
 	local name=$1 size=$2 d=$dir/$1
 	mkdir -p "$d"
 	CPORT=$(free_port)
-	"$gd" --store "$d/store" --http-port "$CPORT" --no-memcache \
+	# shellcheck disable=SC2086
+	caged "$gd" --store "$d/store" --http-port "$CPORT" --no-memcache \
 		--mirror "http://127.0.0.1:$OPORT" --max-item 8G \
-		--ssd-size "$size" --memory 2G --small-memory 4G \
+		--ssd-size "$size" $GD_RAM \
 		--max-conns 4096 --http-timeout 0 \
 		>"$logs/$name.log" 2>&1 &
 	cache_started "$name" "$d"
@@ -350,6 +390,13 @@ big_req=$(lines "$dir/big/BIG.measured")
 big_store=$(( big_bytes + big_bytes / 4 + (512 << 20) ))
 say "a. BIG: $big_n objects, $big_bytes bytes, $big_req measured requests"
 ORIGIN_KIND=synth
+# BIG's heads are few: goblind needs little RAM for them
+GD_RAM="--memory 256M --small-memory 64M"
+if [ -n "$cache_ram" ]; then
+	cgroup_setup
+	say "  every cache in a memory cgroup of $cache_ram ($CG)"
+	big_how="$big_how; every cache in a memory cgroup of $cache_ram (page cache and mappings included)"
+fi
 for sys in $systems; do
 	start_origin "$dir/big/BIG.population"
 	"start_$sys" "big-$sys" "$big_store"
@@ -374,6 +421,8 @@ for sys in $systems; do
 done
 
 # ---- b. WEB ---------------------------------------------------------------
+CG=	# WEB's caches run without a memory cgroup
+GD_RAM="--memory 2G --small-memory 4G"
 mkdir -p "$dir/web"
 "$gen" WEB --scale "$web_scale" --out "$dir/web" >"$logs/gen-web.txt"
 "$gen" --materialize "$dir/web/files" --manifest "$dir/web/WEB.population" \
@@ -662,8 +711,9 @@ w("- nginx proxy_cache: `worker_processes auto`, `proxy_cache_path DIR "
 w("- goblind: `goblind --store DIR --http-port PORT --no-memcache "
   "--mirror URL --max-item 8G --ssd-size SIZE --memory 2G "
   "--small-memory 4G --max-conns 4096 --http-timeout 0`: its SSD tier on "
-  "the same disk, sized like the others' storage; 2 GiB of RAM heads and "
-  "4 GiB for small objects, while the others use the page cache, unbounded" +
+  "the same disk, sized like the others' storage; for WEB 2 GiB of RAM heads "
+  "and 4 GiB for small objects, while the others use the page cache, "
+  "unbounded; for BIG `--memory 256M --small-memory 64M` (a few heads)" +
   ("" if "goblind" in systems else " — not run: this goblind has no `--mirror` yet."))
 w("")
 w("## RESULT lines of every run")
