@@ -31,6 +31,7 @@
 #define GD_GET_LINE_MAX (64u << 10)	/* longest multi-get line */
 #define GD_WBUF_HIGH (64u << 10)	/* stop taking commands above this */
 #define GD_COPY_MAX (16u << 10)	/* chunks this small are copied to wbuf */
+#define GD_FIRST_SEND (16u << 10)	/* HTTP: the first write's body bytes */
 #define GD_SCRATCH (256u << 10)	/* worker buffer: streamed sets */
 
 /* ---- logging (log.c) ---- */
@@ -236,6 +237,9 @@ struct http_state {
 	bool range_started;	/* gs_reader_range() done for ranges[cur] */
 	bool chunked_out;	/* size unknown (a fill): chunked encoding */
 	bool crlf_due;		/* a chunk's CRLF follows the zero-copy one */
+	bool sent_body;		/* a zero-copy chunk went out already */
+	const uint8_t *rest;	/* a split first chunk's second part */
+	size_t rest_len;
 	uint64_t size;		/* the object's, for part headers */
 	uint64_t boundary;
 	char ctype[HTTP_ATTR_CTYPE_MAX + 1];
