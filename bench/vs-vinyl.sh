@@ -125,11 +125,13 @@ cgroup_setup() {
 		die "--cache-ram: no memory cgroup here"
 	fi
 }
+# Run as "caged CMD ... &": exec, so that $! is CMD itself and stop_pid
+# stops it (a function run in the background is a subshell of its own).
 caged() {
 	if [ -n "$CG" ]; then
-		bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+		exec bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
 	else
-		"$@"
+		exec "$@"
 	fi
 }
 
