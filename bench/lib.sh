@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Shared by the benchmark scripts (sourced): the page cache, fio's
-# commands, and the machine for the report.
+# commands, a free port, and the machine for the report.
 
 # drop_caches: start a measurement from an empty page cache (root only;
 # fails otherwise, for the caller to decide)
@@ -18,6 +18,11 @@ fio_cmds() {
 	fio_read_cmd=(fio --name=seq --filename="$1" --direct=1 --rw=read
 		--bs=1M --iodepth=8 --ioengine=io_uring --size="$2"
 		--output-format=json)
+}
+
+# free_port: a free TCP port on loopback
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # machine_info DIR ROOT: the machine, DIR's file system and ROOT's commit

@@ -78,11 +78,6 @@ stop_server() {
 }
 trap stop_server EXIT
 
-# a free TCP port on loopback
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 wait_port() {
 	local i
 	for i in $(seq 200); do

@@ -135,10 +135,6 @@ caged() {
 	fi
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # wait_http PORT PID LOG: until PORT answers HTTP, or PID died
 wait_http() {
 	local i
@@ -300,11 +296,8 @@ NGX
 }
 
 # start_goblind NAME DISK_BYTES: goblind --mirror of the origin, its SSD
-# tier sized like the others' storage; RAM: $GD_RAM (WEB: 2 GiB of heads
-# and 4 GiB of small objects, heads of 1 MiB: at 1/8 every object under
-# 1 MiB (2.9 GiB) is whole in RAM and the 1,952 larger ones' heads take
-# 1.9 GiB; the others use the page cache, unbounded)
-GD_RAM="--memory 2G --small-memory 4G --ram-head 1M"
+# tier sized like the others' storage; its RAM is $GD_RAM, set by each
+# part (BIG, WEB) below
 start_goblind() {
 	local name=$1 size=$2 d=$dir/$1
 	mkdir -p "$d"
@@ -426,6 +419,9 @@ done
 
 # ---- b. WEB ---------------------------------------------------------------
 CG=	# WEB's caches run without a memory cgroup
+# goblind: 2 GiB of heads of 1 MiB and 4 GiB of small objects: at 1/8 every
+# object under 1 MiB (2.9 GiB) is whole in RAM and the 1,952 larger ones'
+# heads take 1.9 GiB (the others use the page cache, unbounded)
 GD_RAM="--memory 2G --small-memory 4G --ram-head 1M"
 mkdir -p "$dir/web"
 "$gen" WEB --scale "$web_scale" --out "$dir/web" >"$logs/gen-web.txt"
