@@ -304,6 +304,13 @@ ssize_t conn_take(struct conn *c, uint64_t want, const uint8_t **p);
 /* A one-line reply with "\r\n", unless the request said noreply. */
 void conn_reply(struct conn *c, const char *line);
 
+/* Monotonic seconds: activity, timeouts. */
+int64_t gd_mono_sec(void);
+/*
+ * Wake @w's loop as a completion on its ring does (any thread): it reaps
+ * the ring, takes its mailbox and drives the connections waiting on either.
+ */
+void gd_worker_wake_disk(struct worker *w);
 /* Open @key (GS_GET_* @flags) for streaming on @w's ring. */
 int gd_reader_open(struct worker *w, const char *key, size_t klen, int flags,
 		   struct gs_reader **out);

@@ -39,14 +39,6 @@ struct http_saved {
 	char head[];
 };
 
-static int64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
 static const char *date_now(struct worker *w)
 {
 	int64_t now = time(NULL);
@@ -308,34 +300,40 @@ static void send_close_reader(struct conn *c)
 	c->h.r = NULL;
 }
 
+/* @m's HTTP attribute record; a memcache value has none: defaults. */
+static void attr_of(const struct gs_meta *m, struct http_attr *a)
+{
+	if (http_attr_decode(m->attr, m->attr_len, a) < 0)
+		http_attr_init(a);
+}
+
 /*
- * Answer a GET or HEAD from the pinned version @r (ours now): 304/412 by
- * the validators, 206/416 by the Range, else the whole object.  @xcache
- * is the X-Cache header's word in mirror mode (NULL: none).
+ * Answer a GET or HEAD from the pinned version @r (ours now), whose
+ * attributes are @a: 304/412 by the validators, 206/416 by the Range,
+ * else the whole object.  @xcache is the X-Cache header's word in mirror
+ * mode (NULL: none).
  */
 static int serve(struct conn *c, const struct http_req *q,
-		 struct gs_reader *r, const char *xcache)
+		 struct gs_reader *r, const struct http_attr *a,
+		 const char *xcache)
 {
 	struct http_state *h = &c->h;
 	const struct gs_meta *m = gs_reader_meta(r);
-	struct http_attr a;
 	char etag[HTTP_ATTR_ETAG_MAX + 48];
 	bool known = m->size != GS_SIZE_UNKNOWN;
 	size_t elen;
 	int64_t lm;
 	int st;
 
-	if (http_attr_decode(m->attr, m->attr_len, &a) < 0)
-		http_attr_init(&a);	/* a memcache value: plain bytes */
-	elen = etag_of(m, &a, !m->cas, etag, sizeof(etag));
-	lm = last_modified_of(m, &a);
-	st = a.status ? a.status : 200;
+	elen = etag_of(m, a, !m->cas, etag, sizeof(etag));
+	lm = last_modified_of(m, a);
+	st = a->status ? a->status : 200;
 	h->r = r;
 	h->size = m->size;
 	h->nranges = 0;
-	if (a.ctype_len) {
-		memcpy(h->ctype, a.ctype, a.ctype_len);
-		h->ctype[a.ctype_len] = 0;
+	if (a->ctype_len) {
+		memcpy(h->ctype, a->ctype, a->ctype_len);
+		h->ctype[a->ctype_len] = 0;
 	} else {
 		strcpy(h->ctype, DEFAULT_CTYPE);
 	}
@@ -385,12 +383,12 @@ static int serve(struct conn *c, const struct http_req *q,
 		OUT(c, "Accept-Ranges: bytes\r\n");
 	if (xcache)
 		conn_printf(c, "X-Cache: %s\r\n", xcache);
-	if (a.age_base) {
-		int64_t age = (int64_t)time(NULL) - a.age_base;
+	if (a->age_base) {
+		int64_t age = (int64_t)time(NULL) - a->age_base;
 
 		conn_printf(c, "Age: %" PRId64 "\r\n", age > 0 ? age : 0);
 	}
-	conn_out(c, a.extra, a.extra_len);
+	conn_out(c, a->extra, a->extra_len);
 	h->multipart = h->nranges > 1;
 	if (h->multipart) {
 		h->boundary = m->xxh3 ^ m->cas ^ (uint64_t)(uintptr_t)c ^
@@ -559,15 +557,12 @@ void http_fetch_done(struct fetch_waiter *fw)
 	struct conn *c = (struct conn *)((char *)fw -
 					 offsetof(struct conn, h.fw));
 	struct worker *w = c->w;
-	uint64_t one = 1;
 
 	pthread_mutex_lock(&w->mail_lock);
 	c->h.mnext = w->mail;
 	w->mail = c;
 	pthread_mutex_unlock(&w->mail_lock);
-	if (write(w->ring_evfd, &one, sizeof(one)) < 0) {
-		/* saturated: a wake-up is pending anyway */
-	}
+	gd_worker_wake_disk(w);
 }
 
 void http_mail_run(struct worker *w)
@@ -637,6 +632,14 @@ static int fetch_begin(struct conn *c)
 	return STEP_NEXT;
 }
 
+/* The fetcher refused a job (@ret < 0): no result will come. */
+static int fetch_refused(struct conn *c, const char *what, int ret)
+{
+	c->h.fw_pending = false;
+	c->h.phase = HP_HEAD;
+	return reply_close(c, 503, "cannot %s: %s", what, strerror(-ret));
+}
+
 /* A miss (@stale NULL) or a stale copy: ask the origin. */
 static int fetch_start(struct conn *c, const struct http_req *q,
 		       const struct gs_meta *stale)
@@ -656,11 +659,8 @@ static int fetch_start(struct conn *c, const struct http_req *q,
 	fetch_begin(c);
 	ret = fetcher_get(c->w->gd->fetcher, q->key, q->klen, stale, &fr,
 			  &h->fw);
-	if (ret < 0) {
-		h->fw_pending = false;
-		h->phase = HP_HEAD;
-		return reply_close(c, 503, "cannot fetch: %s", strerror(-ret));
-	}
+	if (ret < 0)
+		return fetch_refused(c, "fetch", ret);
 	return STEP_NEXT;
 }
 
@@ -669,6 +669,7 @@ static int fetch_run(struct conn *c)
 	struct http_state *h = &c->h;
 	struct fetch_waiter *fw = &h->fw;
 	const struct http_req *q;
+	struct http_attr a;
 	int ret;
 
 	if (!h->fw_ready)
@@ -686,7 +687,8 @@ static int fetch_run(struct conn *c)
 					   gs_strerror(ret));
 		}
 		h->head_only = q->method == HTTP_M_HEAD;
-		ret = serve(c, q, fw->r, fw->kind == FETCH_PASS ? "PASS"
+		attr_of(gs_reader_meta(fw->r), &a);
+		ret = serve(c, q, fw->r, &a, fw->kind == FETCH_PASS ? "PASS"
 					 : h->fw_revalidate ? "REVALIDATED"
 					 : "MISS");
 		fw->r = NULL;
@@ -758,8 +760,7 @@ static enum http_cond_result write_cond(struct conn *c,
 	cur->elen = 0;
 	cur->exists = gs_stat(c->w->gd->s, q->key, q->klen, &cur->m) == 0;
 	if (cur->exists) {
-		if (http_attr_decode(cur->m.attr, cur->m.attr_len, &a) < 0)
-			http_attr_init(&a);
+		attr_of(&cur->m, &a);
 		cur->elen = etag_of(&cur->m, &a, false, cur->etag,
 				    sizeof(cur->etag));
 	}
@@ -884,7 +885,7 @@ static int put_start(struct conn *c, const struct http_req *q)
 	struct gd *gd = c->w->gd;
 	struct gs_put_args pa = { 0 };
 	struct http_attr a;
-	struct current *cur;
+	struct current cur;
 	uint8_t abuf[GS_ATTR_MAX];
 	long alen;
 	int ret;
@@ -901,14 +902,9 @@ static int put_start(struct conn *c, const struct http_req *q)
 		return reply_close(c, 413, "%" PRIu64 " bytes is larger than "
 				   "--max-item", q->length);
 	}
-	if (!(cur = malloc(sizeof(*cur))))
-		return reply_close(c, 500, "out of memory");
-	ret = write_cond(c, q, cur) == HTTP_COND_FAILED;
-	h->existed = cur->exists;
-	pa.cas_match = cur->m.cas;
-	free(cur);
-	if (ret)
+	if (write_cond(c, q, &cur) == HTTP_COND_FAILED)
 		return reply_close(c, 412, "precondition failed");
+	h->existed = cur.exists;
 	http_attr_init(&a);
 	if (q->content_type.p) {
 		if (q->content_type.len > HTTP_ATTR_CTYPE_MAX)
@@ -927,6 +923,7 @@ static int put_start(struct conn *c, const struct http_req *q)
 	} else if (h->existed && (q->if_match.p || q->if_none_match.p ||
 				  q->if_unmodified_since.p)) {
 		pa.mode = GS_CAS;
+		pa.cas_match = cur.m.cas;
 	}
 	ret = gs_put_begin(gd->s, q->key, q->klen, &pa, &h->wr);
 	if (ret == -EFBIG || ret == -ENOSPC) {
@@ -953,22 +950,16 @@ static int put_start(struct conn *c, const struct http_req *q)
 
 static int delete_run(struct conn *c, const struct http_req *q)
 {
-	struct current *cur;
-	bool ex;
+	struct current cur;
 	int ret;
 
 	if ((ret = write_gate(c, q)))
 		return ret;
-	if (!(cur = malloc(sizeof(*cur))))
-		return reply_close(c, 500, "out of memory");
-	ret = write_cond(c, q, cur) == HTTP_COND_FAILED;
-	ex = cur->exists;
-	free(cur);
-	if (ret) {
+	if (write_cond(c, q, &cur) == HTTP_COND_FAILED) {
 		reply_text(c, 412, "precondition failed");
 		return request_done(c);
 	}
-	ret = ex ? gs_delete(c->w->gd->s, q->key, q->klen) : -ENOENT;
+	ret = cur.exists ? gs_delete(c->w->gd->s, q->key, q->klen) : -ENOENT;
 	if (ret == -ENOENT) {
 		reply_text(c, 404, "not found");
 	} else if (ret < 0) {
@@ -1002,12 +993,8 @@ static int forward_send(struct conn *c)
 	h->fw_revalidate = false;
 	ret = fetcher_forward(c->w->gd->fetcher, q->key, q->klen, &fwd,
 			      &h->fw);
-	if (ret < 0) {
-		h->fw_pending = false;
-		h->phase = HP_HEAD;
-		return reply_close(c, 503, "cannot forward: %s",
-				   strerror(-ret));
-	}
+	if (ret < 0)
+		return fetch_refused(c, "forward", ret);
 	return STEP_NEXT;
 }
 
@@ -1105,14 +1092,15 @@ static int stats_reply(struct conn *c, bool json)
 	return request_done(c);
 }
 
-/* Is the stored version @m fresh enough for request @q (mirror mode)? */
-static bool fresh_enough(const struct http_req *q, const struct gs_meta *m)
+/*
+ * Is a stored version with attributes @a fresh enough for request @q
+ * (mirror mode)?  What was not fetched from the origin always is.
+ */
+static bool fresh_enough(const struct http_req *q, const struct http_attr *a)
 {
-	struct http_attr a;
 	struct http_cc cc;
 
-	if (http_attr_decode(m->attr, m->attr_len, &a) < 0 ||
-	    !(a.flags & HTTP_ATTR_ORIGIN))
+	if (!(a->flags & HTTP_ATTR_ORIGIN))
 		return true;
 	http_cc_init(&cc);
 	if (q->cache_control.p)
@@ -1120,15 +1108,16 @@ static bool fresh_enough(const struct http_req *q, const struct gs_meta *m)
 	else if (q->pragma.p && q->pragma.len == 8 &&
 		 !strncasecmp(q->pragma.p, "no-cache", 8))
 		cc.no_cache = true;
-	return http_fresh_for(&cc, a.fresh_until, a.age_base,
-			      a.flags & HTTP_ATTR_NO_CACHE,
-			      a.flags & HTTP_ATTR_REVALIDATE, time(NULL));
+	return http_fresh_for(&cc, a->fresh_until, a->age_base,
+			      a->flags & HTTP_ATTR_NO_CACHE,
+			      a->flags & HTTP_ATTR_REVALIDATE, time(NULL));
 }
 
 static int get_start(struct conn *c, const struct http_req *q)
 {
 	struct gd *gd = c->w->gd;
 	struct gs_reader *r;
+	struct http_attr a;
 	int ret;
 
 	if (key_is(q, STATS_KEY))
@@ -1158,23 +1147,16 @@ static int get_start(struct conn *c, const struct http_req *q)
 	if (ret < 0)
 		return reply_close(c, 500, "cannot read: %s",
 				   gs_strerror(ret));
-	if (gd->fetcher && gs_reader_meta(r)->cas &&
-	    !fresh_enough(q, gs_reader_meta(r))) {
-		struct gs_meta *m = malloc(sizeof(*m));
-
-		if (!m) {
-			gd_reader_close(c->w, r);
-			return reply_close(c, 500, "out of memory");
-		}
-		*m = *gs_reader_meta(r);
-		gd_reader_close(c->w, r);
+	attr_of(gs_reader_meta(r), &a);
+	if (gd->fetcher && gs_reader_meta(r)->cas && !fresh_enough(q, &a)) {
+		/* the fetcher reads the stale metadata before it returns */
 		CNT(c->w, http_misses);
-		ret = fetch_start(c, q, m);
-		free(m);
+		ret = fetch_start(c, q, gs_reader_meta(r));
+		gd_reader_close(c->w, r);
 		return ret;
 	}
 	CNT(c->w, http_hits);
-	return serve(c, q, r, gd->fetcher ? "HIT" : NULL);
+	return serve(c, q, r, &a, gd->fetcher ? "HIT" : NULL);
 }
 
 /* ---- requests ---- */
@@ -1229,7 +1211,7 @@ static int head_run(struct conn *c)
 	switch (http_parse_head(buf, len, q, &used)) {
 	case HTTP_PARSE_MORE:
 		if (!h->head_since)
-			h->head_since = mono_now();
+			h->head_since = gd_mono_sec();
 		return RUN_INPUT;
 	case HTTP_PARSE_BAD:
 		CNT(w, http_bad_requests);

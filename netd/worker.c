@@ -33,7 +33,7 @@
 /* epoll data of the loop's own fds: no conn is at these addresses */
 static char tag_listen, tag_http, tag_wake, tag_ring;
 
-static int64_t mono_sec(void)
+int64_t gd_mono_sec(void)
 {
 	struct timespec ts;
 
@@ -148,15 +148,19 @@ static int conn_flush(struct conn *c)
 
 /* ---- store readers on the worker's ring ---- */
 
-/* A fill advanced: the worker's loop tries its waiting connections. */
-static void fill_notify(void *arg)
+void gd_worker_wake_disk(struct worker *w)
 {
-	struct worker *w = arg;
 	uint64_t one = 1;
 
 	if (write(w->ring_evfd, &one, sizeof(one)) < 0) {
 		/* the counter is saturated: a wake-up is pending anyway */
 	}
+}
+
+/* A fill advanced: the worker's loop tries its waiting connections. */
+static void fill_notify(void *arg)
+{
+	gd_worker_wake_disk(arg);
 }
 
 int gd_reader_attach(struct worker *w, struct gs_reader *r)
@@ -286,7 +290,7 @@ static void conn_new(struct worker *w, int fd, bool http)
 	c->loopback = http && peer_loopback(fd);
 	c->rcap = GD_RBUF;
 	c->events = e.events;
-	c->last_active = mono_sec();
+	c->last_active = gd_mono_sec();
 	e.data.ptr = c;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
 		gd_log(GD_LOG_ERROR, "epoll_ctl: %s", strerror(errno));
@@ -447,7 +451,7 @@ static bool conn_linger(struct conn *c)
 	http_conn_release(c);
 	shutdown(c->fd, SHUT_WR);
 	c->lingering = true;
-	c->linger_until = mono_sec() + LINGER_SECS;
+	c->linger_until = gd_mono_sec() + LINGER_SECS;
 	c->rstart = c->rend = 0;
 	conn_events(c, EPOLLIN | EPOLLRDHUP);
 	return true;
@@ -481,7 +485,7 @@ static void conn_drive(struct conn *c)
 			goto close;
 		return;
 	}
-	c->last_active = mono_sec();
+	c->last_active = gd_mono_sec();
 	for (int round = 0; round < DRIVE_ROUNDS; round++) {
 		enum mc_run st;
 		int ret;
@@ -627,7 +631,7 @@ static void begin_stop(struct worker *w)
 			  NULL);
 	for (c = w->conns; c; c = next) {	/* idle ones go now */
 		next = c->next;
-		c->last_active = mono_sec();
+		c->last_active = gd_mono_sec();
 		if (conn_idle(c) && !conn_pending(c) &&
 		    c->rstart == c->rend)
 			conn_close(c);
@@ -640,7 +644,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct epoll_event ev[MAX_EVENTS];
-	int64_t last_sweep = mono_sec();
+	int64_t last_sweep = gd_mono_sec();
 
 	while (!w->stopping || w->conns) {
 		int n, timeout = w->ready ? 0 : 1000;
@@ -685,8 +689,8 @@ static void *worker_main(void *arg)
 				begin_stop(w);
 		}
 		run_ready(w);
-		if (mono_sec() != last_sweep) {
-			last_sweep = mono_sec();
+		if (gd_mono_sec() != last_sweep) {
+			last_sweep = gd_mono_sec();
 			idle_sweep(w, last_sweep);
 		}
 	}
