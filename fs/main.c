@@ -373,6 +373,10 @@ int main(int argc, char **argv)
 	if (gfs_mount(fs, mp, &c.fargs) < 0) {
 		gfs_free(fs);
 		gs_close(s);
+		struct stat st;
+		if (stat(mp, &st) < 0 && errno == ENOTCONN)
+			die("cannot mount '%s': a dead FUSE mount is still "
+			    "there; unmount it with fusermount3 -u", mp);
 		die("cannot mount '%s'", mp);
 	}
 	fuse_opt_free_args(&c.fargs);

@@ -10,7 +10,10 @@ count() {	# count TAP results in $log, echoing failures
 	local p f
 	p=$(grep -cE '^ok ' "$log")
 	f=$(grep -cE '^not ok ' "$log")
-	grep -E '^not ok ' "$log" | sed 's/^/  FAIL: /'
+	# each failure with the diagnostics that follow it ("# ..." lines)
+	awk '/^not ok /{d=1; print "  FAIL: " $0; next}
+	     /^(ok|not ok) /{d=0}
+	     d && /^#/{print "    " $0}' "$log"
 	pass=$((pass + p)) fail=$((fail + f))
 	echo "  $p passed, $f failed"
 }

@@ -55,6 +55,20 @@ wait_mounted() {
 	return 1
 }
 
+# wait_unmounted: poll until $M has left the mount table (10 s).  Not
+# mountpoint(1): a mount whose daemon died fails stat() with ENOTCONN and
+# looks unmounted to it while it is still in the table.
+wait_unmounted() {
+	local i
+	for i in $(seq 100); do
+		findmnt -rn --mountpoint "$M" >/dev/null || return 0
+		sleep 0.1
+	done
+	echo "$M is still mounted:" >&2
+	findmnt --mountpoint "$M" >&2
+	return 1
+}
+
 # mount_fs [OPTIONS]: goblinfs -f in the background on this test's store
 mount_fs() {
 	"$GFS" "${STORE_OPTS[@]}" --store "$S" -f "$@" "$M" \
