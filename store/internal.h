@@ -101,7 +101,8 @@ struct gs_store {
 	int lock_fd;
 	int data_fd;		/* SSD data file, O_DIRECT */
 	int hdd_fd;		/* HDD data file, O_DIRECT; -1 without one */
-	int jfd;		/* journal, O_APPEND */
+	int jfd;		/* journal: reads, small records (buffered) */
+	int jdfd;		/* journal, O_DIRECT: large records; -1 if not */
 
 	pthread_mutex_t lock;	/* everything below unless noted */
 	pthread_cond_t fill_cond;	/* a fill advanced or ended */
@@ -117,7 +118,8 @@ struct gs_store {
 	struct slru lru_ssd, lru_small, lru_head, lru_hdd;
 	uint64_t cas;		/* last cas handed out */
 	uint64_t seq;		/* last journal sequence number */
-	uint64_t jbytes;	/* journal file size */
+	uint64_t jbytes;	/* journal size, its reserved records included */
+	uint32_t jdirect;	/* direct journal writes in flight */
 	uint64_t jlive;		/* journal bytes of live objects */
 	uint64_t bytes;		/* value bytes of live objects */
 	uint64_t nsmall;	/* live small objects */
@@ -127,6 +129,7 @@ struct gs_store {
 
 	struct bufpool rbufs;	/* tail reads: max(io_chunk, ram_head) */
 	struct bufpool wbufs;	/* writes: write_io_chunk */
+	struct bufpool jbufs;	/* direct journal records: a whole small put */
 	struct gs_reader *reader_free;	/* recycled readers */
 	struct pooled_ring *ring_free;	/* rings for the blocking API */
 	void (*drop_hook)(void *arg, const void *key, size_t klen);
@@ -185,6 +188,18 @@ struct space *tier_space(struct gs_store *s, int tier);
 int tier_fd(const struct gs_store *s, int tier);
 void obj_release_large(struct gs_store *s, struct gs_obj *o);
 int journal_write(struct gs_store *s, const void *buf, size_t len);
+/*
+ * Records of JOURNAL_DIRECT_MIN bytes or more skip the page cache: copying
+ * a value into it costs more CPU than the rest of a put.  journal_reserve
+ * (lock held) gives a 4 KiB-aligned buffer for the record and its place in
+ * the journal, or NULL for a buffered journal_write; journal_write_direct
+ * (lock not held) writes it, and journal_unreserve (lock held) ends it.
+ */
+#define JOURNAL_DIRECT_MIN (32u << 10)
+uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off);
+int journal_write_direct(struct gs_store *s, uint8_t *buf, size_t len,
+			 uint64_t off);
+void journal_unreserve(struct gs_store *s, uint8_t *buf);
 void journal_maybe_rewrite(struct gs_store *s);
 void obj_unref(struct gs_store *s, struct gs_obj *o);
 void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o);

@@ -423,13 +423,18 @@ static void obj_unlink(struct gs_store *s, struct gs_obj *o)
 	obj_unref(s, o);
 }
 
+/*
+ * Append a record.  At an explicit offset, not O_APPEND: the end of the
+ * file may still be short of records reserved for direct writes.
+ */
 int journal_write(struct gs_store *s, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	size_t left = len;
 
 	while (left) {
-		ssize_t n = write(s->jfd, p, left);
+		ssize_t n = pwrite(s->jfd, p, left,
+				   (off_t)(s->jbytes + (len - left)));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -448,6 +453,49 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 	if (s->o.sync && fdatasync(s->jfd) < 0)
 		return -errno;
 	return 0;
+}
+
+#define ALIGN4K(x) (((x) + 4095) & ~(uint64_t)4095)
+
+uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off)
+{
+	uint8_t *buf;
+
+	if (s->jdfd < 0 || len < JOURNAL_DIRECT_MIN || len > s->jbufs.size ||
+	    !(buf = bufpool_get(&s->jbufs)))
+		return NULL;
+	/* zeros up to the 4 KiB boundary are padding to replay */
+	*off = ALIGN4K(s->jbytes);
+	s->jbytes = *off + ALIGN4K(len);
+	s->jdirect++;
+	return buf;
+}
+
+int journal_write_direct(struct gs_store *s, uint8_t *buf, size_t len,
+			 uint64_t off)
+{
+	size_t plen = ALIGN4K(len), done = 0;
+
+	memset(buf + len, 0, plen - len);
+	while (done < plen) {
+		ssize_t n = pwrite(s->jdfd, buf + done, plen - done,
+				   (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	if (s->o.sync && fdatasync(s->jdfd) < 0)
+		return -errno;
+	return 0;
+}
+
+void journal_unreserve(struct gs_store *s, uint8_t *buf)
+{
+	bufpool_put(&s->jbufs, buf);
+	s->jdirect--;
 }
 
 /* Journal a record that carries only a key (and an exptime for touch). */
@@ -976,11 +1024,14 @@ static int journal_rewrite(struct gs_store *s)
 		goto fail;
 	}
 	close(s->jfd);
-	s->jfd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	s->jfd = open(path, O_RDWR | O_CLOEXEC);
 	if (s->jfd < 0) {
 		ret = -errno;
 		goto fail;
 	}
+	if (s->jdfd >= 0)
+		close(s->jdfd);
+	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	/* the small values moved with their records */
 	pos = 0;
 	seq = 0;
@@ -1013,7 +1064,9 @@ fail:
 /* Journal garbage grows with replaces and deletes; rewrite when it wins. */
 void journal_maybe_rewrite(struct gs_store *s)
 {
-	if (s->jbytes > JOURNAL_REWRITE_MIN && s->jbytes > 2 * s->jlive)
+	/* not under a direct write: it would land in the old file */
+	if (s->jdirect == 0 && s->jbytes > JOURNAL_REWRITE_MIN &&
+	    s->jbytes > 2 * s->jlive)
 		journal_rewrite(s);
 }
 
@@ -1111,6 +1164,19 @@ fail:
 	return -EINVAL;
 }
 
+/* Is [pos, the next 4 KiB boundary or @size) the zeros of padding? */
+static bool zero_pad(const uint8_t *map, uint64_t size, uint64_t pos)
+{
+	uint64_t end = ALIGN4K(pos) < size ? ALIGN4K(pos) : size;
+
+	if (pos % 4096 == 0)
+		return false;	/* a whole zero block is a lost record */
+	for (; pos < end; pos++)
+		if (map[pos])
+			return false;
+	return true;
+}
+
 /*
  * Rebuild the index from the journal.  A record that does not verify is
  * skipped (the scan resynchronises on the next valid record); a torn tail
@@ -1137,6 +1203,12 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 		long len = jrec_decode(map + pos, st.st_size - pos, &r);
 		struct gs_obj *o;
 
+		if (len <= 0 && zero_pad(map, st.st_size, pos)) {
+			pos = ALIGN4K(pos) < (uint64_t)st.st_size
+				      ? ALIGN4K(pos) : (uint64_t)st.st_size;
+			good = pos;
+			continue;
+		}
 		if (len <= 0) {
 			/* skip to the next plausible record */
 			const uint32_t magic = J_MAGIC;
@@ -1556,6 +1628,9 @@ static void bufs_init(struct gs_store *s)
 		rsz = s->o.ram_head;	/* a whole head can be read back */
 	bufpool_init(&s->rbufs, rsz);
 	bufpool_init(&s->wbufs, s->o.write_io_chunk);
+	/* a small put's record: value below a head, longest key and attrs */
+	bufpool_init(&s->jbufs, ALIGN4K(J_HDR + J_PUT_BODY + GS_KEY_MAX +
+					GS_ATTR_MAX + s->o.ram_head));
 }
 
 int gs_open(const char *dir, const struct gs_options *opt,
@@ -1575,7 +1650,7 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->lock_fd = s->data_fd = s->hdd_fd = s->jfd = -1;
+	s->lock_fd = s->data_fd = s->hdd_fd = s->jfd = s->jdfd = -1;
 	s->o = *opt;
 	s->dir = strdup(dir);
 	list_init(&s->cold);
@@ -1617,12 +1692,14 @@ int gs_open(const char *dir, const struct gs_options *opt,
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/journal", dir);
-	s->jfd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	s->jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (s->jfd < 0) {
 		ret = errf(err, errlen, -errno, "cannot open '%s': %s", path,
 			   strerror(errno));
 		goto fail;
 	}
+	/* without O_DIRECT here every record is buffered */
+	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	cap = tier_capacity(ssd_dir, s->data_fd, s->o.ssd_size,
 			    s->o.ssd_floor);
 	if (cap < GS_ALLOC_UNIT) {
@@ -1763,12 +1840,15 @@ void gs_close(struct gs_store *s)
 	ram_region_unmap(&s->small_mem);
 	bufpool_release(&s->rbufs);
 	bufpool_release(&s->wbufs);
+	bufpool_release(&s->jbufs);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->hdd_fd >= 0)
 		close(s->hdd_fd);
 	if (s->jfd >= 0)
 		close(s->jfd);
+	if (s->jdfd >= 0)
+		close(s->jdfd);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	pthread_mutex_destroy(&s->lock);

@@ -462,7 +462,8 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
-	uint8_t stackbuf[512], *rec = stackbuf;
+	uint8_t stackbuf[512], *rec = stackbuf, *drec = NULL;
+	uint64_t joff = 0;
 	struct jrec r;
 	size_t len;
 	int ret;
@@ -491,18 +492,23 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		ret = -EFBIG;
 		goto fail;
 	}
-	if (len > sizeof(stackbuf) && !(rec = malloc(len))) {
+	if (o->small && (drec = journal_reserve(s, len, &joff))) {
+		rec = drec;
+	} else if (len > sizeof(stackbuf) && !(rec = malloc(len))) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	jrec_encode(&r, o->ext, o->csum, rec);
 	if (o->small)	/* where the value will sit in the journal */
-		o->jpos = s->jbytes + J_HDR + J_PUT_BODY + r.klen + r.attr_len;
-	ret = journal_write(s, rec, len);
-	if (rec != stackbuf)
-		free(rec);
-	if (ret < 0)
-		goto fail;
+		o->jpos = (drec ? joff : s->jbytes) + J_HDR + J_PUT_BODY +
+			  r.klen + r.attr_len;
+	if (!drec) {
+		ret = journal_write(s, rec, len);
+		if (rec != stackbuf)
+			free(rec);
+		if (ret < 0)
+			goto fail;
+	}
 	o->jlen = len;
 	o->written = o->durable = o->size;
 	if (w->fill) {
@@ -514,10 +520,27 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	obj_wake(s, o);
 	if (cas_out)
 		*cas_out = o->cas;
+	if (drec) {
+		/*
+		 * Published before its record is on disk, so that the index
+		 * and the journal see puts in one order; acknowledged only
+		 * after.  Readers get it from RAM meanwhile.
+		 */
+		o->refs++;
+		pthread_mutex_unlock(&s->lock);
+		ret = journal_write_direct(s, drec, len, joff);
+		pthread_mutex_lock(&s->lock);
+		journal_unreserve(s, drec);
+		if (ret < 0 && o->state == OBJ_LIVE)
+			obj_remove(s, o);
+		obj_unref(s, o);
+	}
 	journal_maybe_rewrite(s);
 	pthread_mutex_unlock(&s->lock);
-	stat_add(s, puts, 1);
 	writer_free(w);
+	if (ret < 0)
+		return ret;
+	stat_add(s, puts, 1);
 	return 0;
 fail:
 	writer_discard_locked(w, true);
