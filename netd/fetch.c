@@ -349,6 +349,10 @@ static int job_handle(struct job *j)
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, j);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, j);
+	/* 64 KiB a transfer, not 16: a quarter of the callbacks, store
+	 * calls and reader wakeups (goblind's fill CPU -17%; 256 KiB did
+	 * worse) */
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 64L << 10);
 	/* the body is stored as the origin sent it, encoding and all */
 	curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
 	curl_easy_setopt(h, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
