@@ -120,6 +120,7 @@ struct gs_store {
 	uint64_t seq;		/* last journal sequence number */
 	uint64_t jbytes;	/* journal size, its reserved records included */
 	uint32_t jdirect;	/* direct journal writes in flight */
+	bool jno_direct;	/* jdfd refused our alignment: all buffered */
 	uint64_t jlive;		/* journal bytes of live objects */
 	uint64_t bytes;		/* value bytes of live objects */
 	uint64_t nsmall;	/* live small objects */
@@ -193,13 +194,14 @@ int journal_write(struct gs_store *s, const void *buf, size_t len);
  * a value into it costs more CPU than the rest of a put.  journal_reserve
  * (lock held) gives a 4 KiB-aligned buffer for the record and its place in
  * the journal, or NULL for a buffered journal_write; journal_write_direct
- * (lock not held) writes it, and journal_unreserve (lock held) ends it.
+ * (lock not held) writes it, and journal_unreserve (lock held) ends it,
+ * given what the write returned.
  */
 #define JOURNAL_DIRECT_MIN (32u << 10)
 uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off);
 int journal_write_direct(struct gs_store *s, uint8_t *buf, size_t len,
 			 uint64_t off);
-void journal_unreserve(struct gs_store *s, uint8_t *buf);
+void journal_unreserve(struct gs_store *s, uint8_t *buf, int how);
 void journal_maybe_rewrite(struct gs_store *s);
 void obj_unref(struct gs_store *s, struct gs_obj *o);
 void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o);

@@ -461,8 +461,8 @@ uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off)
 {
 	uint8_t *buf;
 
-	if (s->jdfd < 0 || len < JOURNAL_DIRECT_MIN || len > s->jbufs.size ||
-	    !(buf = bufpool_get(&s->jbufs)))
+	if (s->jdfd < 0 || s->jno_direct || len < JOURNAL_DIRECT_MIN ||
+	    len > s->jbufs.size || !(buf = bufpool_get(&s->jbufs)))
 		return NULL;
 	/* zeros up to the 4 KiB boundary are padding to replay */
 	*off = ALIGN4K(s->jbytes);
@@ -471,31 +471,39 @@ uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off)
 	return buf;
 }
 
+/* 0, 1 if it had to go through the page cache, or -errno */
 int journal_write_direct(struct gs_store *s, uint8_t *buf, size_t len,
 			 uint64_t off)
 {
 	size_t plen = ALIGN4K(len), done = 0;
+	int fd = s->jdfd;
 
 	memset(buf + len, 0, plen - len);
 	while (done < plen) {
-		ssize_t n = pwrite(s->jdfd, buf + done, plen - done,
+		ssize_t n = pwrite(fd, buf + done, plen - done,
 				   (off_t)(off + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EINVAL && fd == s->jdfd) {
+			fd = s->jfd;	/* a file system wanting more alignment */
+			continue;
+		}
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		done += (size_t)n;
 	}
-	if (s->o.sync && fdatasync(s->jdfd) < 0)
+	if (s->o.sync && fdatasync(fd) < 0)
 		return -errno;
-	return 0;
+	return fd != s->jdfd;
 }
 
-void journal_unreserve(struct gs_store *s, uint8_t *buf)
+void journal_unreserve(struct gs_store *s, uint8_t *buf, int how)
 {
 	bufpool_put(&s->jbufs, buf);
 	s->jdirect--;
+	if (how == 1)
+		s->jno_direct = true;	/* every record buffered from now on */
 }
 
 /* Journal a record that carries only a key (and an exptime for touch). */

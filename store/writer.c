@@ -530,9 +530,11 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		pthread_mutex_unlock(&s->lock);
 		ret = journal_write_direct(s, drec, len, joff);
 		pthread_mutex_lock(&s->lock);
-		journal_unreserve(s, drec);
+		journal_unreserve(s, drec, ret);
 		if (ret < 0 && o->state == OBJ_LIVE)
 			obj_remove(s, o);
+		if (ret > 0)	/* written through the page cache */
+			ret = 0;
 		obj_unref(s, o);
 	}
 	journal_maybe_rewrite(s);
