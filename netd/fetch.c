@@ -41,12 +41,10 @@
  * transfer's progress by that much.
  *
  * Responses of unknown length (chunked, or ended by the connection close)
- * cannot be fills: the store's fills have a declared size.  They are
- * written under their private key as a put of unknown size, and their
- * waiters get their reader when the response is complete (no read-while-
- * fill).  A storable one is then renamed to its key if it stayed within
- * max_object; a larger one is passed whole.  TODO(issue 6): fills of
- * unknown size in the store, then read-while-fill for these too.
+ * fill under their private key, as a fill of unknown size: their readers
+ * stream it as it comes (chunked to HTTP/1.1 clients), and learn its end
+ * when it commits.  A storable one is then renamed to its key if it stayed
+ * within max_object; a larger one was passed.
  */
 
 #define HEAD_MAX (64 * 1024)	/* response header bytes kept per transfer */
@@ -97,7 +95,7 @@ struct job {
 	char rkey[PASS_PREFIX_LEN + 24];	/* the private key, or unused */
 	size_t rklen;
 	bool pass;		/* the response goes under rkey */
-	bool late;		/* unknown length: deliver at the end */
+	bool late;		/* unknown length: stored or passed at the end */
 	bool storable;		/* late: rename to the key at the end */
 	bool restart;		/* a 304 found the stored version changed */
 	bool drop;		/* nobody wants the response: stop it */
@@ -208,8 +206,10 @@ static void deliver(struct job *j, const void *key, size_t klen,
 
 static void deliver_current(struct job *j)
 {
-	if (j->pass)
-		deliver(j, j->rkey, j->rklen, FETCH_PASS, GS_GET_FILL);
+	if (j->pass)	/* of unknown length, it may still be stored: MISS */
+		deliver(j, j->rkey, j->rklen,
+			j->late && j->storable ? FETCH_OBJECT : FETCH_PASS,
+			GS_GET_FILL);
 	else
 		deliver(j, j->key, j->klen, FETCH_OBJECT, GS_GET_FILL);
 }
@@ -701,7 +701,7 @@ static int begin_pass(struct job *j, const struct http_attr *a, uint64_t size)
 	long alen = http_attr_encode(a, rec, sizeof(rec));
 	struct gs_put_args args = {
 		.size = size, .attr = rec, .attr_len = alen > 0 ? (size_t)alen : 0,
-		.fill = size != GS_SIZE_UNKNOWN,
+		.fill = true,
 	};
 	uint64_t seq = atomic_fetch_add(&pass_seq, 1) + 1;
 
@@ -866,11 +866,10 @@ static int head_done(struct job *j)
 		j->drop = true;
 		return -1;
 	}
-	if (hi.clen == GS_SIZE_UNKNOWN) {
-		j->late = true;	/* waiters get their reader at the end */
-		return 0;
-	}
-	STAT(f, passed);
+	if (hi.clen == GS_SIZE_UNKNOWN)
+		j->late = true;	/* stored or passed: known at the end */
+	else
+		STAT(f, passed);
 readers:
 	pthread_mutex_lock(&f->lock);
 	j->delivered = true;

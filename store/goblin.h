@@ -156,7 +156,9 @@ struct gs_put_args {
 	size_t attr_len;	/* <= GS_ATTR_MAX */
 	enum gs_put_mode mode;
 	uint64_t cas_match;	/* with GS_CAS */
-	bool fill;		/* readable before commit (read-while-fill) */
+	bool fill;		/* readable before commit (read-while-fill); of
+				 * unknown size too: its readers stream what
+				 * is written and end where commit says */
 };
 
 /*
@@ -198,7 +200,8 @@ int gs_put(struct gs_store *s, const void *key, size_t klen, const void *val,
 int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 		struct gs_reader **out);
 
-/* The pinned version's metadata (size is the declared size for fills). */
+/* The pinned version's metadata (size is the declared size for fills, and
+ * GS_SIZE_UNKNOWN for a fill of unknown size opened before its commit). */
 const struct gs_meta *gs_reader_meta(const struct gs_reader *r);
 
 /*

@@ -37,6 +37,8 @@ struct gs_obj {
 	uint8_t small;		/* value in the small arena */
 	uint8_t corrupt;	/* failed verification; never served again */
 	uint8_t aborted;	/* fill abandoned: readers get -ECANCELED */
+	uint8_t grows;		/* a fill of unknown size: csum and size
+				 * change under readers; set before any */
 	uint64_t size, cas, xxh3;
 	int64_t exptime, mtime_ns;
 	uint32_t flags;

@@ -349,6 +349,19 @@ static void promote_head(struct gs_reader *r, const struct rslot *sl)
 	stat_add(s, head_promotions, 1);
 }
 
+/* A growing fill's checksums move as it grows: check them under the lock. */
+static bool verify_slot(struct gs_reader *r, const struct rslot *sl)
+{
+	bool ok;
+
+	if (!r->o->grows)
+		return blocks_verify(r->o, sl->buf, sl->off, sl->len);
+	pthread_mutex_lock(&r->s->lock);
+	ok = blocks_verify(r->o, sl->buf, sl->off, sl->len);
+	pthread_mutex_unlock(&r->s->lock);
+	return ok;
+}
+
 static void submit(struct gs_reader *r)
 {
 	if (!r->attached && r->ring)
@@ -380,6 +393,13 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			return 0;
 		pthread_mutex_lock(&s->lock);
 		release_consumed(r, false);
+		if (r->end > o->size) {	/* a fill of unknown size ended */
+			r->end = o->size;
+			if (r->pos >= r->end) {
+				pthread_mutex_unlock(&s->lock);
+				continue;
+			}
+		}
 		if (o->aborted || o->corrupt) {
 			r->err = o->aborted ? -ECANCELED : -EBADMSG;
 			pthread_mutex_unlock(&s->lock);
@@ -460,7 +480,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 				r->err = sl->io.res < 0 ? sl->io.res : -EIO;
 				continue;
 			}
-			if (!blocks_verify(o, sl->buf, sl->off, sl->len)) {
+			if (!verify_slot(r, sl)) {
 				pthread_mutex_lock(&s->lock);
 				obj_drop_corrupt(s, o);
 				pthread_mutex_unlock(&s->lock);

@@ -45,8 +45,7 @@ static bool args_valid(const void *key, size_t klen,
 {
 	return key && klen > 0 && klen <= GS_KEY_MAX &&
 	       a->attr_len <= GS_ATTR_MAX && (a->attr || !a->attr_len) &&
-	       a->mode <= GS_CAS &&
-	       !(a->fill && a->size == GS_SIZE_UNKNOWN);
+	       a->mode <= GS_CAS;
 }
 
 /* Called with s->lock held: choose the tier and reserve the space. */
@@ -147,6 +146,7 @@ int gs_put_begin(struct gs_store *s, const void *key, size_t klen,
 	w->cas_match = a->cas_match;
 	w->fill = a->fill;
 	w->unknown = a->size == GS_SIZE_UNKNOWN;
+	o->grows = w->fill && w->unknown;
 	o->state = OBJ_FILLING;
 	o->size = a->size;
 	o->flags = a->flags;
@@ -197,15 +197,13 @@ static int writer_grow(struct gs_writer *w, uint64_t end)
 	} else {
 		ret = tier_alloc(s, o, TIER_SSD, end);
 	}
+	/* under the lock: the readers of a fill check blocks under it */
+	if (ret == 0 && !(c = realloc(o->csum, nb * sizeof(uint32_t))))
+		ret = -ENOMEM;
+	if (ret == 0)
+		o->csum = c;
 	pthread_mutex_unlock(&s->lock);
-	if (ret < 0)
-		return ret;
-	/* no reader sees a put of unknown size: csum can move */
-	c = realloc(o->csum, nb * sizeof(uint32_t));
-	if (!c)
-		return -ENOMEM;
-	o->csum = c;
-	return 0;
+	return ret;
 }
 
 /* Block checksums, 4 KiB padding and the O_DIRECT writes of buffer @b. */
@@ -418,15 +416,19 @@ static int mode_check(struct gs_writer *w)
 /*
  * A put of unknown size learns its size at commit.  One that stayed below
  * a head becomes a small object: its bytes are all still in the first
- * write buffer (at most one write of it may be in flight).
+ * write buffer (at most one write of it may be in flight).  A fill stays
+ * as it is, since its readers read its head slot and extents.
  */
 static void finish_unknown(struct gs_writer *w)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
 
-	o->size = w->pos;
-	if (w->pos >= s->o.ram_head || w->pos > s->o.write_io_chunk)
+	pthread_mutex_lock(&s->lock);
+	o->size = w->pos;	/* a fill's readers learn where it ends */
+	pthread_mutex_unlock(&s->lock);
+	if (w->fill || w->pos >= s->o.ram_head ||
+	    w->pos > s->o.write_io_chunk)
 		return;
 	if (wait_buffer(w, 0) < 0 || wait_buffer(w, 1) < 0)
 		return;

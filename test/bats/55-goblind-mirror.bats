@@ -242,3 +242,49 @@ hstat() {
 	grep -q '^X-Cache: HIT' "$T/h"
 	[ "$(origin_requests)" = 3 ]
 }
+
+@test "a chunked origin response streams to its clients while it fills, then is stored" {
+	scripted
+	gd_start s --mirror "http://127.0.0.1:$SPORT" --mirror-max-object 4000000
+	local u="http://127.0.0.1:$HPORT/chunked/3000000" i pids=()
+	"$PY" -c 'import sys; n = int(sys.argv[1]); sys.stdout.buffer.write(bytes((i * 7 + 3) & 0xff for i in range(n)))' 3000000 >"$T/want"
+	# two clients at once, one origin request; the origin takes 3 s, and
+	# each client has its first bytes long before that
+	for i in 1 2; do
+		(
+			t0=$(date +%s%N)
+			curl -sN -D "$T/h$i" "$u" | {
+				head -c 1000 >"$T/got$i"
+				echo $((($(date +%s%N) - t0) / 1000000)) >"$T/first$i"
+				cat >>"$T/got$i"
+			}
+		) &
+		pids+=($!)
+		sleep 0.2
+	done
+	wait "${pids[@]}"
+	for i in 1 2; do
+		cat "$T/h$i" "$T/first$i"
+		cmp "$T/want" "$T/got$i"
+		[ "$(cat "$T/first$i")" -lt 1500 ]
+		grep -qi '^Transfer-Encoding: chunked' "$T/h$i"
+		grep -q '^X-Cache: MISS' "$T/h$i"
+	done
+	# stored: a hit with its length, and still one origin request
+	curl -s -D "$T/h3" -o "$T/got3" "$u"
+	cmp "$T/want" "$T/got3"
+	grep -q '^X-Cache: HIT' "$T/h3"
+	grep -q '^Content-Length: 3000000' "$T/h3"
+	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
+	[ "$(grep -c '^GET /chunked/3000000' "$T/count")" = 1 ]
+	[ "$(hstat mirror_stored)" = 1 ]
+	# over --mirror-max-object: streamed the same way, passed, not stored
+	u="http://127.0.0.1:$HPORT/chunked/4500000"
+	curl -s -o "$T/got4" "$u"
+	[ "$(stat -c %s "$T/got4")" = 4500000 ]
+	curl -s -o "$T/got5" "$u"
+	cmp "$T/got4" "$T/got5"
+	curl -s "http://127.0.0.1:$SPORT/_count" >"$T/count"
+	[ "$(grep -c '^GET /chunked/4500000' "$T/count")" = 2 ]
+	[ "$(hstat mirror_passed)" = 2 ]
+}

@@ -62,6 +62,7 @@ class Origin(http.server.BaseHTTPRequestHandler):
       /authpub/N    the same with "public": storable with credentials
       /missing      404
       /slowhead     the head after 3 s
+      /chunked/N    200, max-age=3600, N bytes chunked in 10 parts 0.3 s apart
     Any method counts in /_count (plain text: "METHOD PATH" lines).
     """
     protocol_version = "HTTP/1.1"
@@ -91,6 +92,9 @@ class Origin(http.server.BaseHTTPRequestHandler):
             return self.send(404, {}, b"no such thing\n", head_only)
         if kind == "slowhead":
             time.sleep(3)
+        if kind == "chunked":
+            h["Cache-Control"] = "max-age=3600"
+            return self.send_chunked(h, self.body(n), head_only)
         if kind == "nostore":
             h["Cache-Control"] = "no-store"
         elif kind == "private":
@@ -120,6 +124,22 @@ class Origin(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if not head_only and st != 304:
             self.wfile.write(b)
+
+    def send_chunked(self, h, b, head_only):
+        self.send_response(200)
+        for k, v in h.items():
+            self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if head_only:
+            return
+        step = max(1, len(b) // 10)
+        for i in range(0, len(b), step):
+            part = b[i:i + step]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.flush()
+            time.sleep(0.3)
+        self.wfile.write(b"0\r\n\r\n")
 
     def do_GET(self):
         self.answer(False)

@@ -830,18 +830,24 @@ static void test_max_object(void **state)
 
 	refetcher(x, 5000, 64 * KiB);
 	check_pass(x, "big", 200, "Cache-Control: max-age=60\r\n", 100 * KiB);
-	/* unknown length: stored when it stays within max_object ... */
+	/* unknown length: read while it fills; stored when it stays
+	 * within max_object ... */
 	org.chunked = true;
 	origin_set(200, "Cache-Control: max-age=60\r\n", 50 * KiB);
 	tw_get(x, &t, "chunked", NULL);
 	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	assert_true(gs_reader_meta(t.fw.r)->size == GS_SIZE_UNKNOWN);
 	check_body(t.fw.r, 50 * KiB);
 	gs_reader_close(t.fw.r);
-	assert_int_equal(gs_stat(x->s, "chunked", 7, &(struct gs_meta){ 0 }),
-			 0);
+	EVENTUALLY(gs_stat(x->s, "chunked", 7, &(struct gs_meta){ 0 }) == 0);
 	/* ... and passed whole when it grows past it */
-	check_pass(x, "chunkbig", 200, "Cache-Control: max-age=60\r\n",
-		   300 * KiB);
+	origin_set(200, "Cache-Control: max-age=60\r\n", 300 * KiB);
+	tw_get(x, &t, "chunkbig", NULL);
+	check_body(t.fw.r, 300 * KiB);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(stats(x).passed == 2);
+	assert_int_equal(gs_stat(x->s, "chunkbig", 8, &(struct gs_meta){ 0 }),
+			 -ENOENT);
 	assert_int_equal(stats(x).stored, 1);
 	assert_int_equal(stats(x).passed, 2);
 	EVENTUALLY(pass_keys(x) == 0);

@@ -620,8 +620,6 @@ static void test_put_unknown_size(void **state)
 	const uint64_t sizes[] = { 0, 1, H - 1, H, H + 1, 1 * MiB,
 				   1 * MiB + 1, 5 * MiB + 3 };
 	uint64_t units = 0;
-	struct gs_put_args fa = { .size = GS_SIZE_UNKNOWN, .fill = true };
-	struct gs_writer *w;
 	(void)state;
 
 	opts(&o);
@@ -648,8 +646,6 @@ static void test_put_unknown_size(void **state)
 	/* the over-allocation of the growing puts was given back */
 	gs_stats_get(s, &st);
 	assert_int_equal(st.ssd_used, units * 65536);
-	/* a fill must declare its size */
-	assert_int_equal(gs_put_begin(s, "f", 1, &fa, &w), -EINVAL);
 	gs_close(s);
 	s = open_store(&o);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -1217,12 +1213,15 @@ struct fill_arg {
 	uint64_t size;
 	int ret;
 	int abort_at;	/* abort after this many MiB, -1: never */
+	bool unknown;	/* a fill of GS_SIZE_UNKNOWN */
 };
 
 static void *fill_writer(void *p)
 {
 	struct fill_arg *fa = p;
-	struct gs_put_args a = { .size = fa->size, .fill = true };
+	struct gs_put_args a = {
+		.size = fa->unknown ? GS_SIZE_UNKNOWN : fa->size, .fill = true
+	};
 	struct gs_writer *w;
 	uint8_t *buf = malloc(64 * KiB);
 
@@ -1308,6 +1307,73 @@ static void test_read_while_fill(void **state)
 }
 
 /* ---- async API ---- */
+
+/*
+ * A fill of unknown size (a chunked origin response): readers stream it as
+ * it is written and end exactly where its commit says, whether it grew
+ * past write buffers or stayed under a head.
+ */
+static void test_read_while_fill_unknown_size(void **state)
+{
+	static const uint64_t sizes[] = { 5 * MiB + 77, 1000, 3 * 64 * KiB };
+	struct gs_options o;
+	struct gs_store *s;
+	uint8_t *ref = malloc(6 * MiB);
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	gen(5, 0, ref, 6 * MiB);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char key[2] = { (char)('a' + i), 0 };
+		struct fill_arg fa = { .s = s, .key = key, .size = sizes[i],
+				       .abort_at = -1, .unknown = true };
+		struct gs_meta m;
+		struct gs_reader *r;
+		struct gs_chunk c;
+		uint64_t off = 0;
+		pthread_t t;
+		int ret;
+
+		pthread_create(&t, NULL, fill_writer, &fa);
+		while (gs_get_open(s, key, 1, GS_GET_FILL, &r) == -ENOENT)
+			usleep(100);
+		assert_true(gs_reader_meta(r)->size == GS_SIZE_UNKNOWN ||
+			    gs_reader_meta(r)->size == sizes[i]);
+		while ((ret = gs_reader_next(r, &c)) == 1) {
+			assert_int_equal(c.off, off);
+			assert_memory_equal(c.data, ref + off, c.len);
+			off += c.len;
+		}
+		assert_int_equal(ret, 0);
+		assert_int_equal(off, sizes[i]);
+		gs_reader_close(r);
+		pthread_join(t, NULL);
+		assert_int_equal(fa.ret, 0);
+		assert_int_equal(gs_stat(s, key, 1, &m), 0);
+		assert_int_equal(m.size, sizes[i]);
+		assert_int_equal(check_gen(s, key, 5, sizes[i]), 0);
+	}
+	/* aborted: its readers get an error, never a short object */
+	struct fill_arg fa = { .s = s, .key = "z", .size = 5 * MiB,
+			       .abort_at = 2, .unknown = true };
+	struct gs_reader *r;
+	struct gs_chunk c;
+	pthread_t t;
+	int ret;
+
+	pthread_create(&t, NULL, fill_writer, &fa);
+	while (gs_get_open(s, "z", 1, GS_GET_FILL, &r) == -ENOENT)
+		usleep(10);
+	while ((ret = gs_reader_next(r, &c)) == 1)
+		;
+	assert_int_equal(ret, -ECANCELED);
+	gs_reader_close(r);
+	pthread_join(t, NULL);
+	assert_int_equal(gs_stat(s, "z", 1, &(struct gs_meta){ 0 }), -ENOENT);
+	gs_close(s);
+	free(ref);
+}
 
 static void test_async_reader(void **state)
 {
@@ -2171,6 +2237,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cold_small_objects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cold_small_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_while_fill_unknown_size,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_direct_records,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open, setup, teardown),
