@@ -108,6 +108,7 @@ struct gd_counters {
 	uint64_t http_bad_requests;	/* unparsable heads: replied, closed */
 	uint64_t http_timeouts;	/* heads not in within --http-timeout */
 	uint64_t http_denied;	/* writes refused by the write gate */
+	uint64_t mirror_writes_refused;	/* memcache writes to a mirror */
 };
 
 struct gd;

@@ -485,9 +485,10 @@ static void mount_start(void)
 	if (!fs)
 		die("cannot read store '%s' for --mount: %s",
 		    gd.set.store_dir, why);
+	/* a mirror stores only what its origin serves: mounted read-only */
 	if (asprintf(&opts, "fsname=goblin:%s,subtype=goblinfs,"
-			    "default_permissions,auto_unmount",
-		     gd.set.store_dir) < 0)
+			    "default_permissions,auto_unmount%s",
+		     gd.set.store_dir, gd.set.mirror ? ",ro" : "") < 0)
 		die("out of memory");
 	if (fuse_opt_add_arg(&fargs, GD_NAME) < 0 ||
 	    fuse_opt_add_arg(&fargs, "-o") < 0 ||

@@ -1303,6 +1303,39 @@ static bool is_long(enum mc_cmd cmd)
 	}
 }
 
+/* Does @q change the store (an expiry time included)? */
+static bool is_write(const struct mc_req *q)
+{
+	switch (q->cmd) {
+	case MC_GET: case MC_GETS: case MC_STATS: case MC_VERSION:
+	case MC_VERBOSITY: case MC_QUIT: case MC_METADUMP: case MC_MN:
+	case MC_ME: case MC_NONE:
+		return false;
+	case MC_MG:	/* vivify on miss, or a new TTL */
+		return mc_meta_has(&q->meta, 'N') || mc_meta_has(&q->meta, 'T');
+	default:
+		return true;
+	}
+}
+
+/*
+ * A mirror stores what the origin serves and nothing else: memcache
+ * writes are refused (their data blocks swallowed, so the framing holds).
+ */
+static void mirror_refuse(struct conn *c, const struct mc_req *q)
+{
+	struct mc_state *m = &c->mc;
+
+	CNT(c->w, mirror_writes_refused);
+	if (!q->noreply || q->cmd >= MC_MG)
+		OUT(c, "SERVER_ERROR read only: a mirror stores what its "
+		       "origin serves\r\n");
+	if (q->cmd == MC_MS || (q->cmd >= MC_SET && q->cmd <= MC_CAS)) {
+		m->job = JOB_SWALLOW;
+		m->left = q->bytes + 2;
+	}
+}
+
 /* Continue the command in progress; RUN_INPUT once it is done. */
 static enum mc_run run_job(struct conn *c)
 {
@@ -1381,6 +1414,10 @@ enum mc_run mc_conn_run(struct conn *c)
 			break;
 		}
 		c->rstart += used;
+		if (c->w->gd->set.mirror && is_write(q)) {
+			mirror_refuse(c, q);
+			continue;
+		}
 		if (is_long(q->cmd)) {
 			st = run_long(c, line, used);
 			if (st != RUN_INPUT)

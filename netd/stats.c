@@ -195,6 +195,7 @@ static void stats_general(struct gd *gd, struct sink *c,
 		U64(c, "mirror_not_modified", f.not_modified);
 		U64(c, "mirror_forwarded", f.forwarded);
 		U64(c, "mirror_aborted_fills", f.aborted_fills);
+		U64(c, "mirror_writes_refused", n.mirror_writes_refused);
 	}
 }
 

@@ -243,6 +243,45 @@ hstat() {
 	[ "$(origin_requests)" = 3 ]
 }
 
+@test "a mirror stores only what its origin serves: memcache writes are refused, --mount is read-only" {
+	local mnt=
+	if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
+		mnt="$T/mnt"
+		mkdir "$mnt"
+	fi
+	synth
+	gd_start s --mirror "http://127.0.0.1:$OPORT" ${mnt:+--mount "$mnt"}
+	curl -s -o "$T/a" "http://127.0.0.1:$HPORT/obj@5000"
+	# each write refused; the data blocks are swallowed, so the reads
+	# after them are read as commands
+	printf '%s\r\n' 'set k 0 0 5' hello 'set k 0 0 5 noreply' hello \
+		'delete obj@5000' 'touch obj@5000 10' 'incr obj@5000 1' \
+		'mg obj@5000 T30 v' 'mg nothere N30 v' 'ms k 2' hi \
+		'md obj@5000' 'flush_all' 'mg obj@5000 s' 'get k' quit |
+		mc | tr -d '\r' >"$T/out"
+	cat "$T/out"
+	[ "$(grep -c "^SERVER_ERROR read only" "$T/out")" = 9 ]
+	grep -qx 'VA 5000 s5000' "$T/out" || grep -qx 'HD s5000' "$T/out"
+	[ "$(grep -v '^<closed>' "$T/out" | tail -1)" = END ]
+	[ "$(hstat mirror_writes_refused)" = 10 ]
+	curl -s -D "$T/h" -o "$T/b" "http://127.0.0.1:$HPORT/obj@5000"
+	cmp "$T/a" "$T/b"
+	grep -q '^X-Cache: HIT' "$T/h"
+	if [ -n "$mnt" ]; then
+		for _ in $(seq 50); do
+			mountpoint -q "$mnt" && break
+			sleep 0.1
+		done
+		cmp "$T/a" "$mnt/obj@5000"
+		run ! bash -c "echo x >'$mnt/new'"
+		[[ "$output" == *"Read-only file system"* ]]
+		run ! rm "$mnt/obj@5000"
+		[ -e "$mnt/obj@5000" ]
+	else
+		echo "# no FUSE here: --mount not checked" >&3
+	fi
+}
+
 @test "a chunked origin response streams to its clients while it fills, then is stored" {
 	scripted
 	gd_start s --mirror "http://127.0.0.1:$SPORT" --mirror-max-object 4000000
