@@ -256,10 +256,15 @@ static void pump(struct gs_reader *r, unsigned depth)
 {
 	struct gs_store *s = r->s;
 	struct gs_obj *o = r->o;
-	uint64_t end_dev = (r->end + GS_CSUM_BLOCK - 1) & ~(uint64_t)(GS_CSUM_BLOCK - 1);
+	uint64_t end_dev = r->end;
 	uint64_t limit = o->state == OBJ_FILLING ? o->durable : o->size;
 	uint64_t hl = o->size < s->o.ram_head ? o->size : s->o.ram_head;
 
+	/* whole blocks, for their checksums; not past the end, which is
+	 * GS_SIZE_UNKNOWN while a fill of unknown size runs */
+	if (end_dev < o->size)
+		end_dev = (end_dev + GS_CSUM_BLOCK - 1) &
+			  ~(uint64_t)(GS_CSUM_BLOCK - 1);
 	if (end_dev > o->size)
 		end_dev = o->size;
 	if (!r->ring)

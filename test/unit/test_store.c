@@ -15,6 +15,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1214,6 +1215,11 @@ struct fill_arg {
 	int ret;
 	int abort_at;	/* abort after this many MiB, -1: never */
 	bool unknown;	/* a fill of GS_SIZE_UNKNOWN */
+	/* hold_at: once this many bytes are written, wait (10 s at most)
+	 * until the reader has read read_at of them; held: it did */
+	uint64_t hold_at, read_at;
+	_Atomic uint64_t reader_pos;
+	bool held;
 };
 
 static void *fill_writer(void *p)
@@ -1240,6 +1246,13 @@ static void *fill_writer(void *p)
 		gen(5, off, buf, n);
 		gs_put_write(w, buf, n);
 		usleep(500);
+		if (fa->hold_at && off + n == fa->hold_at) {
+			for (int i = 0; i < 10000 && !fa->held; i++) {
+				fa->held = atomic_load(&fa->reader_pos) >=
+					   fa->read_at;
+				usleep(1000);
+			}
+		}
 	}
 	fa->ret = gs_put_commit(w, NULL);
 	free(buf);
@@ -1326,8 +1339,12 @@ static void test_read_while_fill_unknown_size(void **state)
 	gen(5, 0, ref, 6 * MiB);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		char key[2] = { (char)('a' + i), 0 };
+		/* the biggest is held at 3 MiB until 2 MiB are read: its
+		 * tail streams before its size is known */
 		struct fill_arg fa = { .s = s, .key = key, .size = sizes[i],
-				       .abort_at = -1, .unknown = true };
+				       .abort_at = -1, .unknown = true,
+				       .hold_at = i ? 0 : 3 * MiB,
+				       .read_at = 2 * MiB };
 		struct gs_meta m;
 		struct gs_reader *r;
 		struct gs_chunk c;
@@ -1344,12 +1361,14 @@ static void test_read_while_fill_unknown_size(void **state)
 			assert_int_equal(c.off, off);
 			assert_memory_equal(c.data, ref + off, c.len);
 			off += c.len;
+			atomic_store(&fa.reader_pos, off);
 		}
 		assert_int_equal(ret, 0);
 		assert_int_equal(off, sizes[i]);
 		gs_reader_close(r);
 		pthread_join(t, NULL);
 		assert_int_equal(fa.ret, 0);
+		assert_true(fa.held || !fa.hold_at);
 		assert_int_equal(gs_stat(s, key, 1, &m), 0);
 		assert_int_equal(m.size, sizes[i]);
 		assert_int_equal(check_gen(s, key, 5, sizes[i]), 0);
