@@ -323,6 +323,17 @@ static void daemonize_end(void)
 	status_fd = -1;
 }
 
+/* The mount failed: say so, and how to clear a dead mount in the way. */
+__attribute__((noreturn)) static void die_mount(const char *mp)
+{
+	struct stat st;
+
+	if (stat(mp, &st) < 0 && errno == ENOTCONN)
+		die("cannot mount '%s': a dead FUSE mount is still there; "
+		    "unmount it with fusermount3 -u", mp);
+	die("cannot mount '%s'", mp);
+}
+
 int main(int argc, char **argv)
 {
 	struct cmdline c;
@@ -373,11 +384,7 @@ int main(int argc, char **argv)
 	if (gfs_mount(fs, mp, &c.fargs) < 0) {
 		gfs_free(fs);
 		gs_close(s);
-		struct stat st;
-		if (stat(mp, &st) < 0 && errno == ENOTCONN)
-			die("cannot mount '%s': a dead FUSE mount is still "
-			    "there; unmount it with fusermount3 -u", mp);
-		die("cannot mount '%s'", mp);
+		die_mount(mp);
 	}
 	fuse_opt_free_args(&c.fargs);
 	if (!c.foreground)
