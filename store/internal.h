@@ -73,6 +73,9 @@ struct gs_obj {
 	uint8_t key[];
 };
 
+/* Up to a whole 4 KiB: O_DIRECT lengths and offsets. */
+#define ALIGN4K(x) (((x) + 4095) & ~(uint64_t)4095)
+
 #define NSTAT_SHARDS 16
 
 struct stat_shard {

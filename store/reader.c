@@ -306,7 +306,7 @@ static void pump(struct gs_reader *r, unsigned depth)
 			sl->checked = false;
 			sl->tier = (uint8_t)t;
 			io_uring_prep_read(sqe, tier_fd(s, t), buf,
-					   (unsigned)((len + 4095) & ~4095ull),
+					   (unsigned)ALIGN4K(len),
 					   dev);
 			io_prep(sqe, &sl->io);
 			sl->io.complete = slot_done;

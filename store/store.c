@@ -455,8 +455,6 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 	return 0;
 }
 
-#define ALIGN4K(x) (((x) + 4095) & ~(uint64_t)4095)
-
 uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off)
 {
 	uint8_t *buf;
@@ -1172,17 +1170,20 @@ fail:
 	return -EINVAL;
 }
 
-/* Is [pos, the next 4 KiB boundary or @size) the zeros of padding? */
-static bool zero_pad(const uint8_t *map, uint64_t size, uint64_t pos)
+/*
+ * Where the padding at @pos ends: the next 4 KiB boundary (or @size) if
+ * everything up to it is zeros, else @pos (no padding).
+ */
+static uint64_t pad_end(const uint8_t *map, uint64_t size, uint64_t pos)
 {
 	uint64_t end = ALIGN4K(pos) < size ? ALIGN4K(pos) : size;
 
 	if (pos % 4096 == 0)
-		return false;	/* a whole zero block is a lost record */
-	for (; pos < end; pos++)
-		if (map[pos])
-			return false;
-	return true;
+		return pos;	/* a whole zero block is a lost record */
+	for (uint64_t i = pos; i < end; i++)
+		if (map[i])
+			return pos;
+	return end;
 }
 
 /*
@@ -1194,7 +1195,7 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 {
 	struct stat st;
 	uint8_t *map;
-	uint64_t pos = 0, good = 0;
+	uint64_t pos = 0, good = 0, pad;
 	int64_t now = time(NULL);
 
 	if (fstat(s->jfd, &st) < 0)
@@ -1211,10 +1212,8 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 		long len = jrec_decode(map + pos, st.st_size - pos, &r);
 		struct gs_obj *o;
 
-		if (len <= 0 && zero_pad(map, st.st_size, pos)) {
-			pos = ALIGN4K(pos) < (uint64_t)st.st_size
-				      ? ALIGN4K(pos) : (uint64_t)st.st_size;
-			good = pos;
+		if (len <= 0 && (pad = pad_end(map, st.st_size, pos)) > pos) {
+			pos = good = pad;
 			continue;
 		}
 		if (len <= 0) {
@@ -1330,7 +1329,7 @@ static void preload_heads(struct gs_store *s)
 			q->slot = slots_get(&s->slots);
 			sqe = io_get_sqe(ring);
 			io_uring_prep_read(sqe, tier_fd(s, tier), q->slot,
-					   (q->hlen + 4095) & ~4095ull, dev);
+					   ALIGN4K(q->hlen), dev);
 			io_prep(sqe, &q->io);
 			n++;
 		}

@@ -213,7 +213,7 @@ static int flush_buffer(struct gs_writer *w, int b)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
-	uint64_t len = w->blen[b], plen = (len + 4095) & ~4095ull, done = 0;
+	uint64_t len = w->blen[b], plen = ALIGN4K(len), done = 0;
 	/* the HDD copy is written to the end of its last unit, so that the
 	 * next object's write continues it instead of paying a seek */
 	uint64_t hplen = o->hdd ? (len + GS_ALLOC_UNIT - 1) /
