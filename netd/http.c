@@ -986,7 +986,6 @@ static int forward_send(struct conn *c)
 		.ctype = q->content_type.p,
 		.ctype_len = q->content_type.len,
 	};
-
 	int ret;
 
 	fetch_begin(c);
