@@ -124,7 +124,8 @@ struct gs_store {
 	uint64_t cas;		/* last cas handed out */
 	uint64_t seq;		/* last journal sequence number */
 	uint64_t jbytes;	/* journal size, its reserved records included */
-	uint32_t jdirect;	/* direct journal writes in flight */
+	uint32_t jinflight;	/* reserved records not yet written */
+	uint64_t jalloc;	/* journal file size: zeros past jbytes */
 	bool jno_direct;	/* jdfd refused our alignment: all buffered */
 	uint64_t jlive;		/* journal bytes of live objects */
 	uint64_t bytes;		/* value bytes of live objects */
@@ -195,18 +196,37 @@ int tier_fd(const struct gs_store *s, int tier);
 void obj_release_large(struct gs_store *s, struct gs_obj *o);
 int journal_write(struct gs_store *s, const void *buf, size_t len);
 /*
- * Records of JOURNAL_DIRECT_MIN bytes or more skip the page cache: copying
- * a value into it costs more CPU than the rest of a put.  journal_reserve
- * (lock held) gives a 4 KiB-aligned buffer for the record and its place in
- * the journal, or NULL for a buffered journal_write; journal_write_direct
- * (lock not held) writes it, and journal_unreserve (lock held) ends it,
- * given what the write returned.
+ * A small put's record is placed in the journal under the store lock and
+ * written outside it, so that puts do not queue on the lock behind each
+ * other's writes.  journal_reserve (lock held) gives the record its place
+ * and a buffer: records of JOURNAL_DIRECT_MIN bytes or more get a pooled
+ * 4 KiB-aligned one and a 4 KiB-aligned place, and skip the page cache
+ * (copying a value into it costs more CPU than the rest of a put); others
+ * follow the last record, in @stack if it is large enough, else in a buffer
+ * of their own (-ENOMEM if none).  journal_write_slot (lock not held)
+ * writes it, direct ones through an idle @ring; journal_unreserve (lock held) ends it, given what the write
+ * returned.
  */
 #define JOURNAL_DIRECT_MIN (32u << 10)
-uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off);
-int journal_write_direct(struct gs_store *s, uint8_t *buf, size_t len,
-			 uint64_t off);
-void journal_unreserve(struct gs_store *s, uint8_t *buf, int how);
+/*
+ * The journal file is allocated this far ahead of its records: a direct
+ * write inside the file shares the inode lock with the others and is not
+ * waited for under it, as one that extends the file is.  Replay takes
+ * zeros up to the end of the file for the end of the journal.
+ */
+#define JOURNAL_PREALLOC (64u << 20)
+struct jslot {
+	uint8_t *buf;
+	uint64_t off;		/* in the journal */
+	size_t len;
+	bool direct;		/* buf is from s->jbufs, written with O_DIRECT */
+	bool own;		/* buf was allocated for it */
+};
+int journal_reserve(struct gs_store *s, size_t len, uint8_t *stack,
+		    size_t stack_len, struct jslot *js);
+int journal_write_slot(struct gs_store *s, struct jslot *js,
+		       struct io_uring *ring);
+void journal_unreserve(struct gs_store *s, const struct jslot *js, int how);
 void journal_maybe_rewrite(struct gs_store *s);
 void obj_unref(struct gs_store *s, struct gs_obj *o);
 void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o);

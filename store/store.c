@@ -423,31 +423,59 @@ static void obj_unlink(struct gs_store *s, struct gs_obj *o)
 	obj_unref(s, o);
 }
 
-/*
- * Append a record.  At an explicit offset, not O_APPEND: the end of the
- * file may still be short of records reserved for direct writes.
- */
-int journal_write(struct gs_store *s, const void *buf, size_t len)
+/* Write all of @len bytes at @off: 0 or -errno. */
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
-	size_t left = len;
+	size_t done = 0;
 
-	while (left) {
-		ssize_t n = pwrite(s->jfd, p, left,
-				   (off_t)(s->jbytes + (len - left)));
+	while (done < len) {
+		ssize_t n = pwrite(fd, p + done, len - done,
+				   (off_t)(off + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			int ret = n < 0 ? -errno : -EIO;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
 
-			/* never leave a torn record in front of later ones */
-			if (ftruncate(s->jfd, (off_t)s->jbytes) < 0)
+/* Keep the journal file allocated past @end; where it cannot be, it grows
+ * with its records as before. */
+static void journal_prealloc(struct gs_store *s, uint64_t end)
+{
+	uint64_t to = ALIGN4K(end) + JOURNAL_PREALLOC;
+
+	if (end <= s->jalloc)
+		return;
+	if (fallocate(s->jfd, 0, (off_t)s->jalloc, (off_t)(to - s->jalloc)))
+		s->jalloc = UINT64_MAX;	/* not supported, or no room */
+	else
+		s->jalloc = to;
+}
+
+/*
+ * Append a record.  At an explicit offset, not O_APPEND: the end of the
+ * file may still be short of records reserved by puts.
+ */
+int journal_write(struct gs_store *s, const void *buf, size_t len)
+{
+	int ret;
+
+	journal_prealloc(s, s->jbytes + len);
+	ret = pwrite_full(s->jfd, buf, len, s->jbytes);
+
+	if (ret < 0) {
+		/* never leave a torn record in front of later ones */
+		if (s->jinflight == 0) {
+			if (ftruncate(s->jfd, (off_t)s->jbytes))
 				ret = -EIO;
-			return ret;
+			else
+				s->jalloc = s->jbytes;
 		}
-		p += n;
-		left -= (size_t)n;
+		return ret;
 	}
 	s->jbytes += len;
 	if (s->o.sync && fdatasync(s->jfd) < 0)
@@ -455,51 +483,88 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 	return 0;
 }
 
-uint8_t *journal_reserve(struct gs_store *s, size_t len, uint64_t *off)
+int journal_reserve(struct gs_store *s, size_t len, uint8_t *stack,
+		    size_t stack_len, struct jslot *js)
 {
-	uint8_t *buf;
-
-	if (s->jdfd < 0 || s->jno_direct || len < JOURNAL_DIRECT_MIN ||
-	    len > s->jbufs.size || !(buf = bufpool_get(&s->jbufs)))
-		return NULL;
-	/* zeros up to the 4 KiB boundary are padding to replay */
-	*off = ALIGN4K(s->jbytes);
-	s->jbytes = *off + ALIGN4K(len);
-	s->jdirect++;
-	return buf;
-}
-
-/* 0, 1 if it had to go through the page cache, or -errno */
-int journal_write_direct(struct gs_store *s, uint8_t *buf, size_t len,
-			 uint64_t off)
-{
-	size_t plen = ALIGN4K(len), done = 0;
-	int fd = s->jdfd;
-
-	memset(buf + len, 0, plen - len);
-	while (done < plen) {
-		ssize_t n = pwrite(fd, buf + done, plen - done,
-				   (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EINVAL && fd == s->jdfd) {
-			fd = s->jfd;	/* a file system wanting more alignment */
-			continue;
-		}
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		done += (size_t)n;
+	js->len = len;
+	js->own = false;
+	js->direct = s->jdfd >= 0 && !s->jno_direct &&
+		     len >= JOURNAL_DIRECT_MIN && len <= s->jbufs.size &&
+		     (js->buf = bufpool_get(&s->jbufs));
+	if (js->direct) {
+		/* zeros up to the 4 KiB boundary are padding to replay */
+		js->off = ALIGN4K(s->jbytes);
+		s->jbytes = js->off + ALIGN4K(len);
+	} else {
+		js->own = len > stack_len;
+		js->buf = js->own ? malloc(len) : stack;
+		if (!js->buf)
+			return -ENOMEM;
+		js->off = s->jbytes;
+		s->jbytes += len;
 	}
-	if (s->o.sync && fdatasync(fd) < 0)
-		return -errno;
-	return fd != s->jdfd;
+	journal_prealloc(s, s->jbytes);
+	s->jinflight++;
+	return 0;
 }
 
-void journal_unreserve(struct gs_store *s, uint8_t *buf, int how)
+/*
+ * A direct write through @ring: the inode lock is held only while it is
+ * submitted, not until it completes as with pwrite.  0 or -errno.
+ */
+static int write_direct(struct io_uring *ring, int fd, const uint8_t *buf,
+			size_t len, uint64_t off)
 {
-	bufpool_put(&s->jbufs, buf);
-	s->jdirect--;
+	size_t done = 0;
+
+	while (done < len) {
+		struct io_uring_sqe *sqe = io_get_sqe(ring);
+		struct gs_io io;
+		int ret;
+
+		io_uring_prep_write(sqe, fd, buf + done,
+				    (unsigned)(len - done), off + done);
+		io_prep(sqe, &io);
+		ret = io_wait(ring, &io);
+		if (ret == 0 && io.res <= 0)
+			ret = io.res < 0 ? io.res : -EIO;
+		if (ret < 0)
+			return ret;
+		done += (size_t)io.res;
+	}
+	return 0;
+}
+
+/*
+ * 0, 1 if a direct record had to go through the page cache, or -errno.
+ * A failed record is left for replay to skip: later ones may be written.
+ */
+int journal_write_slot(struct gs_store *s, struct jslot *js,
+		       struct io_uring *ring)
+{
+	size_t plen = ALIGN4K(js->len);
+	int ret, fd = s->jfd;
+
+	if (!js->direct) {
+		ret = pwrite_full(s->jfd, js->buf, js->len, js->off);
+	} else {
+		memset(js->buf + js->len, 0, plen - js->len);
+		ret = write_direct(ring, fd = s->jdfd, js->buf, plen, js->off);
+		if (ret == -EINVAL)	/* a file system wanting more alignment */
+			ret = pwrite_full(fd = s->jfd, js->buf, plen, js->off);
+	}
+	if (ret == 0 && s->o.sync && fdatasync(fd) < 0)
+		ret = -errno;
+	return ret < 0 ? ret : js->direct && fd != s->jdfd;
+}
+
+void journal_unreserve(struct gs_store *s, const struct jslot *js, int how)
+{
+	if (js->direct)
+		bufpool_put(&s->jbufs, js->buf);
+	else if (js->own)
+		free(js->buf);
+	s->jinflight--;
 	if (how == 1)
 		s->jno_direct = true;	/* every record buffered from now on */
 }
@@ -1035,6 +1100,7 @@ static int journal_rewrite(struct gs_store *s)
 		ret = -errno;
 		goto fail;
 	}
+	s->jalloc = total;
 	if (s->jdfd >= 0)
 		close(s->jdfd);
 	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
@@ -1070,8 +1136,8 @@ fail:
 /* Journal garbage grows with replaces and deletes; rewrite when it wins. */
 void journal_maybe_rewrite(struct gs_store *s)
 {
-	/* not under a direct write: it would land in the old file */
-	if (s->jdirect == 0 && s->jbytes > JOURNAL_REWRITE_MIN &&
+	/* not under a record being written: it would land in the old file */
+	if (s->jinflight == 0 && s->jbytes > JOURNAL_REWRITE_MIN &&
 	    s->jbytes > 2 * s->jlive)
 		journal_rewrite(s);
 }
@@ -1170,6 +1236,11 @@ fail:
 	return -EINVAL;
 }
 
+static bool all_zero(const uint8_t *p, uint64_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
 /*
  * Where the padding at @pos ends: the next 4 KiB boundary (or @size) if
  * everything up to it is zeros, else @pos (no padding).
@@ -1200,7 +1271,7 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 
 	if (fstat(s->jfd, &st) < 0)
 		return -errno;
-	s->jbytes = (uint64_t)st.st_size;
+	s->jbytes = s->jalloc = (uint64_t)st.st_size;
 	if (st.st_size == 0)
 		return 0;
 	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, s->jfd, 0);
@@ -1212,6 +1283,10 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 		long len = jrec_decode(map + pos, st.st_size - pos, &r);
 		struct gs_obj *o;
 
+		if (len <= 0 && all_zero(map + pos, st.st_size - pos)) {
+			s->jbytes = pos;	/* the allocated room after it */
+			break;
+		}
 		if (len <= 0 && (pad = pad_end(map, st.st_size, pos)) > pos) {
 			pos = good = pad;
 			continue;
@@ -1266,7 +1341,7 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 		good = pos;
 	}
 	munmap(map, st.st_size);
-	if (good < (uint64_t)st.st_size)
+	if (good < s->jbytes)
 		*dirty = true;
 	return 0;
 }
@@ -1833,6 +1908,9 @@ void gs_close(struct gs_store *s)
 		s->reader_free = reader_free_next(r);
 		free(r);
 	}
+	/* a clean journal ends with its last record */
+	if (s->jfd >= 0 && s->jalloc > s->jbytes && s->jalloc != UINT64_MAX)
+		ftruncate(s->jfd, (off_t)s->jbytes);
 	if (s->jfd >= 0 && s->o.sync)
 		fdatasync(s->jfd);
 	ring_pool_free(s);

@@ -466,8 +466,9 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
-	uint8_t stackbuf[512], *rec = stackbuf, *drec = NULL;
-	uint64_t joff = 0;
+	uint8_t stackbuf[512], *rec = stackbuf;
+	struct jslot js = { .buf = NULL };
+	struct io_uring *ring;
 	struct jrec r;
 	size_t len;
 	int ret;
@@ -496,17 +497,19 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		ret = -EFBIG;
 		goto fail;
 	}
-	if (o->small && (drec = journal_reserve(s, len, &joff))) {
-		rec = drec;
-	} else if (len > sizeof(stackbuf) && !(rec = malloc(len))) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	jrec_encode(&r, o->ext, o->csum, rec);
-	if (o->small)	/* where the value will sit in the journal */
-		o->jpos = (drec ? joff : s->jbytes) + J_HDR + J_PUT_BODY +
-			  r.klen + r.attr_len;
-	if (!drec) {
+	if (o->small) {
+		if ((ret = journal_reserve(s, len, stackbuf, sizeof(stackbuf),
+					   &js)) < 0)
+			goto fail;
+		jrec_encode(&r, NULL, NULL, js.buf);
+		/* where the value will sit in the journal */
+		o->jpos = js.off + J_HDR + J_PUT_BODY + r.klen + r.attr_len;
+	} else {
+		if (len > sizeof(stackbuf) && !(rec = malloc(len))) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		jrec_encode(&r, o->ext, o->csum, rec);
 		ret = journal_write(s, rec, len);
 		if (rec != stackbuf)
 			free(rec);
@@ -519,28 +522,31 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		index_remove(&s->fills, &o->node);
 		obj_unref(s, o);	/* the fill table's; the writer's remains */
 	}
+	ring = w->ring;		/* kept for the record's write */
+	w->ring = NULL;
 	writer_free_locked(w);
 	obj_publish(s, o);	/* the index takes the writer's reference */
 	obj_wake(s, o);
 	if (cas_out)
 		*cas_out = o->cas;
-	if (drec) {
+	if (js.buf) {
 		/*
-		 * Published before its record is on disk, so that the index
+		 * Published before its record is written, so that the index
 		 * and the journal see puts in one order; acknowledged only
 		 * after.  Readers get it from RAM meanwhile.
 		 */
 		o->refs++;
 		pthread_mutex_unlock(&s->lock);
-		ret = journal_write_direct(s, drec, len, joff);
+		ret = journal_write_slot(s, &js, ring);
 		pthread_mutex_lock(&s->lock);
-		journal_unreserve(s, drec, ret);
+		journal_unreserve(s, &js, ret);
 		if (ret < 0 && o->state == OBJ_LIVE)
 			obj_remove(s, o);
 		if (ret > 0)	/* written through the page cache */
 			ret = 0;
 		obj_unref(s, o);
 	}
+	ring_put_locked(s, ring);
 	journal_maybe_rewrite(s);
 	pthread_mutex_unlock(&s->lock);
 	writer_free(w);

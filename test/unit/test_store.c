@@ -1206,6 +1206,142 @@ static void test_journal_direct_records(void **state)
 	gs_close(s);
 }
 
+/* Size of the journal file. */
+static uint64_t journal_file_size(void)
+{
+	char path[128];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	assert_int_equal(stat(path, &sb), 0);
+	return (uint64_t)sb.st_size;
+}
+
+/*
+ * The journal file is allocated ahead of its records; a store that ends
+ * without closing leaves that room as zeros, which replay takes for the
+ * end of the journal (nothing dropped, no rewrite), and the next records
+ * go into it.  A clean close cuts the file at its last record.
+ */
+static void test_journal_preallocated(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	uint64_t jbytes;
+	char key[16];
+	pid_t pid;
+	int ws;
+	(void)state;
+
+	opts(&o);
+	o.block = 256 * KiB;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		s = open_store(&o);
+		for (int i = 0; i < 30; i++) {
+			snprintf(key, sizeof(key), "p%d", i);
+			/* buffered and direct records, in turn */
+			if (put_gen(s, key, i, i % 2 ? 40000 + i : 300 + i,
+				    7000))
+				_exit(1);
+		}
+		gs_stats_get(s, &st);
+		if (journal_file_size() <= st.journal_bytes)
+			_exit(2);	/* nothing allocated ahead */
+		_exit(0);		/* no gs_close: as if killed */
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws));
+	assert_int_equal(WEXITSTATUS(ws), 0);
+
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.recovery_dropped, 0);
+	assert_int_equal(st.journal_rewrites, 0);
+	assert_int_equal(st.objects, 30);
+	assert_true(journal_file_size() > st.journal_bytes);
+	jbytes = st.journal_bytes;
+	assert_int_equal(put_gen(s, "after", 99, 50000, 7000), 0);
+	gs_stats_get(s, &st);
+	assert_true(st.journal_bytes > jbytes);
+	gs_close(s);
+	assert_int_equal(journal_file_size(), st.journal_bytes);
+
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.recovery_dropped, 0);
+	assert_int_equal(st.objects, 31);
+	for (int i = 0; i < 30; i++) {
+		snprintf(key, sizeof(key), "p%d", i);
+		assert_int_equal(check_gen(s, key, i,
+					   i % 2 ? 40000 + i : 300 + i), 0);
+	}
+	assert_int_equal(check_gen(s, "after", 99, 50000), 0);
+	gs_close(s);
+}
+
+/* Small puts from several threads at once, then every one read back. */
+struct small_putter {
+	struct gs_store *s;
+	int id, ret;
+};
+
+static void *small_put_thread(void *p)
+{
+	struct small_putter *sp = p;
+	char key[16];
+
+	for (int i = 0; i < 200 && sp->ret == 0; i++) {
+		snprintf(key, sizeof(key), "t%d-%d", sp->id, i);
+		sp->ret = put_gen(sp->s, key, sp->id * 1000 + i,
+				  i % 3 ? 33000 + i * 97 : 100 + i, 7000);
+	}
+	return NULL;
+}
+
+static void test_small_puts_concurrent(void **state)
+{
+	struct small_putter sp[4];
+	pthread_t tid[4];
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[16];
+	(void)state;
+
+	opts(&o);
+	o.block = 256 * KiB;
+	o.small_memory = 64 * MiB;
+	s = open_store(&o);
+	for (int t = 0; t < 4; t++) {
+		sp[t] = (struct small_putter){ .s = s, .id = t };
+		assert_int_equal(pthread_create(&tid[t], NULL,
+						small_put_thread, &sp[t]), 0);
+	}
+	for (int t = 0; t < 4; t++) {
+		pthread_join(tid[t], NULL);
+		assert_int_equal(sp[t].ret, 0);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		gs_stats_get(s, &st);
+		assert_int_equal(st.objects, 800);
+		assert_int_equal(st.recovery_dropped, 0);
+		for (int t = 0; t < 4; t++)
+			for (int i = 0; i < 200; i++) {
+				snprintf(key, sizeof(key), "t%d-%d", t, i);
+				assert_int_equal(
+					check_gen(s, key, t * 1000 + i,
+						  i % 3 ? 33000 + i * 97
+							: 100 + i), 0);
+			}
+		gs_close(s);
+		if (pass == 0)
+			s = open_store(&o);
+	}
+}
+
 /* ---- read-while-fill ---- */
 
 struct fill_arg {
@@ -2259,6 +2395,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_while_fill_unknown_size,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_direct_records,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_preallocated,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_puts_concurrent,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_while_fill, setup, teardown),
