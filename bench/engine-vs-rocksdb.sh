@@ -4,7 +4,9 @@
 # BlobDB, with and without a cache) on the WEB workload, one engine at a
 # time on the same file system: populate, drop caches, replay the measured
 # manifest serially (build/bench/vsrocks), then the replay's chunks through
-# an ideal link (build/bench/netsim).  Writes
+# an ideal link (build/bench/netsim).  Every engine populates twice, with
+# --put-threads threads (then replays) and with one (populate only); its
+# populate time is the better of the two.  Writes
 # bench/results/engine-vs-rocksdb.md (--quick: engine-vs-rocksdb-quick.md);
 # the last line printed is
 #   RESULT populate_ratio=X replay_ratio=Y ttfb_ratio=Z
@@ -24,6 +26,8 @@ usage: bench/engine-vs-rocksdb.sh [--quick] [--scale F] [--reps N] [--dir DIR]
   --engines LIST  comma-separated (default
                   goblin,rocksdb,blobdb,rocksdb-cache,blobdb-cache)
   --rates LIST    link rates for netsim, Gbit/s (default 0.937,10)
+  --put-threads N populate with N threads (default 4), and once more with
+                  one; each engine's better time counts
   --out FILE      report (default bench/results/engine-vs-rocksdb.md,
                   --quick: bench/results/engine-vs-rocksdb-quick.md)
   VSROCKS-ARGS    passed to every vsrocks run (--memory, --small-memory,
@@ -41,6 +45,7 @@ reps=3
 dir=/var/tmp/goblin-rocks
 engines=goblin,rocksdb,blobdb,rocksdb-cache,blobdb-cache
 rates=0.937,10
+put_threads=4
 out=
 extra=()
 while [ $# -gt 0 ]; do
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--dir) dir=$2; shift 2 ;;
 	--engines) engines=$2; shift 2 ;;
 	--rates) rates=$2; shift 2 ;;
+	--put-threads) put_threads=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	-h|--help) usage ;;
@@ -91,20 +97,34 @@ for r in "${rate_list[@]}"; do rate_args+=(--rate "$r"); done
 IFS=, read -r -a engine_list <<<"$engines"
 n=${#engine_list[@]}
 vs_cmd=("$vsrocks" --dir "$db" --population "$dir/web/WEB.population"
-	--measured "$dir/web/WEB.measured" --chunks "$chunks" "${extra[@]}")
+	--measured "$dir/web/WEB.measured" --chunks "$chunks"
+	--put-threads "$put_threads" "${extra[@]}")
+serial_cmd=("$vsrocks" --dir "$db" --population "$dir/web/WEB.population"
+	--measured "$dir/web/WEB.measured" --put-threads 1 --populate-only
+	"${extra[@]}")
+
+# run_vsrocks ENGINE LOG CMD...: one vsrocks run in a fresh directory
+run_vsrocks() {
+	local e=$1 log=$2
+	shift 2
+	rm -rf "$db" "$chunks"
+	if ! "$@" --engine "$e" >"$log.log" 2>"$log.err"; then
+		echo "engine-vs-rocksdb: $e failed, see $log.{log,err}" >&2
+		cat "$log.err" >&2
+		exit 1
+	fi
+}
 
 start=$(date +%s)
 for i in $(seq 1 "$reps"); do
 	for k in $(seq 0 $((n - 1))); do	# rep i starts at engine i-1
 		e=${engine_list[$(((k + i - 1) % n))]}
 		echo "engine-vs-rocksdb: rep $i/$reps: $e" >&2
-		rm -rf "$db" "$chunks"
-		if ! "${vs_cmd[@]}" --engine "$e" >"$logs/$e-$i.log" \
-			2>"$logs/$e-$i.err"; then
-			echo "engine-vs-rocksdb: $e failed (rep $i), see $logs/$e-$i.{log,err}" >&2
-			cat "$logs/$e-$i.err" >&2
-			exit 1
+		if [ "$put_threads" != 1 ]; then
+			run_vsrocks "$e" "$logs/$e-$i-serial" "${serial_cmd[@]}"
+			grep '^populate:' "$logs/$e-$i-serial.log" >&2
 		fi
+		run_vsrocks "$e" "$logs/$e-$i" "${vs_cmd[@]}"
 		grep '^SUMMARY' "$logs/$e-$i.log" >&2
 		"$netsim" "${rate_args[@]}" "$chunks" >"$logs/$e-$i.netsim"
 	done
@@ -116,4 +136,5 @@ mkdir -p "$(dirname "$out")"
 python3 "$root/bench/vsrocks-report.py" "$logs" "$out" "$reps" "$engines" \
 	"$scale" "$quick" "$elapsed" "$invocation" \
 	"$(printf '%q ' "${vs_cmd[@]}" | sed "s#$root/##g")--engine ENGINE" \
+	"$(printf '%q ' "${serial_cmd[@]}" | sed "s#$root/##g")--engine ENGINE" \
 	"$(printf '%q ' "$netsim" "${rate_args[@]}" | sed "s#$root/##g")$chunks"

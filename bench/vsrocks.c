@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #define PUT_PIECE (1 * MiB)	/* gs_put_write() unit, verification unit */
 #define KEY_LEN 16		/* "web:%08u" */
 #define HEAD (256 * KiB)	/* Goblin's default head slot */
+#define MAX_PUT_THREADS 64
 
 static const char *prog = "vsrocks";
 
@@ -76,7 +78,9 @@ struct run {
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
 
-	unsigned char *buf;	/* a value being put (RocksDB: a whole one) */
+	unsigned put_threads;	/* populate with this many threads */
+	size_t buf_size;	/* PUT_PIECE, or for RocksDB the largest value */
+	unsigned char *buf;	/* a value being put, by the main thread */
 	unsigned char *scratch;	/* expected bytes, PUT_PIECE */
 
 	bool record;		/* append chunks below (the replay only) */
@@ -99,10 +103,15 @@ static void usage(void)
 		"  --measured FILE     WEB.measured of bench/gen\n"
 		"  --min-blob-size N   BlobDB: smallest value in a blob file "
 		"(default 4096)\n"
+		"  --put-threads N     populate with N threads (default 1), "
+		"each putting the\n"
+		"                      next object in id order\n"
 		"  --chunks FILE       write \"ready_ns bytes\" per replayed "
 		"chunk (bench/netsim)\n"
 		"  --no-drop-caches    do not drop the page cache before the "
 		"replay\n"
+		"  --populate-only     stop after the populate (no replay, no "
+		"byte check)\n"
 		"  --no-verify         skip the byte check after the replay\n"
 		"Goblin's store options (--memory default: room for every large "
 		"object's head,\n--small-memory: for every small object):\n",
@@ -330,9 +339,9 @@ static void goblin_open(struct run *r)
 
 /* Put one object; returns the ns spent generating its bytes. */
 static int64_t goblin_put(struct run *r, const char *key, uint64_t size,
-			  uint64_t seed)
+			  uint64_t seed, unsigned char *buf)
 {
-	return workload_gs_put(r->gs, key, size, seed, r->buf, PUT_PIECE);
+	return workload_gs_put(r->gs, key, size, seed, buf, PUT_PIECE);
 }
 
 /* Commits are not fsynced (no --sync): make the data durable, as a flush. */
@@ -501,14 +510,14 @@ static void rocks_open(struct run *r)
 
 /* The whole value is generated first: rocksdb_put takes one buffer. */
 static int64_t rocks_put(struct run *r, const char *key, uint64_t size,
-			 uint64_t seed)
+			 uint64_t seed, unsigned char *buf)
 {
 	int64_t t = now_ns(), gen;
 	char *err = NULL;
 
-	workload_payload_fill(seed, 0, r->buf, size);
+	workload_payload_fill(seed, 0, buf, size);
 	gen = now_ns() - t;
-	rocksdb_put(r->db, r->wo, key, strlen(key), (const char *)r->buf,
+	rocksdb_put(r->db, r->wo, key, strlen(key), (const char *)buf,
 		    size, &err);
 	rocks_check(err, "put", key);
 	return gen;
@@ -617,10 +626,10 @@ static void rocks_close(struct run *r)
 /* ---- either engine ---- */
 
 static int64_t engine_put(struct run *r, const char *key, uint64_t size,
-			  uint64_t seed)
+			  uint64_t seed, unsigned char *buf)
 {
-	return r->kind == E_GOBLIN ? goblin_put(r, key, size, seed)
-				   : rocks_put(r, key, size, seed);
+	return r->kind == E_GOBLIN ? goblin_put(r, key, size, seed, buf)
+				   : rocks_put(r, key, size, seed, buf);
 }
 
 static void engine_get(struct run *r, const char *key, uint64_t size,
@@ -708,17 +717,59 @@ struct figures {
 	bool dropped;		/* page cache dropped before the replay */
 };
 
-/* Every object once, in id order, then made durable. */
+/* What the put threads share: the next object id, the time generating. */
+struct putter {
+	struct run *r;
+	const struct web *w;
+	size_t next;
+	int64_t gen_ns;
+};
+
+/* Put objects in id order, each thread taking the next one not taken. */
+static void *put_thread(void *arg)
+{
+	struct putter *p = arg;
+	struct run *r = p->r;
+	unsigned char *buf = r->buf;
+	char key[KEY_LEN];
+	int64_t gen_ns = 0;
+	size_t i;
+
+	if (r->put_threads > 1 &&
+	    posix_memalign((void **)&buf, 4096, r->buf_size))
+		die("out of memory");
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) <
+	       p->w->n) {
+		web_key(key, (uint32_t)i);
+		gen_ns += engine_put(r, key, p->w->size[i], p->w->seed[i],
+				     buf);
+	}
+	__atomic_fetch_add(&p->gen_ns, gen_ns, __ATOMIC_RELAXED);
+	if (buf != r->buf)
+		free(buf);
+	return NULL;
+}
+
+/*
+ * Every object once, in id order (with several threads, each takes the
+ * next id), then made durable.  gen_s is summed over the threads.
+ */
 static void populate(struct run *r, const struct web *w, struct figures *f)
 {
+	struct putter p = { .r = r, .w = w };
+	pthread_t tid[MAX_PUT_THREADS];
 	struct counters c0, c1;
-	char key[KEY_LEN];
-	int64_t gen_ns = 0, put_ns, settle_ns;
+	int64_t put_ns, settle_ns;
 
 	c0 = counters_now();
-	for (size_t i = 0; i < w->n; i++) {
-		web_key(key, (uint32_t)i);
-		gen_ns += engine_put(r, key, w->size[i], w->seed[i]);
+	if (r->put_threads == 1) {
+		put_thread(&p);
+	} else {
+		for (unsigned i = 0; i < r->put_threads; i++)
+			if (pthread_create(&tid[i], NULL, put_thread, &p))
+				die("cannot start a put thread");
+		for (unsigned i = 0; i < r->put_threads; i++)
+			pthread_join(tid[i], NULL);
 	}
 	put_ns = now_ns() - c0.t_ns;
 	if (r->kind == E_GOBLIN)
@@ -730,11 +781,12 @@ static void populate(struct run *r, const struct web *w, struct figures *f)
 		rocks_settle(r);
 	settle_ns = now_ns() - c1.t_ns;
 	f->populate_s = (c1.t_ns - c0.t_ns) / 1e9;
-	f->gen_s = gen_ns / 1e9;
+	f->gen_s = p.gen_ns / 1e9;
 	f->settle_s = settle_ns / 1e9;
-	printf("populate: objects=%zu bytes=%" PRIu64 " s=%.3f put_s=%.3f "
-	       "persist_s=%.3f gen_s=%.3f mibps=%.1f settle_s=%.3f\n",
-	       w->n, w->total, f->populate_s, put_ns / 1e9,
+	printf("populate: objects=%zu threads=%u bytes=%" PRIu64 " s=%.3f "
+	       "put_s=%.3f persist_s=%.3f gen_s=%.3f mibps=%.1f "
+	       "settle_s=%.3f\n",
+	       w->n, r->put_threads, w->total, f->populate_s, put_ns / 1e9,
 	       f->populate_s - put_ns / 1e9, f->gen_s,
 	       (double)w->total / MiB / f->populate_s, f->settle_s);
 	print_counters("populate", &c0, &c1);
@@ -811,12 +863,13 @@ static void verify_all(struct run *r, const struct web *w)
 
 enum {
 	OPT_ENGINE = 256, OPT_DIR, OPT_POPULATION, OPT_MEASURED, OPT_MIN_BLOB,
-	OPT_CHUNKS, OPT_NO_DROP, OPT_NO_VERIFY,
+	OPT_CHUNKS, OPT_PUT_THREADS, OPT_NO_DROP, OPT_NO_VERIFY,
+	OPT_POPULATE_ONLY,
 	OPT_STORE_OPTION,	/* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 9
+#define NOWN 11
 static struct option longopts[NOWN + GS_NOPTIONS + 1] = {
 	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "dir", required_argument, NULL, OPT_DIR },
@@ -824,8 +877,10 @@ static struct option longopts[NOWN + GS_NOPTIONS + 1] = {
 	{ "measured", required_argument, NULL, OPT_MEASURED },
 	{ "min-blob-size", required_argument, NULL, OPT_MIN_BLOB },
 	{ "chunks", required_argument, NULL, OPT_CHUNKS },
+	{ "put-threads", required_argument, NULL, OPT_PUT_THREADS },
 	{ "no-drop-caches", no_argument, NULL, OPT_NO_DROP },
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "populate-only", no_argument, NULL, OPT_POPULATE_ONLY },
 	{ "help", no_argument, NULL, 'h' },
 };
 
@@ -841,7 +896,7 @@ static void store_option(struct gs_options *o, int i, const char *val)
 int main(int argc, char **argv)
 {
 	const char *pop_path = NULL, *meas_path = NULL, *chunks_path = NULL;
-	bool drop = true, verify = true;
+	bool drop = true, verify = true, populate_only = false;
 	struct figures f;
 	struct run r;
 	struct web w;
@@ -851,6 +906,7 @@ int main(int argc, char **argv)
 	memset(&w, 0, sizeof(w));
 	memset(&f, 0, sizeof(f));
 	r.min_blob_size = 4096;
+	r.put_threads = 1;
 	gs_options_init(&r.o);
 	gs_option_getopt(&longopts[NOWN], OPT_STORE_OPTION);
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -870,8 +926,19 @@ int main(int argc, char **argv)
 							 optarg);
 			break;
 		case OPT_CHUNKS: chunks_path = optarg; break;
+		case OPT_PUT_THREADS: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || n < 1 || n > MAX_PUT_THREADS)
+				die("--put-threads: a number from 1 to %d, "
+				    "not '%s'", MAX_PUT_THREADS, optarg);
+			r.put_threads = (unsigned)n;
+			break;
+		}
 		case OPT_NO_DROP: drop = false; break;
 		case OPT_NO_VERIFY: verify = false; break;
+		case OPT_POPULATE_ONLY: populate_only = true; break;
 		default:
 			if (opt < OPT_STORE_OPTION ||
 			    opt >= OPT_STORE_OPTION + GS_NOPTIONS)
@@ -898,8 +965,8 @@ int main(int argc, char **argv)
 	if (rmdir(r.dir) || mkdir(r.dir, 0755))	/* only an empty one */
 		die("'%s' must be empty or absent: %s", r.dir,
 		    strerror(errno));
-	if (posix_memalign((void **)&r.buf, 4096,
-			   kind == E_GOBLIN ? PUT_PIECE : w.max_size) ||
+	r.buf_size = kind == E_GOBLIN ? PUT_PIECE : w.max_size;
+	if (posix_memalign((void **)&r.buf, 4096, r.buf_size) ||
 	    posix_memalign((void **)&r.scratch, 4096, PUT_PIECE))
 		die("out of memory");
 	if (kind == E_GOBLIN)
@@ -908,6 +975,8 @@ int main(int argc, char **argv)
 		rocks_open(&r);
 
 	populate(&r, &w, &f);
+	if (populate_only)
+		goto out;
 	if (drop && !(f.dropped = drop_caches()))
 		fprintf(stderr, "%s: warning: cannot drop the page cache "
 			"(not root?)\n", prog);
@@ -927,6 +996,7 @@ int main(int argc, char **argv)
 	       (double)f.replay_bytes / MiB / f.replay_s, f.ttfb.mean,
 	       f.done.mean, f.dropped, r.errors);
 
+out:
 	if (kind == E_GOBLIN)
 		gs_close(r.gs);
 	else
