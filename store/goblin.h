@@ -379,7 +379,8 @@ struct gs_stats {
 	uint64_t ssd_used;		/* SSD bytes allocated */
 	uint64_t hdd_capacity;		/* HDD tier bytes (0: no HDD tier) */
 	uint64_t hdd_used;		/* HDD bytes allocated */
-	uint64_t journal_bytes;		/* journal file size */
+	uint64_t journal_bytes;		/* journal records (the file may have
+					 * up to 64 MiB of room after them) */
 	uint64_t numa_nodes;		/* NUMA nodes with memory (1: none) */
 	uint64_t numa_promotions;	/* head blocks moved to the node
 					 * that reads them */

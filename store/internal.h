@@ -127,6 +127,7 @@ struct gs_store {
 	uint32_t jinflight;	/* reserved records not yet written */
 	uint64_t jalloc;	/* journal file size: zeros past jbytes */
 	bool jno_direct;	/* jdfd refused our alignment: all buffered */
+	bool jno_prealloc;	/* no fallocate here: the file grows by writes */
 	uint64_t jlive;		/* journal bytes of live objects */
 	uint64_t bytes;		/* value bytes of live objects */
 	uint64_t nsmall;	/* live small objects */
@@ -204,8 +205,8 @@ int journal_write(struct gs_store *s, const void *buf, size_t len);
  * (copying a value into it costs more CPU than the rest of a put); others
  * follow the last record, in @stack if it is large enough, else in a buffer
  * of their own (-ENOMEM if none).  journal_write_slot (lock not held)
- * writes it, direct ones through an idle @ring; journal_unreserve (lock held) ends it, given what the write
- * returned.
+ * writes it, direct ones through an idle @ring; journal_unreserve (lock
+ * held) ends it, given what the write returned.
  */
 #define JOURNAL_DIRECT_MIN (32u << 10)
 /*

@@ -442,18 +442,22 @@ static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Keep the journal file allocated past @end; where it cannot be, it grows
- * with its records as before. */
+/*
+ * Keep the journal file allocated past @end.  Without room it grows with
+ * its records, and tries again at the next one.
+ */
 static void journal_prealloc(struct gs_store *s, uint64_t end)
 {
 	uint64_t to = ALIGN4K(end) + JOURNAL_PREALLOC;
 
-	if (end <= s->jalloc)
+	if (end <= s->jalloc || s->jno_prealloc)
 		return;
-	if (fallocate(s->jfd, 0, (off_t)s->jalloc, (off_t)(to - s->jalloc)))
-		s->jalloc = UINT64_MAX;	/* not supported, or no room */
-	else
+	/* blocks written since are left as they are */
+	if (fallocate(s->jfd, 0, (off_t)s->jalloc,
+		      (off_t)(to - s->jalloc)) == 0)
 		s->jalloc = to;
+	else if (errno == EOPNOTSUPP || errno == ENOSYS)
+		s->jno_prealloc = true;
 }
 
 /*
@@ -466,7 +470,6 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 
 	journal_prealloc(s, s->jbytes + len);
 	ret = pwrite_full(s->jfd, buf, len, s->jbytes);
-
 	if (ret < 0) {
 		/* never leave a torn record in front of later ones */
 		if (s->jinflight == 0) {
@@ -1908,9 +1911,13 @@ void gs_close(struct gs_store *s)
 		s->reader_free = reader_free_next(r);
 		free(r);
 	}
-	/* a clean journal ends with its last record */
-	if (s->jfd >= 0 && s->jalloc > s->jbytes && s->jalloc != UINT64_MAX)
-		ftruncate(s->jfd, (off_t)s->jbytes);
+	/*
+	 * A clean journal ends with its last record (replay would take the
+	 * zeros after it for the end, too).
+	 */
+	if (s->jfd >= 0 && s->jalloc > s->jbytes &&
+	    ftruncate(s->jfd, (off_t)s->jbytes) == 0)
+		s->jalloc = s->jbytes;
 	if (s->jfd >= 0 && s->o.sync)
 		fdatasync(s->jfd);
 	ring_pool_free(s);
