@@ -106,10 +106,13 @@ struct io_uring_sqe *io_get_sqe(struct io_uring *ring)
 	return sqe;
 }
 
+/* A fresh @io for @sqe: set its complete and owner after, if any. */
 void io_prep(struct io_uring_sqe *sqe, struct gs_io *io)
 {
 	io->done = false;
 	io->res = 0;
+	io->complete = NULL;
+	io->owner = NULL;
 	io->t0 = now_ns();
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)io | 1);
 }
