@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1282,6 +1283,69 @@ static void test_journal_preallocated(void **state)
 	gs_close(s);
 }
 
+/*
+ * A journal write that fails (here past RLIMIT_FSIZE, with the journal
+ * unable to be allocated ahead) fails its put, and the object is not
+ * there, then or after a reopen; every put acknowledged before it is.
+ */
+static void test_journal_write_fails(void **state)
+{
+	struct rlimit rl = { .rlim_cur = 1 * MiB, .rlim_max = RLIM_INFINITY };
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[16];
+	pid_t pid;
+	int ws, ok;
+	(void)state;
+
+	opts(&o);
+	o.block = 256 * KiB;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int ret = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(10);
+		s = open_store(&o);
+		/* direct and buffered records, in turn, until one fails */
+		for (ok = 0; ok < 100 && ret == 0; ok++) {
+			snprintf(key, sizeof(key), "f%d", ok);
+			ret = put_gen(s, key, ok, ok % 2 ? 300 : 40000, 7000);
+		}
+		ok--;		/* the one that failed */
+		if (ret != -EFBIG)
+			_exit(11);
+		if (gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }) !=
+		    -ENOENT)
+			_exit(12);	/* the failed put is not there */
+		for (int i = 0; i < ok; i++) {
+			snprintf(key, sizeof(key), "f%d", i);
+			if (check_gen(s, key, i, i % 2 ? 300 : 40000))
+				_exit(13);
+		}
+		_exit(ok > 5 && ok < 100 ? 100 + ok : 14);	/* no close */
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws));
+	assert_true(WEXITSTATUS(ws) > 100);
+	ok = WEXITSTATUS(ws) - 100;
+
+	s = open_store(&o);
+	gs_stats_get(s, &st);
+	assert_int_equal(st.objects, ok);
+	for (int i = 0; i < ok; i++) {
+		snprintf(key, sizeof(key), "f%d", i);
+		assert_int_equal(check_gen(s, key, i, i % 2 ? 300 : 40000), 0);
+	}
+	snprintf(key, sizeof(key), "f%d", ok);
+	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	gs_close(s);
+}
+
 /* Small puts from several threads at once, then every one read back. */
 struct small_putter {
 	struct gs_store *s;
@@ -2399,6 +2463,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_journal_preallocated,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_puts_concurrent,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_write_fails,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_while_fill, setup, teardown),
