@@ -1254,10 +1254,7 @@ static uint64_t pad_end(const uint8_t *map, uint64_t size, uint64_t pos)
 
 	if (pos % 4096 == 0)
 		return pos;	/* a whole zero block is a lost record */
-	for (uint64_t i = pos; i < end; i++)
-		if (map[i])
-			return pos;
-	return end;
+	return all_zero(map + pos, end - pos) ? end : pos;
 }
 
 /*

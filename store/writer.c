@@ -10,8 +10,8 @@
  * be dropped for room at no cost, and nothing acknowledged is lost while
  * the HDD has room.
  * Nothing is visible until commit journals the object and indexes it (a
- * small one whose record goes to the journal with O_DIRECT: from when the
- * record has its place, while it is written) unless it is a fill.
+ * small one: from when its record has its place in the journal, while it
+ * is written) unless it is a fill.
  */
 #include <assert.h>
 #include <errno.h>
