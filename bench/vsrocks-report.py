@@ -22,10 +22,9 @@ def kv(line):
     return {k: v for k, v in re.findall(r"([\w.]+)=([^\s]+)", line)}
 
 
-def parse(engine, rep):
-    base = os.path.join(logs, "%s-%d" % (engine, rep))
-    text = open(base + ".log").read()
-    r = {"log": text, "links": {}}
+def parse_log(text):
+    """The figures of one vsrocks output."""
+    r = {"log": text}
     for line in text.splitlines():
         head, _, rest = line.partition(":")
         if line.startswith("SUMMARY "):
@@ -38,18 +37,23 @@ def parse(engine, rep):
         elif head in ("populate counters", "replay counters",
                       "memory after populate", "memory after replay"):
             r[head] = kv(rest)
+    return r
+
+
+def parse(engine, rep):
+    base = os.path.join(logs, "%s-%d" % (engine, rep))
+    r = parse_log(open(base + ".log").read())
+    r["links"] = {}
     # the populate-only run with one thread, when the main one had more
     r["populate_best_s"] = float(r["populate_s"])
     r["serial_s"] = None
     if os.path.exists(base + "-serial.log"):
-        text = open(base + "-serial.log").read()
-        r["serial_log"] = text
-        for line in text.splitlines():
-            if line.startswith("populate: "):
-                r["serial_s"] = float(kv(line)["s"])
-        if r["serial_s"] is None:
+        serial = parse_log(open(base + "-serial.log").read())
+        if "populate" not in serial:
             sys.exit("vsrocks-report: no populate line in %s-serial.log"
                      % base)
+        r["serial_log"] = serial["log"]
+        r["serial_s"] = float(serial["populate"]["s"])
         r["populate_best_s"] = min(r["populate_best_s"], r["serial_s"])
     for line in open(base + ".netsim"):
         if line.startswith("link: "):
