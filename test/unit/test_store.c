@@ -1207,6 +1207,12 @@ static void test_journal_direct_records(void **state)
 	gs_close(s);
 }
 
+/* Small values of record @i: buffered and direct journal records in turn. */
+static uint64_t record_size(int i)
+{
+	return i % 2 ? 40000 + (uint64_t)i : 300 + (uint64_t)i;
+}
+
 /* Size of the journal file. */
 static uint64_t journal_file_size(void)
 {
@@ -1243,9 +1249,7 @@ static void test_journal_preallocated(void **state)
 		s = open_store(&o);
 		for (int i = 0; i < 30; i++) {
 			snprintf(key, sizeof(key), "p%d", i);
-			/* buffered and direct records, in turn */
-			if (put_gen(s, key, i, i % 2 ? 40000 + i : 300 + i,
-				    7000))
+			if (put_gen(s, key, i, record_size(i), 7000))
 				_exit(1);
 		}
 		gs_stats_get(s, &st);
@@ -1276,8 +1280,7 @@ static void test_journal_preallocated(void **state)
 	assert_int_equal(st.objects, 31);
 	for (int i = 0; i < 30; i++) {
 		snprintf(key, sizeof(key), "p%d", i);
-		assert_int_equal(check_gen(s, key, i,
-					   i % 2 ? 40000 + i : 300 + i), 0);
+		assert_int_equal(check_gen(s, key, i, record_size(i)), 0);
 	}
 	assert_int_equal(check_gen(s, "after", 99, 50000), 0);
 	gs_close(s);
@@ -1310,10 +1313,10 @@ static void test_journal_write_fails(void **state)
 		if (setrlimit(RLIMIT_FSIZE, &rl))
 			_exit(10);
 		s = open_store(&o);
-		/* direct and buffered records, in turn, until one fails */
+		/* until one fails */
 		for (ok = 0; ok < 100 && ret == 0; ok++) {
 			snprintf(key, sizeof(key), "f%d", ok);
-			ret = put_gen(s, key, ok, ok % 2 ? 300 : 40000, 7000);
+			ret = put_gen(s, key, ok, record_size(ok), 7000);
 		}
 		ok--;		/* the one that failed */
 		if (ret != -EFBIG)
@@ -1323,7 +1326,7 @@ static void test_journal_write_fails(void **state)
 			_exit(12);	/* the failed put is not there */
 		for (int i = 0; i < ok; i++) {
 			snprintf(key, sizeof(key), "f%d", i);
-			if (check_gen(s, key, i, i % 2 ? 300 : 40000))
+			if (check_gen(s, key, i, record_size(i)))
 				_exit(13);
 		}
 		_exit(ok > 5 && ok < 100 ? 100 + ok : 14);	/* no close */
@@ -1338,7 +1341,7 @@ static void test_journal_write_fails(void **state)
 	assert_int_equal(st.objects, ok);
 	for (int i = 0; i < ok; i++) {
 		snprintf(key, sizeof(key), "f%d", i);
-		assert_int_equal(check_gen(s, key, i, i % 2 ? 300 : 40000), 0);
+		assert_int_equal(check_gen(s, key, i, record_size(i)), 0);
 	}
 	snprintf(key, sizeof(key), "f%d", ok);
 	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
@@ -1360,7 +1363,7 @@ static void *small_put_thread(void *p)
 	for (int i = 0; i < 200 && sp->ret == 0; i++) {
 		snprintf(key, sizeof(key), "t%d-%d", sp->id, i);
 		sp->ret = put_gen(sp->s, key, sp->id * 1000 + i,
-				  i % 3 ? 33000 + i * 97 : 100 + i, 7000);
+				  record_size(i), 7000);
 	}
 	return NULL;
 }
@@ -1397,8 +1400,7 @@ static void test_small_puts_concurrent(void **state)
 				snprintf(key, sizeof(key), "t%d-%d", t, i);
 				assert_int_equal(
 					check_gen(s, key, t * 1000 + i,
-						  i % 3 ? 33000 + i * 97
-							: 100 + i), 0);
+						  record_size(i)), 0);
 			}
 		gs_close(s);
 		if (pass == 0)
