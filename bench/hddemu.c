@@ -427,10 +427,21 @@ static void reply_entry(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 /* ---- operations ---- */
 
+/*
+ * The kernel sends async (io_uring, AIO) O_DIRECT reads and writes as
+ * background requests and blocks the submitter while max_background
+ * (libfuse's default: 12) are outstanding.  A disk queues far more than
+ * that without blocking whoever submits: let the spindle's queue do the
+ * waiting, as a disk's does.
+ */
+#define MAX_BACKGROUND 256
+
 static void hd_init(void *data, struct fuse_conn_info *conn)
 {
 	(void)data;
 	conn->max_write = MAX_IO;
+	conn->max_background = MAX_BACKGROUND;
+	conn->congestion_threshold = MAX_BACKGROUND * 3 / 4;
 }
 
 static void hd_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

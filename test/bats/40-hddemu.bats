@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # bench/hddemu, the emulated HDD: fio through the mount sees one seek per
 # random read (~198 IOPS) and the transfer cap on sequential reads
-# (200 MB/s), --seek-ms and --mbps move those figures, bytes and O_DIRECT
+# (200 MB/s), reads queue in the spindle without blocking an io_uring
+# submitter, --seek-ms and --mbps move those figures, bytes and O_DIRECT
 # pass through to the backing directory, a bad option is a usage error.
 # HDDEMU overrides the binary.
 
@@ -117,6 +118,26 @@ measure() {
 	umount_hdd
 	# threads racing for the spindle would add dozens of seeks here
 	[ "$SEEKS" -le $((RUNS + READS / 2048 + 1)) ]
+}
+
+@test "many reads in flight wait in the spindle's queue, not in the submitter" {
+	mount_hdd
+	# 64 O_DIRECT reads through io_uring: the kernel sends them as FUSE
+	# background requests and blocks the submitter once max_background
+	# are out (12 unless the daemon raises it); a disk's queue holds them
+	fio --name=hdd --filename="$M/data" --direct=1 --rw=randread --bs=4k \
+		--ioengine=io_uring --iodepth=64 --runtime=2 --time_based \
+		--output-format=json >"$T/fio.json"
+	umount_hdd
+	read -r iops slat_us < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["jobs"][0]["read"]
+print("%.1f %.1f" % (r["iops"], r["slat_ns"]["mean"] / 1000))' "$T/fio.json")
+	echo "# iodepth 64: $iops IOPS, mean submission $slat_us us" >&3
+	# still one spindle: a seek a read
+	python3 -c "import sys; sys.exit(not 100 <= $iops <= 205)"
+	# a blocked submit lasts a seek (5 ms) or more; a queued one, us
+	python3 -c "import sys; sys.exit(not $slat_us < 1000)"
 }
 
 @test "--seek-ms and --mbps change the figures" {
