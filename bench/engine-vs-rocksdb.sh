@@ -26,7 +26,7 @@ usage: bench/engine-vs-rocksdb.sh [--quick] [--scale F] [--reps N] [--dir DIR]
   --engines LIST  comma-separated (default
                   goblin,rocksdb,blobdb,rocksdb-cache,blobdb-cache)
   --rates LIST    link rates for netsim, Gbit/s (default 0.937,10)
-  --put-threads N populate with N threads (default 4), and once more with
+  --put-threads N populate with N threads (default 16), and once more with
                   one; each engine's better time counts
   --out FILE      report (default bench/results/engine-vs-rocksdb.md,
                   --quick: bench/results/engine-vs-rocksdb-quick.md)
@@ -45,7 +45,7 @@ reps=3
 dir=/var/tmp/goblin-rocks
 engines=goblin,rocksdb,blobdb,rocksdb-cache,blobdb-cache
 rates=0.937,10
-put_threads=4
+put_threads=16
 out=
 extra=()
 while [ $# -gt 0 ]; do
