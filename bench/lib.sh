@@ -36,3 +36,26 @@ machine_info() {
 	echo "fio: $(fio --version)"
 	echo "git: $(git -C "$2" rev-parse --short HEAD 2>/dev/null || echo 'no commit yet') $(git -C "$2" status --porcelain 2>/dev/null | grep -q . && echo '(working tree has uncommitted changes)')"
 }
+
+# mem_cgroup NAME BYTES: a memory cgroup (v1) NAME below this
+# shell's own, limited to BYTES of memory that counts the page cache too
+# (a server's buffered file reads are charged to it); prints its
+# directory.  Fails where there is no v1 memory controller to write to.
+mem_cgroup() {
+	local own cg
+	own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+	[ -n "$own" ] || return 1
+	cg=/sys/fs/cgroup/memory${own%/}/$1
+	[ -d "$cg" ] || mkdir "$cg" 2>/dev/null || return 1
+	echo "$2" >"$cg/memory.limit_in_bytes" 2>/dev/null || return 1
+	echo "$cg"
+}
+
+# mem_cgroup_report CG: "peak=MIB cache=MIB failcnt=N" of a memory cgroup
+mem_cgroup_report() {
+	awk -v peak="$(cat "$1/memory.max_usage_in_bytes")" \
+	    -v fail="$(cat "$1/memory.failcnt")" \
+		'$1 == "total_cache" { c = $2 } END {
+		printf "peak=%.0f cache=%.0f failcnt=%d\n",
+			peak / 1048576, c / 1048576, fail }' "$1/memory.stat"
+}

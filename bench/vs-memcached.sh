@@ -5,7 +5,9 @@
 # bench/results/vs-memcached.md (--quick: vs-memcached-quick.md).
 #   1. memory-sized ART: throughput, completion p50/p99, server RSS
 #   2. disk-sized ART: goblind against memcached with extstore on the same
-#      file system: throughput, median payload TTFB, misses
+#      file system, each in a memory cgroup of the same size (page cache
+#      included): throughput, median payload TTFB, misses; 2b. the same
+#      with every tail byte on the emulated HDD (bench/hddemu)
 #   3. overload ART: put at full speed into capacity to spare, then every
 #      key read once (goblinctl bench --sweep): what each lost
 #   4. FB small objects: server RSS and throughput
@@ -62,7 +64,8 @@ die() { say "$*"; exit 1; }
 
 gctl=${GOBLINCTL:-$root/build/goblinctl}
 gd=${GOBLIND:-$root/build/goblind}
-for b in "$gctl" "$gd"; do [ -x "$b" ] || die "not built: $b (run make)"; done
+hddemu=${HDDEMU:-$root/build/bench/hddemu}
+for b in "$gctl" "$gd" "$hddemu"; do [ -x "$b" ] || die "not built: $b (run make)"; done
 command -v memcached >/dev/null || die "memcached is not installed (make deps)"
 logs=$dir/logs
 rm -rf "$dir"
@@ -89,12 +92,25 @@ wait_port() {
 	return 1
 }
 
-# start_memcached NAME MEM_MB [EXT_SIZE]: on CPU 1, one worker thread
+# in_cg CMD...: exec CMD, inside the memory cgroup $CG when there is one
+# (run in the background, so that $! is the server's pid)
+CG=
+in_cg() {
+	[ -z "$CG" ] || exec sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+		"$CG" "$@"
+	exec "$@"
+}
+
+# start_memcached NAME MEM_MB [EXT_SIZE [EXT_DIR [EXT_THREADS]]]: on CPU
+# 1, one worker thread; with EXT_SIZE, extstore in a file of EXT_DIR
+# (default $dir) with EXT_THREADS I/O threads (default 8: on the SSD its
+# default of 1 reads one item at a time; case 2 quick here served 695
+# MiB/s with 1, 1095 with 4, 1122 with 8, 1079 with 16)
 start_memcached() {
 	local name=$1 mem=$2 ext=${3:-} extra=()
 	PORT=$(free_port)
-	[ -n "$ext" ] && extra=(-o "ext_path=$dir/$name-ext:$ext,ext_wbuf_size=8")
-	taskset -c 1 memcached -u root -l 127.0.0.1 -p "$PORT" -U 0 -t 1 \
+	[ -n "$ext" ] && extra=(-o "ext_path=${4:-$dir}/$name-ext:$ext,ext_wbuf_size=8,ext_threads=${5:-8}")
+	in_cg taskset -c 1 memcached -u root -l 127.0.0.1 -p "$PORT" -U 0 -t 1 \
 		-m "$mem" -I 8m -c 1024 "${extra[@]}" 2>"$logs/$name.log" &
 	SPID=$!
 	wait_port "$PORT" || die "memcached did not start: $(cat "$logs/$name.log")"
@@ -105,7 +121,7 @@ start_goblind() {
 	local name=$1
 	shift
 	PORT=$(free_port)
-	taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" --no-http \
+	in_cg taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" --no-http \
 		--cores 1 --max-item 8M "$@" 2>"$logs/$name.log" &
 	SPID=$!
 	wait_port "$PORT" || die "goblind did not start: $(cat "$logs/$name.log")"
@@ -143,30 +159,89 @@ for side in memcached goblind; do
 	bench mem-$side --keys "$art_mem_keys" --size "$ART" --no-store \
 		--conns 16 --duration "$duration" --csv "$logs/mem-$side.csv"
 	record_mem mem-$side
+	if [ "$side" = goblind ]; then
+		# what the device gives goblind's tail reads, right after
+		# them: random O_DIRECT reads of its SSD file, in its io-chunk
+		# (256 KiB), as many in flight as 16 readers keep (4 each)
+		fio --name=device --filename="$dir/mem-gd/ssd/data" --readonly \
+			--rw=randread --bs=256k --direct=1 --ioengine=io_uring \
+			--iodepth=64 --time_based --runtime="$duration" \
+			--output-format=json >"$logs/mem-fio.json"
+	fi
 	stop_server
 done
 
 # ---- 2. disk-sized ART ------------------------------------------------------
-# both servers get the same RAM: a 64 KiB head of every object, and slack
+# Both servers get the same RAM: a 64 KiB head of every object, and slack.
+# Each runs in a memory cgroup of that RAM + 128 MiB, which counts the page
+# cache: extstore reads its file through the page cache, which would
+# otherwise hold its whole file and serve its hits from RAM.
 disk_ram_mb=$(( art_disk_keys / 16 + 64 ))
+disk_cg_mb=$(( disk_ram_mb + 128 ))
+
+# disk_case TAG TAILDIR EXT_THREADS [GOBLIND OPTIONS]: goblind (its SSD
+# tier in TAILDIR) then memcached with extstore (its file in TAILDIR,
+# EXT_THREADS I/O threads); logs TAG-goblind, TAG-extstore
+disk_case() {
+	local tag=$1 tails=$2 threads=$3 side
+	shift 3
+	for side in goblind extstore; do
+		CG=$(mem_cgroup "goblin-vsmc-$tag-$side" \
+			$(( disk_cg_mb << 20 ))) || CG=
+		[ -n "$CG" ] || say "  no memory cgroup: page cache not limited"
+		if [ "$side" = extstore ]; then
+			start_memcached $tag-mc "$disk_ram_mb" \
+				"$(( art_disk_keys * 2 ))M" "$tails" "$threads"
+		else
+			start_goblind $tag-gd --memory "${disk_ram_mb}M" \
+				--ram-head 64K --small-memory 16M --no-hugetlb \
+				--ssd-dir "$tails/$tag-gd-ssd" "$@"
+		fi
+		bench $tag-$side-populate --keys "$art_disk_keys" \
+			--size "$ART" --populate-only --conns 16
+		drop_caches
+		bench $tag-$side --keys "$art_disk_keys" --size "$ART" \
+			--no-store --conns 16 --duration "$duration" \
+			--csv "$logs/$tag-$side.csv"
+		record_mem $tag-$side
+		if [ -n "$CG" ]; then
+			mem_cgroup_report "$CG" >"$logs/$tag-$side.cg"
+		else
+			echo none >"$logs/$tag-$side.cg"
+		fi
+		stop_server
+		[ -z "$CG" ] || rmdir "$CG"
+		CG=
+	done
+}
+
 say "2. disk-sized ART: $art_disk_keys keys, memcached with extstore"
-for side in goblind extstore; do
-	if [ "$side" = extstore ]; then
-		start_memcached disk-mc "$disk_ram_mb" \
-			"$(( art_disk_keys * 2 ))M"
-	else
-		# the same RAM: room for every 64 KiB head
-		start_goblind disk-gd --memory "${disk_ram_mb}M" \
-			--ram-head 64K --small-memory 16M --no-hugetlb
-	fi
-	bench disk-$side-populate --keys "$art_disk_keys" --size "$ART" \
-		--populate-only --conns 16
-	drop_caches
-	bench disk-$side --keys "$art_disk_keys" --size "$ART" --no-store \
-		--conns 16 --duration "$duration" --csv "$logs/disk-$side.csv"
-	record_mem disk-$side
+disk_case disk "$dir" 8
+
+# the same on the emulated HDD (bench/hddemu: 5 ms seek, 200 MB/s): both
+# servers keep every tail byte on it, goblind's whole SSD tier included,
+# read in 1 MiB pieces (a seek costs as much as 1 MiB of transfer);
+# extstore with its default single I/O thread, its best there (8 threads
+# seek between their reads: 34 MiB/s served in the full run, against 83)
+say "2b. disk-sized ART on the emulated HDD"
+hdd=$dir/hdd
+mkdir -p "$hdd" "$dir/hdd-backing"
+hpid=
+unmount_hdd() {
 	stop_server
-done
+	[ -n "$hpid" ] || return 0
+	fusermount3 -u "$hdd" 2>/dev/null || true
+	wait "$hpid" 2>/dev/null || true
+	hpid=
+}
+trap unmount_hdd EXIT
+"$hddemu" -f "$dir/hdd-backing" "$hdd" 2>"$logs/hddemu.log" &
+hpid=$!
+for _ in $(seq 50); do mountpoint -q "$hdd" && break; sleep 0.1; done
+mountpoint -q "$hdd" || die "hddemu did not mount: $(cat "$logs/hddemu.log")"
+disk_case hdd "$hdd" 1 --io-chunk 1M
+unmount_hdd
+rm -rf "$dir/hdd-backing"
 
 # ---- 3. overload ART -------------------------------------------------------
 say "3. overload ART: $art_over_keys keys at full speed, then each read once"
@@ -243,7 +318,7 @@ GP
 
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
 	"$(machine_info "$dir" "$root")" <<'PY'
-import datetime, os, re, sys
+import datetime, json, os, re, sys
 logs, out, inv, elapsed, quick, machine = sys.argv[1:]
 
 def result(name):
@@ -267,6 +342,11 @@ def mem(name):
 mc, gd = result("mem-memcached"), result("mem-goblind")
 mc_rss, gd_rss = mem("mem-memcached")[0], mem("mem-goblind")[0]
 ex, gdd = result("disk-extstore"), result("disk-goblind")
+hx, hgd = result("hdd-extstore"), result("hdd-goblind")
+fio = json.load(open(os.path.join(logs, "mem-fio.json")))
+fio_mib = fio["jobs"][0]["read"]["bw_bytes"] / 1048576
+def cg(name):
+    return open(os.path.join(logs, name + ".cg")).read().strip()
 tput = gd["ops_per_s"] / mc["ops_per_s"]
 memr = mc_rss / gd_rss
 # a miss costs a server nothing: compare the values served, in bytes
@@ -293,12 +373,22 @@ w("| 1. ART in RAM | completion p50 us | %.1f | %.1f | %.2f | goblind <= 1.1x |"
 w("| 1. ART in RAM | completion p99 us | %.1f | %.1f | %.2f | goblind <= 1.1x |" % (
     gd["completion_us"][2], mc["completion_us"][2], mc["completion_us"][2] / gd["completion_us"][2]))
 w("| 1. ART in RAM | server RSS MiB | %.0f | %.0f | %.2f | >= 7 |" % (gd_rss / 1024, mc_rss / 1024, memr))
+w("| 1. ART in RAM | values served, MiB/s (fio on goblind's file, right after: %.0f) | %.0f | %.0f | | |" % (
+    fio_mib, gd["mib_per_s"], mc["mib_per_s"]))
 w("| 2. ART on disk | values served, MiB/s | %.0f | %.0f (extstore) | %.2f | >= 2 |" % (gdd["mib_per_s"], ex["mib_per_s"], ext_tput))
 w("| 2. ART on disk | requests/s (misses included) | %.0f | %.0f | | |" % (gdd["ops_per_s"], ex["ops_per_s"]))
 w("| 2. ART on disk | gets that found the value | %.1f%% | %.1f%% | | |" % (hit(gdd), hit(ex)))
 w("| 2. ART on disk | payload TTFB p50 us | %.1f | %.1f | %.2f | >= 10 |" % (
     gdd["payload_ttfb_us"][0], ex["payload_ttfb_us"][0], ext_ttfb))
 w("| 2. ART on disk | misses, errors | %d, %d | %d, %d | | |" % (gdd["misses"], gdd["errors"], ex["misses"], ex["errors"]))
+w("| 2. ART on disk | memory cgroup at the end | %s | %s | | |" % (cg("disk-goblind"), cg("disk-extstore")))
+w("| 2b. ART on the emulated HDD | values served, MiB/s | %.0f | %.0f (extstore) | %.2f | |" % (
+    hgd["mib_per_s"], hx["mib_per_s"], hgd["mib_per_s"] / hx["mib_per_s"]))
+w("| 2b. ART on the emulated HDD | gets that found the value | %.1f%% | %.1f%% | | |" % (hit(hgd), hit(hx)))
+w("| 2b. ART on the emulated HDD | payload TTFB p50 us | %.1f | %.1f | %.2f | |" % (
+    hgd["payload_ttfb_us"][0], hx["payload_ttfb_us"][0], hx["payload_ttfb_us"][0] / hgd["payload_ttfb_us"][0]))
+w("| 2b. ART on the emulated HDD | misses, errors | %d, %d | %d, %d | | |" % (hgd["misses"], hgd["errors"], hx["misses"], hx["errors"]))
+w("| 2b. ART on the emulated HDD | memory cgroup at the end | %s | %s | | |" % (cg("hdd-goblind"), cg("hdd-extstore")))
 w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
 w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
     ovg["gets"], ovg["misses"], ovx["misses"]))
@@ -310,11 +400,23 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "connections, as fast as it acknowledges), then read for the measured "
   "phase (`--no-store`, 16 connections, keys uniform). memcached: `-t 1 -m "
   "MEM -I 8m` (case 1: every value fits; case 2: `-m RAM` and `-o "
-  "ext_path=FILE:SIZE,ext_wbuf_size=8` on the same file system). goblind: "
+  "ext_path=FILE:SIZE,ext_wbuf_size=8,ext_threads=8` on the same file "
+  "system: 8 I/O threads, as its default of 1 reads one item at a time). goblind: "
   "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
-  "tier; case 2: `--memory RAM --ram-head 64K`). Case 2 gives both the same "
-  "RAM: 64 KiB a key plus 64 MiB. Caches dropped before case 2's measured "
-  "phase. RSS: VmRSS after the measured phase. Case 3 puts every key once "
+  "tier; case 2: `--memory RAM --ram-head 64K`). Case 1's fio figure: "
+  "random O_DIRECT reads of goblind's SSD file right after its measured "
+  "phase, 256 KiB (its `--io-chunk`), 64 in flight (16 readers of "
+  "`--io-depth` 4): what the device gave such reads then (it varies from "
+  "minute to minute here). Case 2 gives both the same "
+  "RAM: 64 KiB a key plus 64 MiB, and runs each server in a memory cgroup "
+  "of that RAM plus 128 MiB, which counts the page cache (extstore reads "
+  "its file through it; goblind reads O_DIRECT); the cgroup line gives its "
+  "peak use, page cache and the times it hit the limit, in MiB. Caches "
+  "dropped before case 2's measured phase. Case 2b is case 2 with every "
+  "tail byte on the emulated HDD (`bench/hddemu`, 5 ms seek, 200 MB/s): "
+  "extstore's file (one I/O thread, its default and its best on the "
+  "spindle), and goblind's SSD tier (`--ssd-dir` on the mount, "
+  "`--io-chunk 1M`). RSS: VmRSS after the measured phase. Case 3 puts every key once "
   "at full speed (16 connections) into capacity to spare (extstore: a file "
   "of twice the data), then `--sweep` gets every key once: a miss is a "
   "value acknowledged and lost. Case 4: FB value sizes (`fb_value`) under "
@@ -325,7 +427,7 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "in the logs under the scratch directory.")
 w("")
 for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore",
-             "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
+             "hdd-goblind", "hdd-extstore", "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
     w("`%s`: `%s`" % (name, [l for l in open(os.path.join(logs, name + ".txt")).read().splitlines() if l.startswith("RESULT")][-1]))
     w("")
 base = os.path.basename(out)[:-3]
@@ -343,7 +445,10 @@ w("```")
 open(out, "w").write("\n".join(L) + "\n")
 print("vs-memcached: wrote %s" % out)
 print("RESULT mem_ratio=%.2f tput_ratio=%.2f ext_tput_ratio=%.2f ext_ttfb_ratio=%.2f"
+      " hdd_tput_ratio=%.2f hdd_ttfb_ratio=%.2f"
       " lost_goblind=%d lost_extstore=%d fb_mem_ratio=%.2f fb_tput_ratio=%.2f" % (
-    memr, tput, ext_tput, ext_ttfb, ovg["misses"], ovx["misses"],
+    memr, tput, ext_tput, ext_ttfb, hgd["mib_per_s"] / hx["mib_per_s"],
+    hx["payload_ttfb_us"][0] / hgd["payload_ttfb_us"][0],
+    ovg["misses"], ovx["misses"],
     fbm_rss / fbg_rss, fbg["ops_per_s"] / fbm["ops_per_s"]))
 PY
