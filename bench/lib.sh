@@ -37,10 +37,10 @@ machine_info() {
 	echo "git: $(git -C "$2" rev-parse --short HEAD 2>/dev/null || echo 'no commit yet') $(git -C "$2" status --porcelain 2>/dev/null | grep -q . && echo '(working tree has uncommitted changes)')"
 }
 
-# mem_cgroup NAME BYTES: a memory cgroup (v1) NAME below this
-# shell's own, limited to BYTES of memory that counts the page cache too
-# (a server's buffered file reads are charged to it); prints its
-# directory.  Fails where there is no v1 memory controller to write to.
+# mem_cgroup NAME BYTES: a memory cgroup (v1) NAME below this shell's
+# own, limited to BYTES of memory that counts the page cache too (a
+# server's buffered file reads are charged to it); prints its directory.
+# Fails where there is no v1 memory controller to write to.
 mem_cgroup() {
 	local own cg
 	own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
@@ -48,6 +48,9 @@ mem_cgroup() {
 	cg=/sys/fs/cgroup/memory${own%/}/$1
 	[ -d "$cg" ] || mkdir "$cg" 2>/dev/null || return 1
 	echo "$2" >"$cg/memory.limit_in_bytes" 2>/dev/null || return 1
+	# one left by a run that died: its peak and failures start again
+	echo 0 >"$cg/memory.max_usage_in_bytes"
+	echo 0 >"$cg/memory.failcnt"
 	echo "$cg"
 }
 
