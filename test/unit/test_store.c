@@ -1213,6 +1213,23 @@ static uint64_t record_size(int i)
 	return i % 2 ? 40000 + (uint64_t)i : 300 + (uint64_t)i;
 }
 
+/*
+ * Read back records 0 .. @n-1 put as PREFIXi with seed @seed0 + i and
+ * size record_size(i): 0, or 1 + the first one that is not right.
+ */
+static int check_records(struct gs_store *s, const char *prefix,
+			 uint64_t seed0, int n)
+{
+	char key[32];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "%s%d", prefix, i);
+		if (check_gen(s, key, seed0 + (uint64_t)i, record_size(i)))
+			return 1 + i;
+	}
+	return 0;
+}
+
 /* Size of the journal file. */
 static uint64_t journal_file_size(void)
 {
@@ -1278,10 +1295,7 @@ static void test_journal_preallocated(void **state)
 	gs_stats_get(s, &st);
 	assert_int_equal(st.recovery_dropped, 0);
 	assert_int_equal(st.objects, 31);
-	for (int i = 0; i < 30; i++) {
-		snprintf(key, sizeof(key), "p%d", i);
-		assert_int_equal(check_gen(s, key, i, record_size(i)), 0);
-	}
+	assert_int_equal(check_records(s, "p", 0, 30), 0);
 	assert_int_equal(check_gen(s, "after", 99, 50000), 0);
 	gs_close(s);
 }
@@ -1324,11 +1338,8 @@ static void test_journal_write_fails(void **state)
 		if (gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }) !=
 		    -ENOENT)
 			_exit(12);	/* the failed put is not there */
-		for (int i = 0; i < ok; i++) {
-			snprintf(key, sizeof(key), "f%d", i);
-			if (check_gen(s, key, i, record_size(i)))
-				_exit(13);
-		}
+		if (check_records(s, "f", 0, ok))
+			_exit(13);
 		_exit(ok > 5 && ok < 100 ? 100 + ok : 14);	/* no close */
 	}
 	assert_int_equal(waitpid(pid, &ws, 0), pid);
@@ -1339,10 +1350,7 @@ static void test_journal_write_fails(void **state)
 	s = open_store(&o);
 	gs_stats_get(s, &st);
 	assert_int_equal(st.objects, ok);
-	for (int i = 0; i < ok; i++) {
-		snprintf(key, sizeof(key), "f%d", i);
-		assert_int_equal(check_gen(s, key, i, record_size(i)), 0);
-	}
+	assert_int_equal(check_records(s, "f", 0, ok), 0);
 	snprintf(key, sizeof(key), "f%d", ok);
 	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
 			 -ENOENT);
@@ -1395,13 +1403,11 @@ static void test_small_puts_concurrent(void **state)
 		gs_stats_get(s, &st);
 		assert_int_equal(st.objects, 800);
 		assert_int_equal(st.recovery_dropped, 0);
-		for (int t = 0; t < 4; t++)
-			for (int i = 0; i < 200; i++) {
-				snprintf(key, sizeof(key), "t%d-%d", t, i);
-				assert_int_equal(
-					check_gen(s, key, t * 1000 + i,
-						  record_size(i)), 0);
-			}
+		for (int t = 0; t < 4; t++) {
+			snprintf(key, sizeof(key), "t%d-", t);
+			assert_int_equal(check_records(s, key, t * 1000, 200),
+					 0);
+		}
 		gs_close(s);
 		if (pass == 0)
 			s = open_store(&o);
