@@ -53,16 +53,9 @@ hdd=$dir/hdd
 rm -rf "$dir/store" "$dir/backing" "$logs"
 mkdir -p "$dir/backing" "$hdd" "$logs"
 
-unmount_hdd() {
-	fusermount3 -u "$hdd" 2>/dev/null || true
-	[ -n "${hpid:-}" ] && wait "$hpid" 2>/dev/null || true
-	hpid=
-}
-trap unmount_hdd EXIT
-"$hddemu" -f "$dir/backing" "$hdd" 2>"$logs/hddemu.log" &
-hpid=$!
-for _ in $(seq 50); do mountpoint -q "$hdd" && break; sleep 0.1; done
-mountpoint -q "$hdd" || { say "hddemu did not mount"; cat "$logs/hddemu.log" >&2; exit 1; }
+trap 'hdd_unmount "$hdd"' EXIT
+hdd_mount "$hddemu" "$dir/backing" "$hdd" "$logs/hddemu.log" ||
+	{ say "hddemu did not mount"; exit 1; }
 
 # heads of every object fit in RAM; both disk tiers hold everything
 store_opts=(--memory "$(( count / 4 + 64 ))M" --ssd-size 8G --hdd-size 8G
@@ -80,7 +73,7 @@ for p in $prefixes; do
 		say "  read $i: $(tail -1 "$logs/read-$p-$i.txt")"
 	done
 done
-unmount_hdd
+hdd_unmount "$hdd"
 elapsed=$(( $(date +%s) - t_start ))
 
 python3 - "$logs" "$out" "$invocation" "$count" "$reps" "$prefixes" \

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Shared by the benchmark scripts (sourced): the page cache, fio's
-# commands, a free port, and the machine for the report.
+# commands, a free port, the emulated HDD, memory cgroups, and the machine
+# for the report.
 
 # drop_caches: start a measurement from an empty page cache (root only;
 # fails otherwise, for the caller to decide)
@@ -23,6 +24,26 @@ fio_cmds() {
 # free_port: a free TCP port on loopback
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# hdd_mount HDDEMU BACKING MOUNTPOINT LOG: the emulated HDD (bench/hddemu)
+# in the background, its pid in HDD_PID, its stderr in LOG; returns once
+# mounted, or fails with LOG on stderr
+hdd_mount() {
+	"$1" -f "$2" "$3" 2>"$4" &
+	HDD_PID=$!
+	for _ in $(seq 50); do mountpoint -q "$3" && return 0; sleep 0.1; done
+	cat "$4" >&2
+	return 1
+}
+
+# hdd_unmount MOUNTPOINT: unmount what hdd_mount mounted there, and wait
+# for hddemu to exit (it prints its counters to its LOG)
+hdd_unmount() {
+	[ -n "${HDD_PID:-}" ] || return 0
+	fusermount3 -u "$1" 2>/dev/null || true
+	wait "$HDD_PID" 2>/dev/null || true
+	HDD_PID=
 }
 
 # machine_info DIR ROOT: the machine, DIR's file system and ROOT's commit

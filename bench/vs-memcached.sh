@@ -226,21 +226,11 @@ disk_case disk "$dir" 8
 say "2b. disk-sized ART on the emulated HDD"
 hdd=$dir/hdd
 mkdir -p "$hdd" "$dir/hdd-backing"
-hpid=
-unmount_hdd() {
-	stop_server
-	[ -n "$hpid" ] || return 0
-	fusermount3 -u "$hdd" 2>/dev/null || true
-	wait "$hpid" 2>/dev/null || true
-	hpid=
-}
-trap unmount_hdd EXIT
-"$hddemu" -f "$dir/hdd-backing" "$hdd" 2>"$logs/hddemu.log" &
-hpid=$!
-for _ in $(seq 50); do mountpoint -q "$hdd" && break; sleep 0.1; done
-mountpoint -q "$hdd" || die "hddemu did not mount: $(cat "$logs/hddemu.log")"
+trap 'stop_server; hdd_unmount "$hdd"' EXIT
+hdd_mount "$hddemu" "$dir/hdd-backing" "$hdd" "$logs/hddemu.log" ||
+	die "hddemu did not mount"
 disk_case hdd "$hdd" 1 --io-chunk 1M
-unmount_hdd
+hdd_unmount "$hdd"
 rm -rf "$dir/hdd-backing"
 
 # ---- 3. overload ART -------------------------------------------------------
