@@ -339,9 +339,14 @@ def cg(name):
     return open(os.path.join(logs, name + ".cg")).read().strip()
 tput = gd["ops_per_s"] / mc["ops_per_s"]
 memr = mc_rss / gd_rss
-# a miss costs a server nothing: compare the values served, in bytes
-ext_tput = gdd["mib_per_s"] / ex["mib_per_s"]
-ext_ttfb = ex["payload_ttfb_us"][0] / gdd["payload_ttfb_us"][0]
+# a miss costs a server nothing: compare the values served, in bytes;
+# and the median payload TTFB, extstore's over goblind's (both ratios
+# bigger-is-better for goblind)
+def disk_ratios(g, x):
+    return (g["mib_per_s"] / x["mib_per_s"],
+            x["payload_ttfb_us"][0] / g["payload_ttfb_us"][0])
+ext_tput, ext_ttfb = disk_ratios(gdd, ex)
+hdd_tput, hdd_ttfb = disk_ratios(hgd, hx)
 hit = lambda r: 100.0 * r["hits"] / r["gets"] if r["gets"] else 0.0
 ovx, ovg = result("over-extstore"), result("over-goblind")
 ovxp, ovgp = result("over-extstore-populate"), result("over-goblind-populate")
@@ -365,20 +370,18 @@ w("| 1. ART in RAM | completion p99 us | %.1f | %.1f | %.2f | goblind <= 1.1x |"
 w("| 1. ART in RAM | server RSS MiB | %.0f | %.0f | %.2f | >= 7 |" % (gd_rss / 1024, mc_rss / 1024, memr))
 w("| 1. ART in RAM | values served, MiB/s (fio on goblind's file, right after: %.0f) | %.0f | %.0f | | |" % (
     fio_mib, gd["mib_per_s"], mc["mib_per_s"]))
-w("| 2. ART on disk | values served, MiB/s | %.0f | %.0f (extstore) | %.2f | >= 2 |" % (gdd["mib_per_s"], ex["mib_per_s"], ext_tput))
-w("| 2. ART on disk | requests/s (misses included) | %.0f | %.0f | | |" % (gdd["ops_per_s"], ex["ops_per_s"]))
-w("| 2. ART on disk | gets that found the value | %.1f%% | %.1f%% | | |" % (hit(gdd), hit(ex)))
-w("| 2. ART on disk | payload TTFB p50 us | %.1f | %.1f | %.2f | >= 10 |" % (
-    gdd["payload_ttfb_us"][0], ex["payload_ttfb_us"][0], ext_ttfb))
-w("| 2. ART on disk | misses, errors | %d, %d | %d, %d | | |" % (gdd["misses"], gdd["errors"], ex["misses"], ex["errors"]))
-w("| 2. ART on disk | memory cgroup at the end | %s | %s | | |" % (cg("disk-goblind"), cg("disk-extstore")))
-w("| 2b. ART on the emulated HDD | values served, MiB/s | %.0f | %.0f (extstore) | %.2f | >= 2 |" % (
-    hgd["mib_per_s"], hx["mib_per_s"], hgd["mib_per_s"] / hx["mib_per_s"]))
-w("| 2b. ART on the emulated HDD | gets that found the value | %.1f%% | %.1f%% | | |" % (hit(hgd), hit(hx)))
-w("| 2b. ART on the emulated HDD | payload TTFB p50 us | %.1f | %.1f | %.2f | >= 10 |" % (
-    hgd["payload_ttfb_us"][0], hx["payload_ttfb_us"][0], hx["payload_ttfb_us"][0] / hgd["payload_ttfb_us"][0]))
-w("| 2b. ART on the emulated HDD | misses, errors | %d, %d | %d, %d | | |" % (hgd["misses"], hgd["errors"], hx["misses"], hx["errors"]))
-w("| 2b. ART on the emulated HDD | memory cgroup at the end | %s | %s | | |" % (cg("hdd-goblind"), cg("hdd-extstore")))
+# disk_rows CASE TAG G X: case 2's rows for goblind G and extstore X
+def disk_rows(case, tag, g, x):
+    t, f = disk_ratios(g, x)
+    w("| %s | values served, MiB/s | %.0f | %.0f (extstore) | %.2f | >= 2 |" % (case, g["mib_per_s"], x["mib_per_s"], t))
+    w("| %s | requests/s (misses included) | %.0f | %.0f | | |" % (case, g["ops_per_s"], x["ops_per_s"]))
+    w("| %s | gets that found the value | %.1f%% | %.1f%% | | |" % (case, hit(g), hit(x)))
+    w("| %s | payload TTFB p50 us | %.1f | %.1f | %.2f | >= 10 |" % (
+        case, g["payload_ttfb_us"][0], x["payload_ttfb_us"][0], f))
+    w("| %s | misses, errors | %d, %d | %d, %d | | |" % (case, g["misses"], g["errors"], x["misses"], x["errors"]))
+    w("| %s | memory cgroup at the end | %s | %s | | |" % (case, cg(tag + "-goblind"), cg(tag + "-extstore")))
+disk_rows("2. ART on disk", "disk", gdd, ex)
+disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
 w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
 w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
     ovg["gets"], ovg["misses"], ovx["misses"]))
@@ -437,8 +440,7 @@ print("vs-memcached: wrote %s" % out)
 print("RESULT mem_ratio=%.2f tput_ratio=%.2f ext_tput_ratio=%.2f ext_ttfb_ratio=%.2f"
       " hdd_tput_ratio=%.2f hdd_ttfb_ratio=%.2f"
       " lost_goblind=%d lost_extstore=%d fb_mem_ratio=%.2f fb_tput_ratio=%.2f" % (
-    memr, tput, ext_tput, ext_ttfb, hgd["mib_per_s"] / hx["mib_per_s"],
-    hx["payload_ttfb_us"][0] / hgd["payload_ttfb_us"][0],
+    memr, tput, ext_tput, ext_ttfb, hdd_tput, hdd_ttfb,
     ovg["misses"], ovx["misses"],
     fbm_rss / fbg_rss, fbg["ops_per_s"] / fbm["ops_per_s"]))
 PY
