@@ -88,7 +88,7 @@ logs=$dir/logs
 chunks=$dir/chunks.txt
 rm -rf "$logs" "$db"
 mkdir -p "$logs" "$dir/web"
-trap 'rm -rf "$db" "$chunks"' EXIT
+trap 'rm -rf "$db" "$chunks" "$dir/ceiling.dat"' EXIT
 
 "$gen" WEB --scale "$scale" --out "$dir/web" >"$logs/gen.txt"
 rate_args=()
@@ -115,8 +115,23 @@ run_vsrocks() {
 	fi
 }
 
+# device_ceiling LOG: what the device gives a writer of the corpus that
+# writes each byte once, sequentially, with O_DIRECT (fio, a fresh file)
+device_ceiling() {
+	local bytes
+	bytes=$(sed -n 's/^population: .* total=\([0-9]*\) .*/\1/p' \
+		"$logs/gen.txt")
+	rm -rf "$db"
+	fio --name=ceiling --filename="$dir/ceiling.dat" --rw=write --bs=1M \
+		--size="$(( bytes >> 20 ))M" --direct=1 --ioengine=io_uring \
+		--iodepth=16 --output-format=json >"$1"
+	rm -f "$dir/ceiling.dat"
+}
+
 start=$(date +%s)
 for i in $(seq 1 "$reps"); do
+	echo "engine-vs-rocksdb: rep $i/$reps: fio" >&2
+	device_ceiling "$logs/fio-$i.json"
 	for k in $(seq 0 $((n - 1))); do	# rep i starts at engine i-1
 		e=${engine_list[$(((k + i - 1) % n))]}
 		echo "engine-vs-rocksdb: rep $i/$reps: $e" >&2

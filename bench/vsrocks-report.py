@@ -3,6 +3,7 @@
 # logs of every repetition, writes the markdown file and prints the DETAIL
 # lines and, last, the RESULT line.
 import datetime
+import json
 import os
 import re
 import statistics
@@ -46,6 +47,8 @@ def parse(engine, rep):
     r["links"] = {}
     # the populate-only run with one thread, when the main one had more
     r["populate_best_s"] = float(r["populate_s"])
+    r["unsettled_s"] = r["populate_best_s"] - float(r["settle_s"])
+    r["unsettled_best_s"] = r["unsettled_s"]
     r["serial_s"] = None
     if os.path.exists(base + "-serial.log"):
         serial = parse_log(open(base + "-serial.log").read())
@@ -55,6 +58,9 @@ def parse(engine, rep):
         r["serial_log"] = serial["log"]
         r["serial_s"] = float(serial["populate"]["s"])
         r["populate_best_s"] = min(r["populate_best_s"], r["serial_s"])
+        r["unsettled_best_s"] = min(
+            r["unsettled_best_s"],
+            r["serial_s"] - float(serial["populate"]["settle_s"]))
     for line in open(base + ".netsim"):
         if line.startswith("link: "):
             d = kv(line)
@@ -65,6 +71,14 @@ def parse(engine, rep):
 
 
 runs = {e: [parse(e, i) for i in range(1, reps + 1)] for e in engines}
+# fio's sequential write rate before each repetition, MiB/s
+ceiling = []
+for i in range(1, reps + 1):
+    f = os.path.join(logs, "fio-%d.json" % i)
+    if os.path.exists(f):
+        ceiling.append(json.load(open(f))["jobs"][0]["write"]["bw"] / 1024)
+if len(ceiling) != reps:
+    ceiling = []
 
 
 def num(r, *path):
@@ -131,8 +145,8 @@ if ROCKS:
     w("")
     w("| figure | target | measured | per repetition | met |")
     w("|---|---|---|---|---|")
-    names = {"populate": "populate time (puts + flush/sync), each "
-                         "engine's better thread count",
+    names = {"populate": "populate time (puts, flush/sync, compactions "
+                         "waited for), each engine's better thread count",
              "replay": "replay wall time (serial)",
              "ttfb": "mean time to first byte"}
     for k in ("populate", "replay", "ttfb"):
@@ -141,6 +155,30 @@ if ROCKS:
             names[k], TARGETS[k], m, ", ".join("%.2f" % x for x in v),
             "yes" if m >= TARGETS[k] else "**no**"))
     w("")
+    m, v = ratio("unsettled_best_s", ROCKS)
+    w("Populate without RocksDB's compactions after its flush (`settle`): "
+      "%.2fx (%s)." % (m, ", ".join("%.2f" % x for x in v)))
+    w("")
+    if ceiling:
+        cm = statistics.median(ceiling)
+        corpus = num(runs["goblin"][0], "populate", "bytes") / 2**20
+        best = [min(num(runs[e][i], "populate_best_s") for e in ROCKS)
+                for i in range(reps)]
+        top = [b / (corpus / c) for b, c in zip(best, ceiling)]
+        eff = [corpus / num(runs["goblin"][i], "populate_best_s") / c
+               for i, c in enumerate(ceiling)]
+        w("The device's ceiling: fio's sequential O_DIRECT writes of the "
+          "corpus size (1 MiB writes, 16 in flight, a fresh file, before "
+          "each repetition) ran at %.0f MiB/s (%s). An engine writing every "
+          "byte once at that rate would populate in %.2f s, and be "
+          "%.2fx faster than RocksDB (%s): the most any engine could "
+          "measure here. Goblin's populate ran at %.0f%% of that rate "
+          "(%s)." % (
+              cm, ", ".join("%.0f" % c for c in ceiling), corpus / cm,
+              statistics.median(top), ", ".join("%.2f" % x for x in top),
+              100 * statistics.median(eff),
+              ", ".join("%.0f%%" % (100 * x) for x in eff)))
+        w("")
     missed = [k for k in ("populate", "replay", "ttfb")
               if result[k][0] < TARGETS[k]]
     if missed:
@@ -204,9 +242,13 @@ serial = g0["serial_s"] is not None
 w("Every engine: populate the population manifest once in id order%s; "
   "populate time runs from the first put to the data being durable "
   "(Goblin: `syncfs` of the store, as commits are not fsynced; RocksDB: "
-  "`rocksdb_flush` with wait) and includes generating the payloads (the "
-  "same bytes for all, timed apart as `gen`); RocksDB's background "
-  "compactions are then waited for (`settle`, not in the populate time).%s "
+  "`rocksdb_flush` with wait) and the engine idle (RocksDB: until no "
+  "flush or compaction runs or is pending, timed apart as `settle`; "
+  "Goblin has no background writes: it writes nothing during the replay) "
+  "and includes generating the payloads (the same bytes for all, timed "
+  "apart as `gen`). The replay starts from that idle state, so reaching "
+  "it is part of the populate; the table below gives the time without "
+  "`settle` too.%s "
   "Then `sync; echo 3 > /proc/sys/vm/drop_caches`, then the measured "
   "manifest replayed one request at a time. TTFB: Goblin, from before "
   "`gs_get_open` to the return of the first chunk (the RAM head, or a "
@@ -260,17 +302,19 @@ w("## Throughput, populate, resources")
 w("")
 corpus_mib = num(g0, "populate", "bytes") / 2**20
 w("| engine | replay s | replay MiB/s | requests/s | populate s%s | "
-  "populate MiB/s | payload gen s | settle s | populate device writes "
+  "populate MiB/s | payload gen s | settle s | populate s without settle "
+  "| populate device writes "
   "MiB (x corpus) | replay device reads MiB | replay CPU s | peak RSS "
   "MiB |" % (" (%d threads)" % threads if threads > 1 else ""))
-w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for e in engines:
-    w("| %s | %.3f | %.1f | %.0f | %.3f | %.1f | %.3f | %.3f | %.0f (%.2f) | "
+    w("| %s | %.3f | %.1f | %.0f | %.3f | %.1f | %.3f | %.3f | %.3f | "
+      "%.0f (%.2f) | "
       "%.0f | %.2f | %.0f |" % (
           e, med(e, "replay_s"), med(e, "replay", "mibps"),
           med(e, "replay", "requests_per_s"), med(e, "populate_s"),
           med(e, "populate", "mibps"), med(e, "populate", "gen_s"),
-          med(e, "settle_s"),
+          med(e, "settle_s"), med(e, "unsettled_s"),
           med(e, "populate counters", "dev_write_mib"),
           med(e, "populate counters", "dev_write_mib") / corpus_mib,
           med(e, "replay counters", "dev_read_mib"),
@@ -289,8 +333,7 @@ if serial:
     w("")
 w("Device bytes are the process's `/proc/self/io` counters; device "
   "writes over the corpus size are the write amplification of the "
-  "populate (up to the flush: a RocksDB whose memtable budget is large "
-  "next to the corpus compacts little). Peak RSS "
+  "populate, compactions included. Peak RSS "
   "(VmHWM) includes Goblin's mlocked pools and RocksDB's memtables, table "
   "readers (index and filter blocks, held outside any cache) and cache.")
 w("")
@@ -356,7 +399,11 @@ section("Commands", "\n".join((
     "# one engine's run (a fresh directory each time)", vs_cmd.strip()) +
     (("# its populate with one thread (before it, a fresh directory)",
       serial_cmd.strip()) if serial else ()) + (
-    "# the link simulation of its chunks", ns_cmd.strip())))
+    "# the link simulation of its chunks", ns_cmd.strip()) + ((
+    "# the device's ceiling, before each repetition",
+    "fio --name=ceiling --filename=DIR/ceiling.dat --rw=write --bs=1M "
+    "--size=%dM --direct=1 --ioengine=io_uring --iodepth=16" %
+    (num(g0, "populate", "bytes") // 2**20)) if ceiling else ())))
 w("## Engine output")
 w("")
 for e in engines:
