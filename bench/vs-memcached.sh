@@ -142,6 +142,15 @@ rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$SPID/status"; }
 hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$SPID/status"; }
 record_mem() { echo "$(rss_kib) $(hwm_kib)" >"$logs/$1.mem"; }
 
+# device_read TAG FILE: what the device gives goblind's tail reads, right
+# after them: random O_DIRECT reads of its SSD file FILE, in its io-chunk
+# (256 KiB), as many in flight as 16 readers keep (4 each)
+device_read() {
+	fio --name=device --filename="$2" --readonly --rw=randread --bs=256k \
+		--direct=1 --ioengine=io_uring --iodepth=64 --time_based \
+		--runtime="$duration" --output-format=json >"$logs/$1-fio.json"
+}
+
 t_start=$(date +%s)
 # ---- 1. memory-sized ART ----------------------------------------------------
 art_mem_mb=$(( art_mem_keys * 3 / 2 + 256 ))	# memcached: every value, slack
@@ -159,15 +168,7 @@ for side in memcached goblind; do
 	bench mem-$side --keys "$art_mem_keys" --size "$ART" --no-store \
 		--conns 16 --duration "$duration" --csv "$logs/mem-$side.csv"
 	record_mem mem-$side
-	if [ "$side" = goblind ]; then
-		# what the device gives goblind's tail reads, right after
-		# them: random O_DIRECT reads of its SSD file, in its io-chunk
-		# (256 KiB), as many in flight as 16 readers keep (4 each)
-		fio --name=device --filename="$dir/mem-gd/ssd/data" --readonly \
-			--rw=randread --bs=256k --direct=1 --ioengine=io_uring \
-			--iodepth=64 --time_based --runtime="$duration" \
-			--output-format=json >"$logs/mem-fio.json"
-	fi
+	[ "$side" != goblind ] || device_read mem "$dir/mem-gd/ssd/data"
 	stop_server
 done
 
@@ -204,6 +205,9 @@ disk_case() {
 			--no-store --conns 16 --duration "$duration" \
 			--csv "$logs/$tag-$side.csv"
 		record_mem $tag-$side
+		if [ "$side" = goblind ] && [ "$tag" = disk ]; then
+			device_read disk "$tails/$tag-gd-ssd/data"
+		fi
 		if [ -n "$CG" ]; then
 			mem_cgroup_report "$CG" >"$logs/$tag-$side.cg"
 		else
@@ -333,8 +337,9 @@ mc, gd = result("mem-memcached"), result("mem-goblind")
 mc_rss, gd_rss = mem("mem-memcached")[0], mem("mem-goblind")[0]
 ex, gdd = result("disk-extstore"), result("disk-goblind")
 hx, hgd = result("hdd-extstore"), result("hdd-goblind")
-fio = json.load(open(os.path.join(logs, "mem-fio.json")))
-fio_mib = fio["jobs"][0]["read"]["bw_bytes"] / 1048576
+def fio_mib(tag):
+    fio = json.load(open(os.path.join(logs, tag + "-fio.json")))
+    return fio["jobs"][0]["read"]["bw_bytes"] / 1048576
 def cg(name):
     return open(os.path.join(logs, name + ".cg")).read().strip()
 tput = gd["ops_per_s"] / mc["ops_per_s"]
@@ -368,8 +373,14 @@ w("| 1. ART in RAM | completion p50 us | %.1f | %.1f | %.2f | goblind <= 1.1x |"
 w("| 1. ART in RAM | completion p99 us | %.1f | %.1f | %.2f | goblind <= 1.1x |" % (
     gd["completion_us"][2], mc["completion_us"][2], mc["completion_us"][2] / gd["completion_us"][2]))
 w("| 1. ART in RAM | server RSS MiB | %.0f | %.0f | %.2f | >= 7 |" % (gd_rss / 1024, mc_rss / 1024, memr))
-w("| 1. ART in RAM | values served, MiB/s (fio on goblind's file, right after: %.0f) | %.0f | %.0f | | |" % (
-    fio_mib, gd["mib_per_s"], mc["mib_per_s"]))
+w("| 1. ART in RAM | values served, MiB/s | %.0f | %.0f | | |" % (gd["mib_per_s"], mc["mib_per_s"]))
+# ceiling TAG CASE RIVAL: what fio read of goblind's file right after its
+# phase, against the rival's values served
+def ceiling(tag, case, rival, label=""):
+    f = fio_mib(tag)
+    w("| %s | the device's ceiling: fio's reads of goblind's file right after, MiB/s (rival: its values served) | %.0f | %.0f%s | %.2f | |" % (
+        case, f, rival["mib_per_s"], label, f / rival["mib_per_s"]))
+ceiling("mem", "1. ART in RAM", mc)
 # disk_rows CASE TAG G X: case 2's rows for goblind G and extstore X
 def disk_rows(case, tag, g, x):
     t, f = disk_ratios(g, x)
@@ -381,6 +392,7 @@ def disk_rows(case, tag, g, x):
     w("| %s | misses, errors | %d, %d | %d, %d | | |" % (case, g["misses"], g["errors"], x["misses"], x["errors"]))
     w("| %s | memory cgroup at the end | %s | %s | | |" % (case, cg(tag + "-goblind"), cg(tag + "-extstore")))
 disk_rows("2. ART on disk", "disk", gdd, ex)
+ceiling("disk", "2. ART on disk", ex, " (extstore)")
 disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
 w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
 w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
@@ -396,11 +408,14 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "ext_path=FILE:SIZE,ext_wbuf_size=8,ext_threads=8` on the same file "
   "system: 8 I/O threads, as its default of 1 reads one item at a time). goblind: "
   "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
-  "tier; case 2: `--memory RAM --ram-head 64K`). Case 1's fio figure: "
-  "random O_DIRECT reads of goblind's SSD file right after its measured "
-  "phase, 256 KiB (its `--io-chunk`), 64 in flight (16 readers of "
-  "`--io-depth` 4): what the device gave such reads then (it varies from "
-  "minute to minute here). Case 2 gives both the same "
+  "tier; case 2: `--memory RAM --ram-head 64K`). The device's ceiling "
+  "(cases 1 and 2): random O_DIRECT reads of goblind's SSD file by fio "
+  "right after goblind's measured phase, 256 KiB (its `--io-chunk`), 64 "
+  "in flight (16 readers of `--io-depth` 4): what the device gave such "
+  "reads then (it varies from minute to minute here). Its ratio to the "
+  "rival's values served is about the most a server reading its values "
+  "from this device could reach (goblind's 64 KiB heads, from RAM, add "
+  "some 7%). Case 2 gives both the same "
   "RAM: 64 KiB a key plus 64 MiB, and runs each server in a memory cgroup "
   "of that RAM plus 128 MiB, which counts the page cache (extstore reads "
   "its file through it; goblind reads O_DIRECT); the cgroup line gives its "
