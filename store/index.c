@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
+#include "hash.h"
 #include "index.h"
 
 uint64_t index_hash(const void *key, size_t klen)

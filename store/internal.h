@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <liburing.h>
-#include <xxhash.h>
+#include "hash.h"
 #include "goblin.h"
 #include "index.h"
 #include "journal.h"

@@ -2,7 +2,7 @@
 /* Journal record encoding and validation (see journal.h). */
 #include <errno.h>
 #include <string.h>
-#include <xxhash.h>
+#include "hash.h"
 #include "goblin.h"
 #include "journal.h"
 

@@ -751,6 +751,32 @@ static void test_csum_blocks(void **state)
 	assert_int_not_equal(csum_block(data, 8), csum_block(data, 7));
 }
 
+/*
+ * Block checksums are on disk: whichever XXH3 entry point the store
+ * calls (libxxhash's vector-dispatching ones on x86-64), they must equal
+ * the reference, which this file calls, at the lengths where XXH3 takes
+ * its vector paths (over 240 bytes) too.
+ */
+static void test_csum_block_reference(void **state)
+{
+	static const size_t lens[] = { 129, 240, 241, 1000, 1024, 4095,
+				       GS_CSUM_BLOCK, 3 * GS_CSUM_BLOCK + 7 };
+	size_t max = 3 * GS_CSUM_BLOCK + 7;
+	uint8_t *buf = malloc(max);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	(void)state;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < max; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		assert_int_equal(csum_block(buf, lens[i]),
+				 (uint32_t)XXH3_64bits(buf, lens[i]));
+	free(buf);
+}
+
 /* Sizes near 2^64 must not wrap to zero blocks. */
 static void test_csum_blocks_no_overflow(void **state)
 {
@@ -848,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_hdd_extents),
 		cmocka_unit_test(test_hostile_rename),
 		cmocka_unit_test(test_csum_blocks),
+		cmocka_unit_test(test_csum_block_reference),
 		cmocka_unit_test(test_csum_blocks_no_overflow),
 		cmocka_unit_test(test_parse_size_good),
 		cmocka_unit_test(test_parse_size_byte_suffix),
