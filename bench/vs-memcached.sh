@@ -28,6 +28,8 @@ usage: bench/vs-memcached.sh [--quick] [--dir DIR] [--duration S] [--out FILE]
                  100k; default 2048, 12288, 20480 and 400k
   --dir DIR      scratch directory (default /var/tmp/goblin-vsmc)
   --duration S   seconds of each measured phase (default 20; --quick 8)
+  --disk-reps N  repetitions of case 2, the order of the servers
+                 alternating (default 3); the table shows the median one
   --out FILE     report (default bench/results/vs-memcached[-quick].md)
 USAGE
 	exit 129
@@ -40,11 +42,13 @@ dir=/var/tmp/goblin-vsmc
 quick=0
 duration=
 out=
+disk_reps=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--dir) dir=$2; shift 2 ;;
 	--duration) duration=$2; shift 2 ;;
+	--disk-reps) disk_reps=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "vs-memcached: unknown option '$1'" >&2; usage ;;
@@ -180,47 +184,80 @@ done
 disk_ram_mb=$(( art_disk_keys / 16 + 64 ))
 disk_cg_mb=$(( disk_ram_mb + 128 ))
 
-# disk_case TAG TAILDIR EXT_THREADS [GOBLIND OPTIONS]: goblind (its SSD
-# tier in TAILDIR) then memcached with extstore (its file in TAILDIR,
-# EXT_THREADS I/O threads); logs TAG-goblind, TAG-extstore
+# disk_case TAG TAILDIR EXT_THREADS REPS [GOBLIND OPTIONS]: goblind (its
+# SSD tier in TAILDIR) and memcached with extstore (its file in TAILDIR,
+# EXT_THREADS I/O threads), REPS times, each on fresh files, goblind first
+# in odd repetitions and second in even ones (this disk can be fast for
+# one run and slow for the next); logs TAG-SIDE-rN, and TAG-SIDE for the
+# repetition whose values-served ratio is the median
 disk_case() {
-	local tag=$1 tails=$2 threads=$3 side
-	shift 3
-	for side in goblind extstore; do
-		CG=$(mem_cgroup "goblin-vsmc-$tag-$side" \
-			$(( disk_cg_mb << 20 ))) || CG=
-		[ -n "$CG" ] || say "  no memory cgroup: page cache not limited"
-		if [ "$side" = extstore ]; then
-			start_memcached $tag-mc "$disk_ram_mb" \
-				"$(( art_disk_keys * 2 ))M" "$tails" "$threads"
-		else
-			start_goblind $tag-gd --memory "${disk_ram_mb}M" \
-				--ram-head 64K --small-memory 16M --no-hugetlb \
-				--ssd-dir "$tails/$tag-gd-ssd" "$@"
-		fi
-		bench $tag-$side-populate --keys "$art_disk_keys" \
-			--size "$ART" --populate-only --conns 16
-		drop_caches
-		bench $tag-$side --keys "$art_disk_keys" --size "$ART" \
-			--no-store --conns 16 --duration "$duration" \
-			--csv "$logs/$tag-$side.csv"
-		record_mem $tag-$side
-		if [ "$side" = goblind ] && [ "$tag" = disk ]; then
-			device_read disk "$tails/$tag-gd-ssd/data"
-		fi
-		if [ -n "$CG" ]; then
-			mem_cgroup_report "$CG" >"$logs/$tag-$side.cg"
-		else
-			echo none >"$logs/$tag-$side.cg"
-		fi
-		stop_server
-		[ -z "$CG" ] || rmdir "$CG"
-		CG=
+	local tag=$1 tails=$2 threads=$3 reps=$4 side rep order n
+	shift 4
+	for rep in $(seq 1 "$reps"); do
+		order="goblind extstore"
+		[ $((rep % 2)) = 1 ] || order="extstore goblind"
+		for side in $order; do
+			disk_side "$tag" "$tails" "$threads" "$rep" "$side" "$@"
+		done
 	done
+	rep=$(for n in $(seq 1 "$reps"); do
+		echo "$n $(mib_s "$tag-goblind-r$n") $(mib_s "$tag-extstore-r$n")"
+	done | awk '{ print $2 / $3, $1 }' | sort -g |
+		awk '{ r[NR] = $2 } END { print r[int((NR + 1) / 2)] }')
+	for n in txt csv mem cg; do
+		for side in goblind extstore; do
+			cp "$logs/$tag-$side-r$rep.$n" "$logs/$tag-$side.$n"
+		done
+	done
+	[ ! -e "$logs/$tag-r$rep-fio.json" ] ||
+		cp "$logs/$tag-r$rep-fio.json" "$logs/$tag-fio.json"
+	echo "$rep" >"$logs/$tag.median"
+}
+
+# mib_s NAME: the values served (MiB/s) of bench NAME's RESULT line
+mib_s() {
+	sed -n 's/^RESULT .* mib_per_s=\([0-9.]*\) .*/\1/p' "$logs/$1.txt"
+}
+
+# disk_side TAG TAILDIR EXT_THREADS REP SIDE [GOBLIND OPTIONS]: one
+# server of disk_case, populated fresh, measured, its files removed after
+disk_side() {
+	local tag=$1 tails=$2 threads=$3 rep=$4 side=$5 name
+	shift 5
+	name=$tag-$side-r$rep
+	CG=$(mem_cgroup "goblin-vsmc-$tag-$side" $(( disk_cg_mb << 20 ))) ||
+		CG=
+	[ -n "$CG" ] || say "  no memory cgroup: page cache not limited"
+	if [ "$side" = extstore ]; then
+		start_memcached $tag-mc "$disk_ram_mb" \
+			"$(( art_disk_keys * 2 ))M" "$tails" "$threads"
+	else
+		start_goblind $tag-gd --memory "${disk_ram_mb}M" \
+			--ram-head 64K --small-memory 16M --no-hugetlb \
+			--ssd-dir "$tails/$tag-gd-ssd" "$@"
+	fi
+	bench $name-populate --keys "$art_disk_keys" --size "$ART" \
+		--populate-only --conns 16
+	drop_caches
+	bench $name --keys "$art_disk_keys" --size "$ART" --no-store \
+		--conns 16 --duration "$duration" --csv "$logs/$name.csv"
+	record_mem $name
+	if [ "$side" = goblind ] && [ "$tag" = disk ]; then
+		device_read "$tag-r$rep" "$tails/$tag-gd-ssd/data"
+	fi
+	if [ -n "$CG" ]; then
+		mem_cgroup_report "$CG" >"$logs/$name.cg"
+	else
+		echo none >"$logs/$name.cg"
+	fi
+	stop_server
+	[ -z "$CG" ] || rmdir "$CG"
+	CG=
+	rm -rf "$dir/$tag-gd" "$tails/$tag-gd-ssd" "$tails/$tag-mc-ext"
 }
 
 say "2. disk-sized ART: $art_disk_keys keys, memcached with extstore"
-disk_case disk "$dir" 8
+disk_case disk "$dir" 8 "$disk_reps"
 
 # the same on the emulated HDD (bench/hddemu: 5 ms seek, 200 MB/s): both
 # servers keep every tail byte on it, goblind's whole SSD tier included,
@@ -233,7 +270,7 @@ mkdir -p "$hdd" "$dir/hdd-backing"
 trap 'stop_server; hdd_unmount "$hdd"' EXIT
 hdd_mount "$hddemu" "$dir/hdd-backing" "$hdd" "$logs/hddemu.log" ||
 	die "hddemu did not mount"
-disk_case hdd "$hdd" 1 --io-chunk 1M
+disk_case hdd "$hdd" 1 1 --io-chunk 1M
 hdd_unmount "$hdd"
 rm -rf "$dir/hdd-backing"
 
@@ -311,9 +348,10 @@ plot "$logs/disk-goblind.cdf" using 1:2 with lines lw 2 title "goblind", \
 GP
 
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
-	"$(machine_info "$dir" "$root")" <<'PY'
+	"$(machine_info "$dir" "$root")" "$disk_reps" <<'PY'
 import datetime, json, os, re, sys
-logs, out, inv, elapsed, quick, machine = sys.argv[1:]
+logs, out, inv, elapsed, quick, machine, disk_reps = sys.argv[1:]
+disk_reps = int(disk_reps)
 
 def result(name):
     text = open(os.path.join(logs, name + ".txt")).read()
@@ -393,6 +431,16 @@ def disk_rows(case, tag, g, x):
     w("| %s | memory cgroup at the end | %s | %s | | |" % (case, cg(tag + "-goblind"), cg(tag + "-extstore")))
 disk_rows("2. ART on disk", "disk", gdd, ex)
 ceiling("disk", "2. ART on disk", ex, " (extstore)")
+# every repetition of case 2: values-served ratio, and fio's ceiling ratio
+med = int(open(os.path.join(logs, "disk.median")).read())
+per = []
+for i in range(1, disk_reps + 1):
+    g, x = result("disk-goblind-r%d" % i), result("disk-extstore-r%d" % i)
+    per.append("%s%.2f (%.0f / %.0f, fio %.0f)" % (
+        "**" if i == med else "", g["mib_per_s"] / x["mib_per_s"],
+        g["mib_per_s"], x["mib_per_s"], fio_mib("disk-r%d" % i)) +
+        ("**" if i == med else ""))
+w("| 2. ART on disk | values served, each repetition (goblind first in odd ones): ratio (goblind / extstore MiB/s, fio) | | | %s | |" % "; ".join(per))
 disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
 w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
 w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
@@ -415,7 +463,11 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "reads then (it varies from minute to minute here). Its ratio to the "
   "rival's values served is about the most a server reading its values "
   "from this device could reach (goblind's 64 KiB heads, from RAM, add "
-  "some 7%). Case 2 gives both the same "
+  "some 7%%). Case 2 runs %d times on fresh files, goblind first in odd "
+  "repetitions and second in even ones (this disk can be fast for one run "
+  "and slow for the next); its rows are from the repetition whose "
+  "values-served ratio is the median (in bold in the repetitions row), "
+  "and so is the RESULT line. Case 2 gives both the same "
   "RAM: 64 KiB a key plus 64 MiB, and runs each server in a memory cgroup "
   "of that RAM plus 128 MiB, which counts the page cache (extstore reads "
   "its file through it; goblind reads O_DIRECT); the cgroup line gives its "
@@ -432,7 +484,7 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "data (it allocates as it goes), goblind `--memory 2M` and "
   "`--small-memory` 1.25 times the value bytes plus 4 MiB (its pools are "
   "pre-faulted, so its RSS is what it is given). The per-server outputs are "
-  "in the logs under the scratch directory.")
+  "in the logs under the scratch directory." % disk_reps)
 w("")
 for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore",
              "hdd-goblind", "hdd-extstore", "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
