@@ -1,13 +1,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Shared by the benchmark scripts (sourced): the page cache, fio's
-# commands, a free port, the emulated HDD, memory cgroups, and the machine
-# for the report.
+# Shared by the benchmark scripts (sourced): the page cache, a pause for
+# the disk, fio's commands, a free port, the emulated HDD, memory
+# cgroups, and the machine for the report.
 
 # drop_caches: start a measurement from an empty page cache (root only;
 # fails otherwise, for the caller to decide)
 drop_caches() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# settle_disk: sync, then pause BENCH_SETTLE seconds (default 15).  On this
+# machine's virtual disk, a run that starts right after another one wrote
+# and deleted a store can read at half speed: eight back-to-back runs of
+# vs-memcached's quick case 2 for goblind alone (2026-11-30) alternated
+# between 2360-2478 and 1281-1905 MiB/s; four with this pause between
+# them gave 2382-2840.
+settle_disk() {
+	sync
+	sleep "${BENCH_SETTLE:-15}"
 }
 
 # fio_cmds FILE SIZE: fio_write_cmd (a fresh file) and fio_read_cmd (the

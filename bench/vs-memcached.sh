@@ -160,6 +160,7 @@ t_start=$(date +%s)
 art_mem_mb=$(( art_mem_keys * 3 / 2 + 256 ))	# memcached: every value, slack
 say "1. memory-sized ART: $art_mem_keys keys"
 for side in memcached goblind; do
+	settle_disk	# each server starts on a disk at rest (bench/lib.sh)
 	if [ "$side" = memcached ]; then
 		start_memcached mem-mc "$art_mem_mb"
 	else
@@ -225,6 +226,7 @@ disk_side() {
 	local tag=$1 tails=$2 threads=$3 rep=$4 side=$5 name
 	shift 5
 	name=$tag-$side-r$rep
+	settle_disk
 	CG=$(mem_cgroup "goblin-vsmc-$tag-$side" $(( disk_cg_mb << 20 ))) ||
 		CG=
 	[ -n "$CG" ] || say "  no memory cgroup: page cache not limited"
@@ -277,6 +279,7 @@ rm -rf "$dir/hdd-backing"
 # ---- 3. overload ART -------------------------------------------------------
 say "3. overload ART: $art_over_keys keys at full speed, then each read once"
 for side in extstore goblind; do
+	settle_disk
 	if [ "$side" = extstore ]; then
 		start_memcached over-mc 256 "$(( art_over_keys * 2 ))M"
 	else
@@ -348,9 +351,9 @@ plot "$logs/disk-goblind.cdf" using 1:2 with lines lw 2 title "goblind", \
 GP
 
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
-	"$(machine_info "$dir" "$root")" "$disk_reps" <<'PY'
+	"$(machine_info "$dir" "$root")" "$disk_reps" "${BENCH_SETTLE:-15}" <<'PY'
 import datetime, json, os, re, sys
-logs, out, inv, elapsed, quick, machine, disk_reps = sys.argv[1:]
+logs, out, inv, elapsed, quick, machine, disk_reps, settle = sys.argv[1:]
 disk_reps = int(disk_reps)
 
 def result(name):
@@ -449,7 +452,10 @@ w("| 4. FB | requests/s | %.0f | %.0f | %.2f | >= 0.8 |" % (fbg["ops_per_s"], fb
 w("| 4. FB | server RSS MiB | %.0f | %.0f | %.2f (goblind / memcached) | <= 1.5 |" % (
     fbg_rss / 1024, fbm_rss / 1024, fbg_rss / fbm_rss))
 w("")
-w("Each server is populated fresh with every key once (`--populate-only`, 16 "
+w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
+  "(`settle_disk`, bench/lib.sh: right after another run wrote and "
+  "deleted a store this disk can read at half speed). "
+  "Each server is populated fresh with every key once (`--populate-only`, 16 "
   "connections, as fast as it acknowledges), then read for the measured "
   "phase (`--no-store`, 16 connections, keys uniform). memcached: `-t 1 -m "
   "MEM -I 8m` (case 1: every value fits; case 2: `-m RAM` and `-o "
@@ -484,7 +490,7 @@ w("Each server is populated fresh with every key once (`--populate-only`, 16 "
   "data (it allocates as it goes), goblind `--memory 2M` and "
   "`--small-memory` 1.25 times the value bytes plus 4 MiB (its pools are "
   "pre-faulted, so its RSS is what it is given). The per-server outputs are "
-  "in the logs under the scratch directory." % disk_reps)
+  "in the logs under the scratch directory." % (settle, disk_reps))
 w("")
 for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore",
              "hdd-goblind", "hdd-extstore", "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
