@@ -116,15 +116,18 @@ run_vsrocks() {
 }
 
 # device_ceiling LOG: what the device gives a writer of the corpus that
-# writes each byte once, sequentially, with O_DIRECT (fio, a fresh file)
+# writes each byte once, sequentially, with O_DIRECT (fio, a fresh file);
+# the command goes to $logs/fio-cmd.txt for the report
 device_ceiling() {
-	local bytes
+	local bytes cmd
 	bytes=$(sed -n 's/^population: .* total=\([0-9]*\) .*/\1/p' \
 		"$logs/gen.txt")
+	cmd=(fio --name=ceiling --filename="$dir/ceiling.dat" --rw=write
+		--bs=1M --size="$(( bytes >> 20 ))M" --direct=1
+		--ioengine=io_uring --iodepth=16 --output-format=json)
+	printf '%q ' "${cmd[@]}" >"$logs/fio-cmd.txt"
 	rm -rf "$db"
-	fio --name=ceiling --filename="$dir/ceiling.dat" --rw=write --bs=1M \
-		--size="$(( bytes >> 20 ))M" --direct=1 --ioengine=io_uring \
-		--iodepth=16 --output-format=json >"$1"
+	"${cmd[@]}" >"$1"
 	rm -f "$dir/ceiling.dat"
 }
 

@@ -439,10 +439,10 @@ med = int(open(os.path.join(logs, "disk.median")).read())
 per = []
 for i in range(1, disk_reps + 1):
     g, x = result("disk-goblind-r%d" % i), result("disk-extstore-r%d" % i)
-    per.append("%s%.2f (%.0f / %.0f, fio %.0f)" % (
-        "**" if i == med else "", g["mib_per_s"] / x["mib_per_s"],
-        g["mib_per_s"], x["mib_per_s"], fio_mib("disk-r%d" % i)) +
-        ("**" if i == med else ""))
+    bold = "**" if i == med else ""
+    per.append("%s%.2f (%.0f / %.0f, fio %.0f)%s" % (
+        bold, disk_ratios(g, x)[0], g["mib_per_s"], x["mib_per_s"],
+        fio_mib("disk-r%d" % i), bold))
 w("| 2. ART on disk | values served, each repetition (goblind first in odd ones): ratio (goblind / extstore MiB/s, fio) | | | %s | |" % "; ".join(per))
 disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
 w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))

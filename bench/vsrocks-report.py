@@ -111,6 +111,7 @@ if ROCKS:
         result[k] = ratio(m, ROCKS)
 
 g0 = runs["goblin"][0]
+corpus_mib = num(g0, "populate", "bytes") / 2**20
 now = datetime.datetime.utcnow()
 L = []
 w = L.append
@@ -161,11 +162,10 @@ if ROCKS:
     w("")
     if ceiling:
         cm = statistics.median(ceiling)
-        corpus = num(runs["goblin"][0], "populate", "bytes") / 2**20
         best = [min(num(runs[e][i], "populate_best_s") for e in ROCKS)
                 for i in range(reps)]
-        top = [b / (corpus / c) for b, c in zip(best, ceiling)]
-        eff = [corpus / num(runs["goblin"][i], "populate_best_s") / c
+        top = [b / (corpus_mib / c) for b, c in zip(best, ceiling)]
+        eff = [corpus_mib / num(runs["goblin"][i], "populate_best_s") / c
                for i, c in enumerate(ceiling)]
         w("The device's ceiling: fio's sequential O_DIRECT writes of the "
           "corpus size (1 MiB writes, 16 in flight, a fresh file, before "
@@ -174,7 +174,7 @@ if ROCKS:
           "%.2fx faster than RocksDB (%s): the most any engine could "
           "measure here. Goblin's populate ran at %.0f%% of that rate "
           "(%s)." % (
-              cm, ", ".join("%.0f" % c for c in ceiling), corpus / cm,
+              cm, ", ".join("%.0f" % c for c in ceiling), corpus_mib / cm,
               statistics.median(top), ", ".join("%.2f" % x for x in top),
               100 * statistics.median(eff),
               ", ".join("%.0f%%" % (100 * x) for x in eff)))
@@ -300,7 +300,6 @@ lat_table("done_large_us",
 
 w("## Throughput, populate, resources")
 w("")
-corpus_mib = num(g0, "populate", "bytes") / 2**20
 w("| engine | replay s | replay MiB/s | requests/s | populate s%s | "
   "populate MiB/s | payload gen s | settle s | populate s without settle "
   "| populate device writes "
@@ -401,9 +400,8 @@ section("Commands", "\n".join((
       serial_cmd.strip()) if serial else ()) + (
     "# the link simulation of its chunks", ns_cmd.strip()) + ((
     "# the device's ceiling, before each repetition",
-    "fio --name=ceiling --filename=DIR/ceiling.dat --rw=write --bs=1M "
-    "--size=%dM --direct=1 --ioengine=io_uring --iodepth=16" %
-    (num(g0, "populate", "bytes") // 2**20)) if ceiling else ())))
+    open(os.path.join(logs, "fio-cmd.txt")).read().strip())
+    if ceiling else ())))
 w("## Engine output")
 w("")
 for e in engines:
