@@ -168,6 +168,7 @@ static const struct {
 	STAT_U64(hdd_capacity),
 	STAT_U64(hdd_used),
 	STAT_U64(journal_bytes),
+	STAT_U64(io_buffer_bytes),
 	STAT_U64(numa_nodes),
 	STAT_U64(numa_promotions),
 	STAT_U64(numa_bytes_moved),

@@ -265,6 +265,7 @@ static void stats_tiers(struct sink *c, const struct gs_stats *st)
 	U64(c, "hdd:evictions", st->evictions_hdd);
 	U64(c, "csum_failures", st->csum_failures);
 	U64(c, "journal_bytes", st->journal_bytes);
+	U64(c, "io_buffer_bytes", st->io_buffer_bytes);
 }
 
 static bool arg_is(const char *arg, size_t len, const char *s)

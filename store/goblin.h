@@ -381,6 +381,8 @@ struct gs_stats {
 	uint64_t hdd_used;		/* HDD bytes allocated */
 	uint64_t journal_bytes;		/* journal records (the file may have
 					 * up to 64 MiB of room after them) */
+	uint64_t io_buffer_bytes;	/* read and write buffers mapped, in
+					 * 2 MiB slabs asked for as huge pages */
 	uint64_t numa_nodes;		/* NUMA nodes with memory (1: none) */
 	uint64_t numa_promotions;	/* head blocks moved to the node
 					 * that reads them */

@@ -95,9 +95,13 @@ struct pooled_ring;
 
 struct bufpool {
 	uint64_t size;		/* bytes per buffer */
+	uint64_t slab;		/* bytes per slab: size rounded up to 2 MiB */
+	uint32_t per_slab;	/* buffers in a slab */
 	void **free;		/* idle buffers */
 	uint32_t nfree, cap;	/* idle; room in free[] */
-	uint32_t n;		/* buffers allocated */
+	uint32_t n;		/* buffers carved from the slabs */
+	void **slabs;		/* mapped slabs, 2 MiB aligned */
+	uint32_t nslabs, slabs_cap;
 };
 
 struct gs_store {
@@ -166,6 +170,7 @@ int64_t now_real_ns(void);
 void bufpool_init(struct bufpool *p, uint64_t size);
 void *bufpool_get(struct bufpool *p);
 void bufpool_put(struct bufpool *p, void *b);
+uint64_t bufpool_bytes(const struct bufpool *p);
 void bufpool_release(struct bufpool *p);
 
 #define GS_MAX_DEPTH 32

@@ -2254,6 +2254,9 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->hdd_capacity = s->hspace.limit * GS_ALLOC_UNIT;
 	st->hdd_used = s->hspace.used * GS_ALLOC_UNIT;
 	st->journal_bytes = s->jbytes;
+	st->io_buffer_bytes = bufpool_bytes(&s->rbufs) +
+			      bufpool_bytes(&s->wbufs) +
+			      bufpool_bytes(&s->jbufs);
 	st->hugetlb = s->head_mem.hugetlb;
 	st->mlocked = s->head_mem.mlocked || !s->head_mem.size;
 	pthread_mutex_unlock(&s->lock);

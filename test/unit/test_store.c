@@ -302,6 +302,11 @@ static void test_multi_gib(void **state)
 	assert_int_equal(check_gen(s, "big", 99, size), 0);
 	gs_stats_get(s, &st);
 	assert_true(st.bytes_read_ssd >= size - H);
+	/* its buffers stayed a few 2 MiB slabs: a reader's depth of read
+	 * buffers, a writer's two, the journal's */
+	assert_true(st.io_buffer_bytes > 0);
+	assert_int_equal(st.io_buffer_bytes % (2 * MiB), 0);
+	assert_true(st.io_buffer_bytes <= 8 * MiB);
 	gs_close(s);
 }
 
