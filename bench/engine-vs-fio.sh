@@ -88,8 +88,8 @@ run_fio() {
 	rm -f "$fiofile"
 	drop_caches_if
 	echo "engine-vs-fio: rep $i: fio (fresh $big file)" >&2
-	"${fio_write_cmd[@]}" >"$logs/fio-write-$i.json"
-	"${fio_read_cmd[@]}" >"$logs/fio-read-$i.json"
+	fio_huge "${fio_write_cmd[@]}" >"$logs/fio-write-$i.json"
+	fio_huge "${fio_read_cmd[@]}" >"$logs/fio-read-$i.json"
 	rm -f "$fiofile"
 	python3 - "$logs/fio-read-$i.json" >&2 <<'PY'
 import json, sys

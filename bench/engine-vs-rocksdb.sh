@@ -124,10 +124,11 @@ device_ceiling() {
 		"$logs/gen.txt")
 	cmd=(fio --name=ceiling --filename="$dir/ceiling.dat" --rw=write
 		--bs=1M --size="$(( bytes >> 20 ))M" --direct=1
-		--ioengine=io_uring --iodepth=16 --output-format=json)
+		--ioengine=io_uring --iodepth=16 --mem=shmhuge
+		--output-format=json)
 	printf '%q ' "${cmd[@]}" >"$logs/fio-cmd.txt"
 	rm -rf "$db"
-	"${cmd[@]}" >"$1"
+	fio_huge "${cmd[@]}" >"$1"
 	rm -f "$dir/ceiling.dat"
 }
 

@@ -169,10 +169,10 @@ fio_cmds "$fiofile" "$seq_size"
 run_fio() {
 	local name=$1 n=${2:-1} j
 	rm -f "$fiofile"
-	"${fio_write_cmd[@]}" >"$logs/$name-write.json"
+	fio_huge "${fio_write_cmd[@]}" >"$logs/$name-write.json"
 	for j in $(seq 1 "$n"); do
 		drop_caches
-		"${fio_read_cmd[@]}" >"$logs/$name$([ "$j" = 1 ] || echo "-$j").json"
+		fio_huge "${fio_read_cmd[@]}" >"$logs/$name$([ "$j" = 1 ] || echo "-$j").json"
 	done
 	rm -f "$fiofile"
 	python3 - "$logs/$name.json" <<'PY' >&2
@@ -349,10 +349,10 @@ par_fio() {
 			--output-format=json >/dev/null
 	done
 	drop_caches
-	fio --name=par --filename_format="$dir/fiopar/\$jobnum.dat" \
+	fio_huge fio --name=par --filename_format="$dir/fiopar/\$jobnum.dat" \
 		--numjobs=8 --group_reporting --direct=1 --rw=read --bs=1M \
-		--ioengine=psync --size="$par_bytes" --output-format=json \
-		>"$logs/par-fio8-$i.json"
+		--ioengine=psync --size="$par_bytes" --mem=shmhuge \
+		--output-format=json >"$logs/par-fio8-$i.json"
 	rm -rf "$dir/fiopar"
 }
 for i in $(seq 1 "$reps"); do

@@ -148,11 +148,13 @@ record_mem() { echo "$(rss_kib) $(hwm_kib)" >"$logs/$1.mem"; }
 
 # device_read TAG FILE: what the device gives goblind's tail reads, right
 # after them: random O_DIRECT reads of its SSD file FILE, in its io-chunk
-# (256 KiB), as many in flight as 16 readers keep (4 each)
+# (256 KiB), as many in flight as 16 readers keep (4 each), into buffers
+# on huge pages as goblind's are (bench/lib.sh, fio_huge)
 device_read() {
-	fio --name=device --filename="$2" --readonly --rw=randread --bs=256k \
-		--direct=1 --ioengine=io_uring --iodepth=64 --time_based \
-		--runtime="$duration" --output-format=json >"$logs/$1-fio.json"
+	fio_huge fio --name=device --filename="$2" --readonly --rw=randread \
+		--bs=256k --direct=1 --ioengine=io_uring --iodepth=64 \
+		--time_based --runtime="$duration" --mem=shmhuge \
+		--output-format=json >"$logs/$1-fio.json"
 }
 
 t_start=$(date +%s)
