@@ -10,12 +10,11 @@ drop_caches() {
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
-# settle_disk: sync, then pause BENCH_SETTLE seconds (default 15).  On this
-# machine's virtual disk, a run that starts right after another one wrote
-# and deleted a store can read at half speed: eight back-to-back runs of
-# vs-memcached's quick case 2 for goblind alone (2026-11-30) alternated
-# between 2360-2478 and 1281-1905 MiB/s; four with this pause between
-# them gave 2382-2840.
+# settle_disk: sync, then pause BENCH_SETTLE seconds (default 15), so
+# that one run's writeback is not the next run's load.  (It was added
+# against a fast/slow alternation between runs that turned out to be the
+# store's buffers landing on scattered pages, not the disk: store/io.c,
+# fio_huge below.)
 settle_disk() {
 	sync
 	sleep "${BENCH_SETTLE:-15}"

@@ -190,8 +190,8 @@ disk_cg_mb=$(( disk_ram_mb + 128 ))
 # disk_case TAG TAILDIR EXT_THREADS REPS [GOBLIND OPTIONS]: goblind (its
 # SSD tier in TAILDIR) and memcached with extstore (its file in TAILDIR,
 # EXT_THREADS I/O threads), REPS times, each on fresh files, goblind first
-# in odd repetitions and second in even ones (this disk can be fast for
-# one run and slow for the next); logs TAG-SIDE-rN, and TAG-SIDE for the
+# in odd repetitions and second in even ones (this disk's speed drifts
+# from minute to minute); logs TAG-SIDE-rN, and TAG-SIDE for the
 # repetition whose values-served ratio is the median
 disk_case() {
 	local tag=$1 tails=$2 threads=$3 reps=$4 side rep order n
@@ -455,8 +455,8 @@ w("| 4. FB | server RSS MiB | %.0f | %.0f | %.2f (goblind / memcached) | <= 1.5 
     fbg_rss / 1024, fbm_rss / 1024, fbg_rss / fbm_rss))
 w("")
 w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
-  "(`settle_disk`, bench/lib.sh: right after another run wrote and "
-  "deleted a store this disk can read at half speed). "
+  "(`settle_disk`, bench/lib.sh: the last run's writes reach the disk "
+  "before the next run starts). "
   "Each server is populated fresh with every key once (`--populate-only`, 16 "
   "connections, as fast as it acknowledges), then read for the measured "
   "phase (`--no-store`, 16 connections, keys uniform). memcached: `-t 1 -m "
@@ -467,13 +467,14 @@ w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
   "tier; case 2: `--memory RAM --ram-head 64K`). The device's ceiling "
   "(cases 1 and 2): random O_DIRECT reads of goblind's SSD file by fio "
   "right after goblind's measured phase, 256 KiB (its `--io-chunk`), 64 "
-  "in flight (16 readers of `--io-depth` 4): what the device gave such "
+  "in flight (16 readers of `--io-depth` 4), into buffers on huge pages as "
+  "goblind's are (`fio_huge`, bench/lib.sh): what the device gave such "
   "reads then (it varies from minute to minute here). Its ratio to the "
   "rival's values served is about the most a server reading its values "
   "from this device could reach (goblind's 64 KiB heads, from RAM, add "
   "some 7%%). Case 2 runs %d times on fresh files, goblind first in odd "
-  "repetitions and second in even ones (this disk can be fast for one run "
-  "and slow for the next); its rows are from the repetition whose "
+  "repetitions and second in even ones (this disk's speed drifts from "
+  "minute to minute); its rows are from the repetition whose "
   "values-served ratio is the median (in bold in the repetitions row), "
   "and so is the RESULT line. Case 2 gives both the same "
   "RAM: 64 KiB a key plus 64 MiB, and runs each server in a memory cgroup "

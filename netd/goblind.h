@@ -133,7 +133,10 @@ struct worker {
 	struct conn *disk_wait;	/* connections waiting on a store read */
 	unsigned nconns;
 	bool stopping;
-	struct conn *ready;	/* connections with input left to parse */
+	struct conn *ready;	/* connections with more to do, in turn */
+	struct conn *ready_tail;	/* (a queue: they go to the back) */
+	unsigned nready;
+	int64_t polled_ns;	/* the last look at the sockets (head_poll) */
 	struct mc_req req;	/* the request being parsed (mc_conn_run) */
 	struct gd_counters c;	/* this worker's: add with CNT() */
 };
@@ -262,7 +265,7 @@ struct conn {
 	bool loopback;			/* the peer is on a loopback address */
 	struct conn *next, *prev;	/* in w->conns */
 	struct conn *dnext;		/* in w->disk_wait */
-	struct conn *rnext;		/* in w->ready */
+	struct conn *rnext;		/* in w->ready, toward its tail */
 	bool in_disk_wait, in_ready;
 	char *rbuf;			/* GD_RBUF, or more for a long get */
 	size_t rcap, rstart, rend;	/* unparsed input: [rstart, rend) */

@@ -138,3 +138,25 @@ result_of() {
 	run -129 "$GCTL" bench --port "$PORT" --size pareto:1,0,0.3
 	run -129 "$GCTL" bench --port "$PORT" --proto gopher
 }
+
+@test "issue 5: one worker streams 16 cold tails at once, every byte right" {
+	local art=pareto:524288,1048576,0.3,4194304
+	gd_stop
+	gd_start one --cores 1 --memory 8M --ram-head 64K
+	run -0 "$GCTL" bench --port "$PORT" --populate-only --conns 8 \
+		--keys 48 --size "$art"
+	[ "$(result_of errors)" = 0 ]
+	gd_stop
+	gd_start one --cores 1 --memory 8M --ram-head 64K	# tails on SSD
+	run -0 "$GCTL" bench --port "$PORT" --no-store --verify --conns 16 \
+		--duration 2 --keys 48 --size "$art"
+	echo "$output"
+	[ "$(result_of errors)" = 0 ]
+	[ "$(result_of misses)" = 0 ]
+	[ "$(result_of requests)" -ge 48 ]
+	[ "$(stat_of ssd:bytes_read tiers)" -gt 0 ]
+	# the tails went through the store's buffers: 2 MiB slabs
+	b=$(stat_of io_buffer_bytes tiers)
+	echo "io_buffer_bytes $b"
+	[ "$b" -gt 0 ] && [ $((b % 2097152)) = 0 ]
+}
