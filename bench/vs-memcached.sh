@@ -146,13 +146,14 @@ rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$SPID/status"; }
 hwm_kib() { awk '/^VmHWM/ { print $2 }' "/proc/$SPID/status"; }
 record_mem() { echo "$(rss_kib) $(hwm_kib)" >"$logs/$1.mem"; }
 
-# device_read TAG FILE: what the device gives goblind's tail reads, right
-# after them: random O_DIRECT reads of its SSD file FILE, in its io-chunk
-# (256 KiB), as many in flight as 16 readers keep (4 each), into buffers
-# on huge pages as goblind's are (bench/lib.sh, fio_huge)
+# device_read TAG FILE [BS]: what the device gives goblind's tail reads,
+# right after them: random O_DIRECT reads of its SSD file FILE, in its
+# io-chunk BS (default 256k), as many in flight as 16 readers keep (4
+# each), into buffers on huge pages as goblind's are (bench/lib.sh,
+# fio_huge)
 device_read() {
 	fio_huge fio --name=device --filename="$2" --readonly --rw=randread \
-		--bs=256k --direct=1 --ioengine=io_uring --iodepth=64 \
+		--bs="${3:-256k}" --direct=1 --ioengine=io_uring --iodepth=64 \
 		--time_based --runtime="$duration" --mem=shmhuge \
 		--output-format=json >"$logs/$1-fio.json"
 }
@@ -246,9 +247,9 @@ disk_side() {
 	bench $name --keys "$art_disk_keys" --size "$ART" --no-store \
 		--conns 16 --duration "$duration" --csv "$logs/$name.csv"
 	record_mem $name
-	if [ "$side" = goblind ] && [ "$tag" = disk ]; then
-		device_read "$tag-r$rep" "$tails/$tag-gd-ssd/data"
-	fi
+	# the ceiling, in goblind's io-chunk (2b: 1 MiB)
+	[ "$side" != goblind ] || device_read "$tag-r$rep" \
+		"$tails/$tag-gd-ssd/data" "$([ "$tag" = hdd ] && echo 1m)"
 	if [ -n "$CG" ]; then
 		mem_cgroup_report "$CG" >"$logs/$name.cg"
 	else
@@ -447,6 +448,7 @@ for i in range(1, disk_reps + 1):
         fio_mib("disk-r%d" % i), bold))
 w("| 2. ART on disk | values served, each repetition (goblind first in odd ones): ratio (goblind / extstore MiB/s, fio) | | | %s | |" % "; ".join(per))
 disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
+ceiling("hdd", "2b. ART on the emulated HDD", hx, " (extstore)")
 w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
 w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
     ovg["gets"], ovg["misses"], ovx["misses"]))
@@ -465,8 +467,9 @@ w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
   "system: 8 I/O threads, as its default of 1 reads one item at a time). goblind: "
   "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
   "tier; case 2: `--memory RAM --ram-head 64K`). The device's ceiling "
-  "(cases 1 and 2): random O_DIRECT reads of goblind's SSD file by fio "
-  "right after goblind's measured phase, 256 KiB (its `--io-chunk`), 64 "
+  "(cases 1, 2 and 2b): random O_DIRECT reads of goblind's SSD file by fio "
+  "right after goblind's measured phase, 256 KiB (its `--io-chunk`; 2b: "
+  "1 MiB), 64 "
   "in flight (16 readers of `--io-depth` 4), into buffers on huge pages as "
   "goblind's are (`fio_huge`, bench/lib.sh): what the device gave such "
   "reads then (it varies from minute to minute here). Its ratio to the "
