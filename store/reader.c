@@ -5,7 +5,8 @@
  * reads have been queued, so the head is on its way while the device
  * works; tail chunks then come back in order from a ring of io_depth
  * O_DIRECT reads, each verified against its block checksums before any
- * byte of it is handed out.  An object with an HDD copy has a second ring
+ * byte of it is handed out; past GS_RAMP_BYTES of a range they are
+ * GS_LONG_READ each.  An object with an HDD copy has a second ring
  * for the HDD: it starts with the request, so the seek is paid while the
  * RAM head and the SSD prefix are going out.
  */
@@ -21,6 +22,7 @@ struct rslot {
 	uint64_t off;		/* object offset of buf[0], block aligned */
 	uint64_t len;		/* object bytes in buf */
 	bool checked;
+	bool lng;		/* buf is from rbufs_long */
 	uint8_t tier;
 };
 
@@ -37,6 +39,7 @@ struct gs_reader {
 	struct gs_meta meta;
 	uint64_t pos, end;	/* next byte to hand out; end of the range */
 	uint64_t hlen;		/* bytes [0, hlen) come from the RAM head */
+	uint64_t ramp_at;	/* reads from here on are long (GS_LONG_READ) */
 	struct rqueue q[NTIERS];	/* [hlen, ssd_len) SSD, the rest HDD */
 	unsigned depth;
 	unsigned inflight;	/* reads not completed */
@@ -132,6 +135,7 @@ static struct io_uring *reader_ring(struct gs_reader *r)
 static void queues_start(struct gs_reader *r, uint64_t start)
 {
 	r->q[TIER_SSD].sub = start;
+	r->ramp_at = start + GS_RAMP_BYTES;
 	r->q[TIER_HDD].sub = start > r->o->ssd_len ? start : r->o->ssd_len;
 }
 
@@ -242,7 +246,8 @@ static void release_consumed(struct gs_reader *r, bool all)
 			if (!sl->io.done ||
 			    (!all && sl->off + sl->len > r->pos))
 				break;
-			bufpool_put(&r->s->rbufs, sl->buf);
+			bufpool_put(sl->lng ? &r->s->rbufs_long
+					    : &r->s->rbufs, sl->buf);
 			sl->buf = NULL;
 			q->first = (q->first + 1) % GS_MAX_DEPTH;
 			q->n--;
@@ -251,10 +256,12 @@ static void release_consumed(struct gs_reader *r, bool all)
 }
 
 /* Queue reads ahead of the reader, up to @depth in flight on each tier it
- * reads.  Lock held. */
+ * reads (long reads: @depth io_chunks' worth, at least io_depth).  Lock
+ * held. */
 static void pump(struct gs_reader *r, unsigned depth)
 {
 	struct gs_store *s = r->s;
+	uint64_t ldepth = (uint64_t)depth * s->o.io_chunk / GS_LONG_READ;
 	struct gs_obj *o = r->o;
 	uint64_t end_dev = r->end;
 	uint64_t limit = o->state == OBJ_FILLING ? o->durable : o->size;
@@ -269,6 +276,8 @@ static void pump(struct gs_reader *r, unsigned depth)
 		end_dev = o->size;
 	if (!r->ring)
 		return;	/* reader_step took one before the lock, or failed */
+	if (ldepth < s->o.io_depth)
+		ldepth = s->o.io_depth;
 	for (int t = TIER_SSD; t < NTIERS; t++) {
 		struct rqueue *q = &r->q[t];
 		uint64_t have = t == TIER_SSD && o->ssd_len < limit
@@ -277,12 +286,17 @@ static void pump(struct gs_reader *r, unsigned depth)
 
 		if (t == TIER_HDD && !o->hdd)
 			break;
-		while (q->n < depth && q->sub < stop) {
-			struct rslot *sl;
-			uint64_t len = s->o.io_chunk, run, dev;
+		while (q->sub < stop) {
+			bool lng = q->sub >= r->ramp_at && s->rbufs_long.size;
+			struct bufpool *pool = lng ? &s->rbufs_long : &s->rbufs;
+			uint64_t len = lng ? GS_LONG_READ : s->o.io_chunk;
+			uint64_t run, dev;
 			struct io_uring_sqe *sqe;
+			struct rslot *sl;
 			uint8_t *buf;
 
+			if (q->n >= (lng ? ldepth : depth))
+				break;
 			/* a read of the whole head lets it be promoted to
 			 * RAM, even when the range ends inside it */
 			if (q->sub == 0 && !o->head && hl > len && hl <= have)
@@ -292,11 +306,11 @@ static void pump(struct gs_reader *r, unsigned depth)
 			dev = obj_dev_off(o, t, q->sub, &run);
 			if (len > run)
 				len = run;
-			buf = bufpool_get(&s->rbufs);
+			buf = bufpool_get(pool);
 			sqe = buf ? io_get_sqe(r->ring) : NULL;
 			if (!sqe) {
 				if (buf)
-					bufpool_put(&s->rbufs, buf);
+					bufpool_put(pool, buf);
 				break;
 			}
 			sl = &q->slot[(q->first + q->n) % GS_MAX_DEPTH];
@@ -304,6 +318,7 @@ static void pump(struct gs_reader *r, unsigned depth)
 			sl->off = q->sub;
 			sl->len = len;
 			sl->checked = false;
+			sl->lng = lng;
 			sl->tier = (uint8_t)t;
 			io_uring_prep_read(sqe, tier_fd(s, t), buf,
 					   (unsigned)ALIGN4K(len),

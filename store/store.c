@@ -1709,6 +1709,10 @@ static void bufs_init(struct gs_store *s)
 	if (rsz < s->o.ram_head)
 		rsz = s->o.ram_head;	/* a whole head can be read back */
 	bufpool_init(&s->rbufs, rsz);
+	if (s->o.io_chunk < GS_LONG_READ)
+		bufpool_init(&s->rbufs_long, GS_LONG_READ);
+	else
+		memset(&s->rbufs_long, 0, sizeof(s->rbufs_long));
 	bufpool_init(&s->wbufs, s->o.write_io_chunk);
 	/* a small put's record: value below a head, longest key and attrs */
 	bufpool_init(&s->jbufs, ALIGN4K(J_HDR + J_PUT_BODY + GS_KEY_MAX +
@@ -1928,6 +1932,7 @@ void gs_close(struct gs_store *s)
 	ram_region_unmap(&s->head_mem);
 	ram_region_unmap(&s->small_mem);
 	bufpool_release(&s->rbufs);
+	bufpool_release(&s->rbufs_long);
 	bufpool_release(&s->wbufs);
 	bufpool_release(&s->jbufs);
 	if (s->data_fd >= 0)
@@ -2255,6 +2260,7 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->hdd_used = s->hspace.used * GS_ALLOC_UNIT;
 	st->journal_bytes = s->jbytes;
 	st->io_buffer_bytes = bufpool_bytes(&s->rbufs) +
+			      bufpool_bytes(&s->rbufs_long) +
 			      bufpool_bytes(&s->wbufs) +
 			      bufpool_bytes(&s->jbufs);
 	st->hugetlb = s->head_mem.hugetlb;

@@ -284,6 +284,53 @@ static void test_range_reads(void **state)
 	free(buf);
 }
 
+/*
+ * A long stream reads bigger: the tail comes in io_chunk pieces until
+ * GS_RAMP_BYTES (4 MiB) past where the range began, in 1 MiB pieces after;
+ * a range shorter than that keeps the small reads.  Every byte is right
+ * across the change.
+ */
+static void test_long_stream_reads_bigger(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r;
+	struct gs_chunk c;
+	uint64_t size = 16 * MiB + 12345, off, big = 0, small_max = 0;
+	uint8_t *ref = malloc(size);
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(put_gen(s, "long", 11, size, 1 * MiB), 0);
+	gen(11, 0, ref, size);
+	assert_int_equal(gs_get_open(s, "long", 4, 0, &r), 0);
+	for (off = 0; gs_reader_next(r, &c) == 1; off += c.len) {
+		assert_int_equal(c.off, off);
+		assert_memory_equal(c.data, ref + off, c.len);
+		if (off >= H && off + c.len <= H + 4 * MiB &&
+		    c.len > small_max)
+			small_max = c.len;
+		if (off >= H + 4 * MiB && c.len == 1 * MiB)
+			big++;
+	}
+	assert_int_equal(off, size);
+	assert_int_equal(small_max, o.io_chunk);
+	assert_true(o.io_chunk < 1 * MiB);
+	assert_true(big >= 10);	/* of the 11.7 MiB past the ramp */
+	/* a 3 MiB range from the middle: io_chunk pieces only */
+	assert_int_equal(gs_reader_range(r, 9 * MiB + 4096, 3 * MiB), 0);
+	for (off = 9 * MiB + 4096; gs_reader_next(r, &c) == 1; off += c.len) {
+		assert_int_equal(c.off, off);
+		assert_true(c.len <= o.io_chunk);
+		assert_memory_equal(c.data, ref + off, c.len);
+	}
+	assert_int_equal(off, 12 * MiB + 4096);
+	gs_reader_close(r);
+	gs_close(s);
+	free(ref);
+}
+
 /* A multi-GiB object, streamed in and out, never held in RAM. */
 static void test_multi_gib(void **state)
 {
@@ -2476,6 +2523,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_placement_sizes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_stream_reads_bigger, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_multi_gib, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_tail_is_miss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_head_dropped_at_open, setup, teardown),
