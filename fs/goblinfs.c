@@ -1158,9 +1158,12 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		 */
 		if (fs->o.direct_read && m->size >= fs->o.direct_read) {
 			fi->direct_io = 1;
-			/* reads come GFS_MAX_IO at a time: keep a few of
-			 * them in flight while one is answered */
-			gs_reader_set_window(fh->r, 4 * GFS_MAX_IO);
+			/* reads come GFS_MAX_IO at a time, one after the
+			 * other: keep several in flight while one is
+			 * answered (1G read through the mount here, 3
+			 * rounds: 2436-2510 MiB/s with 4 MiB, 2683-2771
+			 * with 8, 2668-2689 with 16) */
+			gs_reader_set_window(fh->r, 8 * GFS_MAX_IO);
 		}
 	}
 	fh_link(fs, fh);
