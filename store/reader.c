@@ -256,8 +256,8 @@ static void release_consumed(struct gs_reader *r, bool all)
 }
 
 /* Queue reads ahead of the reader, up to @depth in flight on each tier it
- * reads (long reads: @depth io_chunks' worth, at least io_depth).  Lock
- * held. */
+ * reads (long reads: @depth io_chunks' worth, at least io_depth, never
+ * more than @depth: one during the head).  Lock held. */
 static void pump(struct gs_reader *r, unsigned depth)
 {
 	struct gs_store *s = r->s;
@@ -277,7 +277,7 @@ static void pump(struct gs_reader *r, unsigned depth)
 	if (!r->ring)
 		return;	/* reader_step took one before the lock, or failed */
 	if (ldepth < s->o.io_depth)
-		ldepth = s->o.io_depth;
+		ldepth = depth < s->o.io_depth ? depth : s->o.io_depth;
 	for (int t = TIER_SSD; t < NTIERS; t++) {
 		struct rqueue *q = &r->q[t];
 		uint64_t have = t == TIER_SSD && o->ssd_len < limit
