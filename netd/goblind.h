@@ -136,7 +136,7 @@ struct worker {
 	struct conn *ready;	/* connections with more to do, in turn */
 	struct conn *ready_tail;	/* (a queue: they go to the back) */
 	unsigned nready;
-	int64_t polled_ns;	/* the last look at the sockets (head_poll) */
+	int64_t polled_ns;	/* the last look at the sockets (poll_events) */
 	struct mc_req req;	/* the request being parsed (mc_conn_run) */
 	struct gd_counters c;	/* this worker's: add with CNT() */
 };

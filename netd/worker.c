@@ -42,12 +42,17 @@
 /* epoll data of the loop's own fds: no conn is at these addresses */
 static char tag_listen, tag_http, tag_wake, tag_ring;
 
-int64_t gd_mono_sec(void)
+static int64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+int64_t gd_mono_sec(void)
+{
+	return mono_ns() / 1000000000ll;
 }
 
 /* ---- output ---- */
@@ -667,14 +672,6 @@ static void begin_stop(struct worker *w)
 		else
 			ready_add(c);
 	}
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
 /*

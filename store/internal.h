@@ -180,8 +180,8 @@ void bufpool_release(struct bufpool *p);
 /*
  * A long stream reads bigger: GS_RAMP_BYTES past where its range began, a
  * reader's tail reads are GS_LONG_READ each (when io_chunk is smaller),
- * as many in flight as its depth's worth of io_chunks, never fewer than
- * io_depth.  The device here reads a 1 GiB tail at 3.0 GB/s in 256 KiB
+ * as many in flight as its depth's worth of io_chunks, at least io_depth
+ * but never more than the depth asked for (pump()).  The device here reads a 1 GiB tail at 3.0 GB/s in 256 KiB
  * reads four deep and at 3.5 GB/s in 1 MiB reads four deep.  Shorter
  * streams keep the small reads, which start sooner and keep a busy
  * server's turns short: with the ramp at 4 MiB, goblind served ART
