@@ -27,8 +27,11 @@ struct sink {
 	unsigned n;		/* values written (JSON commas) */
 };
 
+/* Prometheus: a counter's value only grows, a gauge's goes up and down. */
+enum metric { M_GAUGE, M_COUNTER };
+
 /* Prometheus names: goblin_ + the name, ':' and others become '_'. */
-static void prom_name(struct gd_buf *b, const char *name)
+static void prom_name(struct gd_buf *b, const char *name, const char *suffix)
 {
 	char n[96];
 	size_t i;
@@ -37,11 +40,29 @@ static void prom_name(struct gd_buf *b, const char *name)
 		n[i] = (name[i] >= 'a' && name[i] <= 'z') ||
 		       (name[i] >= '0' && name[i] <= '9') ? name[i] : '_';
 	n[i] = 0;
-	gd_buf_printf(b, "goblin_%s", n);
+	gd_buf_printf(b, "goblin_%s%s", n, suffix);
 }
 
-static void sink_u64(struct sink *k, const char *name, uint64_t v)
+/*
+ * A family's HELP and TYPE lines, then the start of its sample line: the
+ * exposition format wants both before the first sample, and a counter's
+ * name ending in _total.
+ */
+static void prom_family(struct gd_buf *b, const char *name, const char *sfx,
+			const char *type, const char *help)
 {
+	gd_buf_printf(b, "# HELP ");
+	prom_name(b, name, sfx);
+	gd_buf_printf(b, " %s\n# TYPE ", help);
+	prom_name(b, name, sfx);
+	gd_buf_printf(b, " %s\n", type);
+}
+
+static void sink_u64(struct sink *k, const char *name, enum metric m,
+		     const char *help, uint64_t v)
+{
+	const char *sfx = m == M_COUNTER ? "_total" : "";
+
 	switch (k->kind) {
 	case SINK_MC:
 		conn_printf(k->conn, "STAT %s %" PRIu64 "\r\n", name, v);
@@ -51,7 +72,9 @@ static void sink_u64(struct sink *k, const char *name, uint64_t v)
 			      k->n ? "," : "", name, v);
 		break;
 	case SINK_PROM:
-		prom_name(k->b, name);
+		prom_family(k->b, name, sfx,
+			    m == M_COUNTER ? "counter" : "gauge", help);
+		prom_name(k->b, name, sfx);
 		gd_buf_printf(k->b, " %" PRIu64 "\n", v);
 		break;
 	}
@@ -59,7 +82,8 @@ static void sink_u64(struct sink *k, const char *name, uint64_t v)
 }
 
 /* Strings are for people: Prometheus gets them as an info label. */
-static void sink_str(struct sink *k, const char *name, const char *v)
+static void sink_str(struct sink *k, const char *name, const char *help,
+		     const char *v)
 {
 	switch (k->kind) {
 	case SINK_MC:
@@ -75,8 +99,9 @@ static void sink_str(struct sink *k, const char *name, const char *v)
 		gd_buf_printf(k->b, "\"");
 		break;
 	case SINK_PROM:
-		prom_name(k->b, name);
-		gd_buf_printf(k->b, "_info{value=\"");
+		prom_family(k->b, name, "_info", "gauge", help);
+		prom_name(k->b, name, "_info");
+		gd_buf_printf(k->b, "{value=\"");
 		for (; *v; v++)
 			gd_buf_printf(k->b, *v == '"' || *v == '\\' ? "\\%c"
 					    : *v == '\n' ? " " : "%c", *v);
@@ -86,28 +111,81 @@ static void sink_str(struct sink *k, const char *name, const char *v)
 	k->n++;
 }
 
-/* Seconds with microseconds: a number in JSON and Prometheus too. */
-static void sink_time(struct sink *k, const char *name, struct timeval tv)
+/*
+ * CPU seconds with microseconds: a number in JSON, a counter of seconds in
+ * Prometheus (goblin_rusage_user_seconds_total).
+ */
+static void sink_time(struct sink *k, const char *name, const char *help,
+		      struct timeval tv)
 {
-	if (k->kind == SINK_MC) {
+	switch (k->kind) {
+	case SINK_MC:
 		conn_printf(k->conn, "STAT %s %ld.%06ld\r\n", name,
 			    (long)tv.tv_sec, (long)tv.tv_usec);
-	} else {
-		if (k->kind == SINK_JSON)
-			gd_buf_printf(k->b, "%s\n  \"%s\": ", k->n ? "," : "",
-				      name);
-		else
-			prom_name(k->b, name);
-		gd_buf_printf(k->b, "%s%ld.%06ld%s",
-			      k->kind == SINK_PROM ? " " : "",
-			      (long)tv.tv_sec, (long)tv.tv_usec,
-			      k->kind == SINK_PROM ? "\n" : "");
+		break;
+	case SINK_JSON:
+		gd_buf_printf(k->b, "%s\n  \"%s\": %ld.%06ld",
+			      k->n ? "," : "", name, (long)tv.tv_sec,
+			      (long)tv.tv_usec);
+		break;
+	case SINK_PROM:
+		prom_family(k->b, name, "_seconds_total", "counter", help);
+		prom_name(k->b, name, "_seconds_total");
+		gd_buf_printf(k->b, " %ld.%06ld\n", (long)tv.tv_sec,
+			      (long)tv.tv_usec);
+		break;
 	}
 	k->n++;
 }
 
-#define U64(c, name, v) sink_u64(c, name, (uint64_t)(v))
-#define STR(c, name, v) sink_str(c, name, v)
+/*
+ * The SSD read latency as a Prometheus histogram (only that sink: memcache
+ * and JSON keep their mean).  The store's bucket i counts reads under
+ * 2^i * 16 us (the last one everything slower); Prometheus buckets are
+ * cumulative and "le", which differs only for a read of exactly a bound,
+ * to the nanosecond.  _count is the buckets' sum, so it always equals +Inf.
+ */
+static void sink_hist(struct sink *k, const char *name, const char *help,
+		      const uint64_t *hist, unsigned nb, uint64_t sum_ns)
+{
+	uint64_t cum = 0;
+	unsigned i;
+
+	if (k->kind != SINK_PROM)
+		return;
+	prom_family(k->b, name, "_seconds", "histogram", help);
+	for (i = 0; i < nb; i++) {
+		cum += hist[i];
+		prom_name(k->b, name, "_seconds_bucket");
+		if (i + 1 < nb)
+			gd_buf_printf(k->b, "{le=\"%g\"} %" PRIu64 "\n",
+				      (double)(16ull << i) / 1e6, cum);
+		else
+			gd_buf_printf(k->b, "{le=\"+Inf\"} %" PRIu64 "\n",
+				      cum);
+	}
+	prom_name(k->b, name, "_seconds_sum");
+	gd_buf_printf(k->b, " %.9f\n", (double)sum_ns / 1e9);
+	prom_name(k->b, name, "_seconds_count");
+	gd_buf_printf(k->b, " %" PRIu64 "\n", cum);
+}
+
+/* Prometheus only: a counter of seconds from one of nanoseconds. */
+static void sink_seconds(struct sink *k, const char *name, const char *help,
+			 uint64_t ns)
+{
+	prom_family(k->b, name, "_seconds_total", "counter", help);
+	prom_name(k->b, name, "_seconds_total");
+	gd_buf_printf(k->b, " %.9f\n", (double)ns / 1e9);
+}
+
+/* Every name has its help text: it is the HELP line of /metrics. */
+#define COUNTER(c, name, help, v) \
+	sink_u64(c, name, M_COUNTER, help, (uint64_t)(v))
+#define GAUGE(c, name, help, v) sink_u64(c, name, M_GAUGE, help, (uint64_t)(v))
+/* "stats settings" goes to memcache clients only: no help text */
+#define U64(c, name, v) sink_u64(c, name, M_GAUGE, NULL, (uint64_t)(v))
+#define STR(c, name, help, v) sink_str(c, name, help, v)
 
 static void stats_general(struct gd *gd, struct sink *c,
 			  const struct gs_stats *st)
@@ -118,84 +196,144 @@ static void stats_general(struct gd *gd, struct sink *c,
 
 	gd_counters_sum(gd, &n);
 	getrusage(RUSAGE_SELF, &ru);
-	U64(c, "pid", getpid());
-	U64(c, "uptime", now - gd->start_time);
-	U64(c, "time", now);
-	STR(c, "version", GD_MC_VERSION);
-	U64(c, "pointer_size", sizeof(void *) * 8);
-	sink_time(c, "rusage_user", ru.ru_utime);
-	sink_time(c, "rusage_system", ru.ru_stime);
-	U64(c, "max_connections", gd->set.max_conns);
-	U64(c, "curr_connections", atomic_load(&gd->curr_conns));
-	U64(c, "total_connections", n.total_connections);
-	U64(c, "rejected_connections", n.rejected_connections);
-	U64(c, "connection_structures", atomic_load(&gd->curr_conns));
-	U64(c, "cmd_get", n.cmd_get);
-	U64(c, "cmd_set", n.cmd_set);
-	U64(c, "cmd_flush", n.cmd_flush);
-	U64(c, "cmd_touch", n.cmd_touch);
-	U64(c, "cmd_meta", n.cmd_meta);
-	U64(c, "get_hits", n.get_hits);
-	U64(c, "get_misses", n.get_misses);
-	U64(c, "get_expired", st->expired);
-	U64(c, "delete_misses", n.delete_misses);
-	U64(c, "delete_hits", n.delete_hits);
-	U64(c, "incr_misses", n.incr_misses);
-	U64(c, "incr_hits", n.incr_hits);
-	U64(c, "decr_misses", n.decr_misses);
-	U64(c, "decr_hits", n.decr_hits);
-	U64(c, "cas_misses", n.cas_misses);
-	U64(c, "cas_hits", n.cas_hits);
-	U64(c, "cas_badval", n.cas_badval);
-	U64(c, "touch_hits", n.touch_hits);
-	U64(c, "touch_misses", n.touch_misses);
-	U64(c, "store_too_large", n.store_too_large);
-	U64(c, "store_no_memory", n.store_no_memory);
-	U64(c, "idle_kicks", n.idle_kicks);
-	U64(c, "bytes_read", n.bytes_read);
-	U64(c, "bytes_written", n.bytes_written);
-	U64(c, "limit_maxbytes", st->ram_capacity + st->small_capacity +
-				 st->ssd_capacity + st->hdd_capacity);
-	U64(c, "accepting_conns", !atomic_load(&gd->stopping));
-	U64(c, "threads", gd->nworkers);
-	U64(c, "curr_items", st->objects);
-	U64(c, "total_items", st->puts);
-	U64(c, "bytes", st->bytes);
-	U64(c, "evictions", st->evictions_ssd + st->evictions_hdd +
-			    st->evictions_small);
-	U64(c, "rmw_retries", n.rmw_retries);
-	U64(c, "conn_closed_long_line", n.conn_closed_long_line);
-	U64(c, "head_hits", st->head_hits);
-	U64(c, "head_misses", st->head_misses);
-	U64(c, "http_requests", n.http_requests);
-	U64(c, "http_gets", n.http_gets);
-	U64(c, "http_hits", n.http_hits);
-	U64(c, "http_misses", n.http_misses);
-	U64(c, "http_puts", n.http_puts);
-	U64(c, "http_deletes", n.http_deletes);
-	U64(c, "http_not_modified", n.http_not_modified);
-	U64(c, "http_partial", n.http_partial);
-	U64(c, "http_client_errors", n.http_client_errors);
-	U64(c, "http_server_errors", n.http_server_errors);
-	U64(c, "http_bad_requests", n.http_bad_requests);
-	U64(c, "http_timeouts", n.http_timeouts);
-	U64(c, "http_denied", n.http_denied);
+	GAUGE(c, "pid", "process id of goblind", getpid());
+	GAUGE(c, "uptime", "seconds since goblind started",
+	      now - gd->start_time);
+	GAUGE(c, "time", "current UNIX time of the server", now);
+	STR(c, "version", "the version goblind reports", GD_MC_VERSION);
+	GAUGE(c, "pointer_size", "bits in a pointer", sizeof(void *) * 8);
+	sink_time(c, "rusage_user", "user CPU time of goblind", ru.ru_utime);
+	sink_time(c, "rusage_system", "system CPU time of goblind",
+		  ru.ru_stime);
+	GAUGE(c, "max_connections", "the --max-conns limit", gd->set.max_conns);
+	GAUGE(c, "curr_connections", "connections open now",
+	      atomic_load(&gd->curr_conns));
+	COUNTER(c, "total_connections", "connections accepted",
+	        n.total_connections);
+	COUNTER(c, "rejected_connections",
+	        "connections refused over --max-conns",
+	        n.rejected_connections);
+	GAUGE(c, "connection_structures", "connection structures allocated",
+	      atomic_load(&gd->curr_conns));
+	COUNTER(c, "cmd_get", "keys asked for by get, gets, gat, gats and mg",
+	        n.cmd_get);
+	COUNTER(c, "cmd_set",
+	        "set, add, replace, append, prepend, cas and ms commands",
+	        n.cmd_set);
+	COUNTER(c, "cmd_flush", "flush_all commands", n.cmd_flush);
+	COUNTER(c, "cmd_touch", "touch, gat, gats and mg T commands",
+	        n.cmd_touch);
+	COUNTER(c, "cmd_meta", "meta commands", n.cmd_meta);
+	COUNTER(c, "get_hits", "keys found by retrieval commands", n.get_hits);
+	COUNTER(c, "get_misses", "keys not found by retrieval commands",
+	        n.get_misses);
+	COUNTER(c, "get_expired", "objects found expired", st->expired);
+	COUNTER(c, "delete_misses", "deletes of keys not found",
+	        n.delete_misses);
+	COUNTER(c, "delete_hits", "deletes that removed an object",
+	        n.delete_hits);
+	COUNTER(c, "incr_misses", "incr of keys not found", n.incr_misses);
+	COUNTER(c, "incr_hits", "incr of keys found", n.incr_hits);
+	COUNTER(c, "decr_misses", "decr of keys not found", n.decr_misses);
+	COUNTER(c, "decr_hits", "decr of keys found", n.decr_hits);
+	COUNTER(c, "cas_misses", "cas of keys not found", n.cas_misses);
+	COUNTER(c, "cas_hits", "cas that stored", n.cas_hits);
+	COUNTER(c, "cas_badval", "cas refused: the CAS value did not match",
+	        n.cas_badval);
+	COUNTER(c, "touch_hits", "touches of keys found", n.touch_hits);
+	COUNTER(c, "touch_misses", "touches of keys not found", n.touch_misses);
+	COUNTER(c, "store_too_large", "values over --max-item, refused",
+	        n.store_too_large);
+	COUNTER(c, "store_no_memory", "puts the store refused for room",
+	        n.store_no_memory);
+	COUNTER(c, "idle_kicks", "connections closed by --idle-timeout",
+	        n.idle_kicks);
+	COUNTER(c, "bytes_read", "bytes read from client sockets",
+	        n.bytes_read);
+	COUNTER(c, "bytes_written", "bytes written to client sockets",
+	        n.bytes_written);
+	GAUGE(c, "limit_maxbytes", "bytes the tiers may hold in all",
+	      st->ram_capacity + st->small_capacity + st->ssd_capacity +
+	      st->hdd_capacity);
+	GAUGE(c, "accepting_conns", "1 while goblind accepts connections",
+	      !atomic_load(&gd->stopping));
+	GAUGE(c, "threads", "worker threads", gd->nworkers);
+	GAUGE(c, "curr_items", "objects stored now", st->objects);
+	COUNTER(c, "total_items", "objects stored since start", st->puts);
+	GAUGE(c, "bytes", "bytes of the objects stored now", st->bytes);
+	COUNTER(c, "evictions", "objects evicted from every tier",
+	        st->evictions_ssd + st->evictions_hdd + st->evictions_small);
+	COUNTER(c, "rmw_retries",
+	        "append, prepend, incr and decr retried after a race",
+	        n.rmw_retries);
+	COUNTER(c, "conn_closed_long_line",
+	        "connections closed for a line too long",
+	        n.conn_closed_long_line);
+	COUNTER(c, "head_hits", "reads that found the head in RAM",
+	        st->head_hits);
+	COUNTER(c, "head_misses", "reads that read the head from disk",
+	        st->head_misses);
+	COUNTER(c, "http_requests", "HTTP request heads parsed",
+	        n.http_requests);
+	COUNTER(c, "http_gets", "HTTP GET and HEAD of objects", n.http_gets);
+	COUNTER(c, "http_hits", "HTTP GET and HEAD answered from the store",
+	        n.http_hits);
+	COUNTER(c, "http_misses",
+	        "HTTP GET and HEAD not stored: 404, or fetched",
+	        n.http_misses);
+	COUNTER(c, "http_puts", "HTTP PUTs stored", n.http_puts);
+	COUNTER(c, "http_deletes", "HTTP DELETEs that removed an object",
+	        n.http_deletes);
+	COUNTER(c, "http_not_modified", "HTTP 304 replies",
+	        n.http_not_modified);
+	COUNTER(c, "http_partial", "HTTP 206 replies", n.http_partial);
+	COUNTER(c, "http_client_errors", "HTTP 4xx replies but 304 and 206",
+	        n.http_client_errors);
+	COUNTER(c, "http_server_errors", "HTTP 5xx replies",
+	        n.http_server_errors);
+	COUNTER(c, "http_bad_requests", "unparsable HTTP request heads",
+	        n.http_bad_requests);
+	COUNTER(c, "http_timeouts", "HTTP heads not in within --http-timeout",
+	        n.http_timeouts);
+	COUNTER(c, "http_denied", "HTTP writes refused by the write gate",
+	        n.http_denied);
 	if (gd->fetcher) {
 		struct fetch_stats f;
 
 		fetcher_stats(gd->fetcher, &f);
-		U64(c, "origin_requests", f.origin_requests);
-		U64(c, "origin_bytes", f.origin_bytes);
-		U64(c, "origin_errors", f.origin_errors);
-		U64(c, "origin_timeouts", f.origin_timeouts);
-		U64(c, "mirror_collapsed", f.collapsed);
-		U64(c, "mirror_stored", f.stored);
-		U64(c, "mirror_passed", f.passed);
-		U64(c, "mirror_revalidations", f.revalidations);
-		U64(c, "mirror_not_modified", f.not_modified);
-		U64(c, "mirror_forwarded", f.forwarded);
-		U64(c, "mirror_aborted_fills", f.aborted_fills);
-		U64(c, "mirror_writes_refused", n.mirror_writes_refused);
+		COUNTER(c, "origin_requests",
+		        "requests sent to the mirror origin",
+		        f.origin_requests);
+		COUNTER(c, "origin_bytes",
+		        "body bytes received from the origin",
+		        f.origin_bytes);
+		COUNTER(c, "origin_errors", "origin requests that failed",
+		        f.origin_errors);
+		COUNTER(c, "origin_timeouts", "origin requests that timed out",
+		        f.origin_timeouts);
+		COUNTER(c, "mirror_collapsed",
+		        "misses served by a fetch already under way",
+		        f.collapsed);
+		COUNTER(c, "mirror_stored", "origin responses stored",
+		        f.stored);
+		COUNTER(c, "mirror_passed",
+		        "origin responses relayed without storing",
+		        f.passed);
+		COUNTER(c, "mirror_revalidations",
+		        "conditional requests sent to the origin",
+		        f.revalidations);
+		COUNTER(c, "mirror_not_modified",
+		        "origin 304 replies to revalidations",
+		        f.not_modified);
+		COUNTER(c, "mirror_forwarded",
+		        "requests forwarded to the origin uncached",
+		        f.forwarded);
+		COUNTER(c, "mirror_aborted_fills",
+		        "store fills aborted mid-transfer",
+		        f.aborted_fills);
+		COUNTER(c, "mirror_writes_refused",
+		        "memcache writes refused by a mirror",
+		        n.mirror_writes_refused);
 	}
 }
 
@@ -209,17 +347,17 @@ static void stats_settings(struct gd *gd, struct sink *c,
 	U64(c, "maxconns", s->max_conns);
 	U64(c, "tcpport", s->port);
 	U64(c, "udpport", 0);
-	STR(c, "inter", s->listen);
+	STR(c, "inter", NULL, s->listen);
 	U64(c, "verbosity", atomic_load(&gd->verbosity));
-	STR(c, "evictions", "on");
+	STR(c, "evictions", NULL, "on");
 	U64(c, "num_threads", gd->nworkers);
 	U64(c, "item_size_max", s->max_item);
 	U64(c, "idle_time", s->idle_timeout);
-	STR(c, "cas_enabled", "yes");
-	STR(c, "binding_protocol", "ascii");
-	STR(c, "store_dir", s->store_dir);
-	STR(c, "mount", s->mount ? s->mount : "NULL");
-	STR(c, "log_level", gd_log_names[gd_log_level]);
+	STR(c, "cas_enabled", NULL, "yes");
+	STR(c, "binding_protocol", NULL, "ascii");
+	STR(c, "store_dir", NULL, s->store_dir);
+	STR(c, "mount", NULL, s->mount ? s->mount : "NULL");
+	STR(c, "log_level", NULL, gd_log_names[gd_log_level]);
 	U64(c, "memory", st->ram_capacity);
 	U64(c, "small_memory", st->small_capacity);
 	U64(c, "ssd_size", st->ssd_capacity);
@@ -230,42 +368,78 @@ static void stats_settings(struct gd *gd, struct sink *c,
 
 static void stats_tiers(struct sink *c, const struct gs_stats *st)
 {
-	U64(c, "ram:capacity", st->ram_capacity);
-	U64(c, "ram:slots", st->ram_slots);
-	U64(c, "ram:slots_used", st->ram_slots_used);
-	U64(c, "ram:bytes_read", st->bytes_read_ram);
-	U64(c, "ram:head_hits", st->head_hits);
-	U64(c, "ram:head_misses", st->head_misses);
-	U64(c, "ram:head_evictions", st->evictions_head);
-	U64(c, "ram:head_promotions", st->head_promotions);
-	U64(c, "small:capacity", st->small_capacity);
-	U64(c, "small:used", st->small_used);
-	U64(c, "small:live", st->small_live);
-	U64(c, "small:objects", st->small_objects);
-	U64(c, "small:hits", st->small_hits);
-	U64(c, "small:cold", st->small_cold);
-	U64(c, "small:cold_bytes", st->small_cold_bytes);
-	U64(c, "small:evictions", st->evictions_small);
-	U64(c, "ssd:capacity", st->ssd_capacity);
-	U64(c, "ssd:used", st->ssd_used);
-	U64(c, "ssd:bytes_read", st->bytes_read_ssd);
-	U64(c, "ssd:bytes_written", st->bytes_written_ssd);
-	U64(c, "ssd:reads", st->ssd_reads);
-	U64(c, "ssd:read_avg_us", st->ssd_reads ? st->ssd_read_ns /
-						  st->ssd_reads / 1000 : 0);
-	U64(c, "ssd:evictions", st->evictions_ssd);
-	U64(c, "ssd:prefix_drops", st->ssd_prefix_drops);
-	U64(c, "hdd:capacity", st->hdd_capacity);
-	U64(c, "hdd:used", st->hdd_used);
-	U64(c, "hdd:bytes_read", st->bytes_read_hdd);
-	U64(c, "hdd:bytes_written", st->bytes_written_hdd);
-	U64(c, "hdd:reads", st->hdd_reads);
-	U64(c, "hdd:read_avg_us", st->hdd_reads ? st->hdd_read_ns /
-						  st->hdd_reads / 1000 : 0);
-	U64(c, "hdd:evictions", st->evictions_hdd);
-	U64(c, "csum_failures", st->csum_failures);
-	U64(c, "journal_bytes", st->journal_bytes);
-	U64(c, "io_buffer_bytes", st->io_buffer_bytes);
+	GAUGE(c, "ram:capacity", "bytes of the RAM head pool",
+	      st->ram_capacity);
+	GAUGE(c, "ram:slots", "head slots in the RAM pool", st->ram_slots);
+	GAUGE(c, "ram:slots_used", "head slots holding a head",
+	      st->ram_slots_used);
+	COUNTER(c, "ram:bytes_read", "bytes served from RAM heads",
+	        st->bytes_read_ram);
+	COUNTER(c, "ram:head_hits", "reads that found the head in RAM",
+	        st->head_hits);
+	COUNTER(c, "ram:head_misses", "reads that read the head from disk",
+	        st->head_misses);
+	COUNTER(c, "ram:head_evictions",
+	        "heads dropped from RAM, disk copy kept",
+	        st->evictions_head);
+	COUNTER(c, "ram:head_promotions", "heads brought back to RAM",
+	        st->head_promotions);
+	GAUGE(c, "small:capacity", "bytes of the small-object arena",
+	      st->small_capacity);
+	GAUGE(c, "small:used", "arena bytes in use, dead ones included",
+	      st->small_used);
+	GAUGE(c, "small:live", "arena bytes of live objects", st->small_live);
+	GAUGE(c, "small:objects", "objects in the small-object arena",
+	      st->small_objects);
+	COUNTER(c, "small:hits", "reads of small objects", st->small_hits);
+	GAUGE(c, "small:cold", "small objects whose bytes are only on disk",
+	      st->small_cold);
+	GAUGE(c, "small:cold_bytes", "bytes of small objects only on disk",
+	      st->small_cold_bytes);
+	COUNTER(c, "small:evictions", "small objects evicted",
+	        st->evictions_small);
+	GAUGE(c, "ssd:capacity", "bytes of the SSD tier", st->ssd_capacity);
+	GAUGE(c, "ssd:used", "SSD tier bytes in use", st->ssd_used);
+	COUNTER(c, "ssd:bytes_read", "bytes read from the SSD tier",
+	        st->bytes_read_ssd);
+	COUNTER(c, "ssd:bytes_written", "bytes written to the SSD tier",
+	        st->bytes_written_ssd);
+	COUNTER(c, "ssd:reads", "O_DIRECT reads of the SSD tier completed",
+	        st->ssd_reads);
+	if (c->kind == SINK_PROM)	/* the histogram says it, in seconds */
+		sink_hist(c, "ssd:read_latency", "SSD tier read latency",
+			  st->ssd_read_hist, 16, st->ssd_read_ns);
+	else
+		GAUGE(c, "ssd:read_avg_us", NULL, st->ssd_reads ?
+		      st->ssd_read_ns / st->ssd_reads / 1000 : 0);
+	COUNTER(c, "ssd:evictions", "objects evicted from the SSD tier",
+	        st->evictions_ssd);
+	COUNTER(c, "ssd:prefix_drops",
+	        "SSD prefixes dropped, the HDD copy kept",
+	        st->ssd_prefix_drops);
+	GAUGE(c, "hdd:capacity", "bytes of the HDD tier", st->hdd_capacity);
+	GAUGE(c, "hdd:used", "HDD tier bytes in use", st->hdd_used);
+	COUNTER(c, "hdd:bytes_read", "bytes read from the HDD tier",
+	        st->bytes_read_hdd);
+	COUNTER(c, "hdd:bytes_written", "bytes written to the HDD tier",
+	        st->bytes_written_hdd);
+	COUNTER(c, "hdd:reads", "O_DIRECT reads of the HDD tier completed",
+	        st->hdd_reads);
+	if (c->kind == SINK_PROM)	/* mean: rate(_seconds) / rate(reads) */
+		sink_seconds(c, "hdd:read", "time the HDD tier's reads took",
+			     st->hdd_read_ns);
+	else
+		GAUGE(c, "hdd:read_avg_us", NULL, st->hdd_reads ?
+		      st->hdd_read_ns / st->hdd_reads / 1000 : 0);
+	COUNTER(c, "hdd:evictions", "objects evicted from the HDD tier",
+	        st->evictions_hdd);
+	COUNTER(c, "csum_failures",
+	        "blocks, heads or small values failing their XXH3 check",
+	        st->csum_failures);
+	GAUGE(c, "journal_bytes", "bytes of the journal file",
+	      st->journal_bytes);
+	GAUGE(c, "io_buffer_bytes", "bytes of the O_DIRECT I/O buffers mapped",
+	      st->io_buffer_bytes);
 }
 
 static bool arg_is(const char *arg, size_t len, const char *s)

@@ -244,10 +244,10 @@ PYEOF
 	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["get_hits"] == 1 and d["get_misses"] == 1 and d["http_hits"] == 1 and d["curr_items"] == 1, d' "$output"
 	run -0 curl -s -D "$T/h" "http://127.0.0.1:$HPORT/metrics"
 	grep -qi '^content-type: text/plain; version=0.0.4' "$T/h"
-	grep -qx 'goblin_get_hits 1' <<<"$output"
+	grep -qx 'goblin_get_hits_total 1' <<<"$output"
 	grep -qx 'goblin_ram_capacity [0-9]*' <<<"$output"
-	# every line is a sample: name{labels} value
-	! grep -vE '^goblin_[a-z0-9_]+(\{value="[^"]*"\})? [0-9.]+$' <<<"$output"
+	# every line is HELP, TYPE or a sample: name{labels} value
+	! grep -vE '^(# (HELP|TYPE) goblin_[a-z0-9_]+ .+|goblin_[a-z0-9_]+(\{(value|le)="[^"]*"\})? [0-9.]+)$' <<<"$output"
 	[ "$(stat_of http_gets)" = 1 ]
 }
 
