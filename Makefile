@@ -1,10 +1,14 @@
 # Goblin Store: one build, one test command.
-#   make            build everything into build/
-#   make deps       install the Debian packages the build and tests need
-#   make run        build and start goblind on ./var/store (foreground)
-#   make test       unit tests (cmocka) + integration tests (bats)
-#   make bench      benchmarks (long; results under bench/results/)
+#   make            build the programs, the test drivers and benchmark tools
+#   make run        install what goblind needs, build, start goblind on
+#                   ./var/store in the foreground
+#   make test       install what the tests need, build, run every test
+#   make bench      install what the benchmarks need, run them (long; results
+#                   under bench/results/)
 #   make fuzz       build the libFuzzer targets (clang)
+#   make install    PREFIX=/usr/local, DESTDIR honoured; make uninstall
+#   make deps       install the packages of make run and make test
+#                   (deps-build, deps-run, deps-test, deps-bench: one purpose each)
 # Knobs: OPT=-O0, DEBUG=, SANITIZE=address,undefined, DEVELOPER=1 (-Werror), V=1
 
 CC ?= cc
@@ -24,6 +28,9 @@ endif
 FINAL_CFLAGS = $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) $(CFLAGS) -MMD -MP
 FINAL_LDFLAGS = $(SAN) $(LDFLAGS)
 LIBS = -luring -lxxhash -lnuma -lpthread
+# The fuzz targets need clang's libFuzzer runtime: the clang and the
+# runtime package of one version (Debian 12's clang is 14).
+CLANG ?= clang-14
 
 ifeq ($(V),)
 Q = @
@@ -43,39 +50,99 @@ NETD_SRC = $(wildcard netd/*.c)
 NETD_OBJ = $(NETD_SRC:%.c=$(B)/%.o)
 # goblind links the filesystem for --mount, less goblinfs's main()
 FS_LIB_OBJ = $(filter-out $(B)/fs/main.o,$(FS_OBJ))
-FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
-FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
+# Asked of pkg-config when a recipe first needs them, not while the
+# Makefile is read: on a fresh machine libfuse3-dev arrives with deps-build.
+FUSE_CFLAGS = $(eval FUSE_CFLAGS := $(shell pkg-config --cflags fuse3))$(FUSE_CFLAGS)
+FUSE_LIBS = $(eval FUSE_LIBS := $(shell pkg-config --libs fuse3))$(FUSE_LIBS)
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
-# Debian packages: build, tests, benchmarks.
-DEPS = build-essential pkg-config liburing-dev libxxhash-dev libcmocka-dev \
-       bats fio time python3 clang libclang-rt-14-dev fuse3 libfuse3-dev \
-       libcurl4-openssl-dev librocksdb-dev libnuma-dev libinih-dev gnuplot-nox \
-       memcached libmemcached-tools python3-pymemcache nutcracker \
-       netcat-openbsd libhttp-parser-dev varnish nginx-light python3-requests \
-       curl
+# The programs; `make` also builds the test and benchmark drivers but the
+# RocksDB comparison, which needs librocksdb (deps-bench) and only `make bench`
+# builds.
+PROGRAMS = $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind
+BENCH_ROCKS = $(B)/bench/vsrocks
+all: $(PROGRAMS) $(filter-out $(BENCH_ROCKS),$(BENCH_BIN))
+programs: $(PROGRAMS)
 
-all: $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind $(BENCH_BIN)
+# Debian packages, one list per purpose; each target installs only its own.
+# build: compile and link the three programs
+BUILD_DEPS = build-essential pkg-config liburing-dev libxxhash-dev \
+	     libnuma-dev fuse3 libfuse3-dev libcurl4-openssl-dev libinih-dev \
+	     libhttp-parser-dev
+# run: the clients the README's commands use (nc, curl, memccp, getfattr)
+RUN_DEPS = netcat-openbsd curl libmemcached-tools attr
+# test: unit and fuzz frameworks, reference servers and real clients
+TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
+	    clang-14 libclang-rt-14-dev time fio memcached libmemcached-tools \
+	    nutcracker netcat-openbsd curl attr iproute2 procps prometheus
+# bench: the peers compared with and the tools that draw the results
+BENCH_DEPS = librocksdb-dev gnuplot-nox varnish nginx-light memcached fio \
+	     time python3 curl
 
-deps:
-	@missing=; for p in $(DEPS); do \
+# $(call apt_install,PACKAGES): install those of PACKAGES not installed yet.
+# Debian's postinst scripts would start memcached, nginx, varnish, Prometheus
+# on the ports goblind and its tests use: while apt runs, a policy-rc.d that
+# answers 101 (Debian's convention for chroots and image builds) keeps every
+# service stopped, and the services of the packages installed here are then
+# disabled, so a reboot does not start them either.  An admin's own
+# policy-rc.d is left as it is, and obeyed.
+define apt_install
+	@missing=; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	[ -n "$$missing" ] || exit 0; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "make: these packages are missing:$$missing" >&2; \
+	  echo "make: run make as root once, or apt-get install them" >&2; exit 1; \
+	fi; \
+	echo "installing:$$missing"; \
+	prc=/usr/sbin/policy-rc.d; ours=; \
+	if [ ! -e $$prc ]; then \
+	  printf '#!/bin/sh\n# make deps (goblin): no service starts while it installs\nexit 101\n' >$$prc; \
+	  chmod 755 $$prc; ours=1; \
+	fi; \
+	installed() { dpkg-query -W -f='$${db:Status-Status} $${Package}\n' | \
+	  sed -n 's/^installed //p' | sort; }; \
+	before=$$(mktemp); installed >$$before; \
+	apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; rc=$$?; \
+	[ -z "$$ours" ] || rm -f $$prc; \
+	new=$$(installed | comm -13 $$before -); rm -f $$before; \
+	[ $$rc = 0 ] || exit $$rc; \
+	for p in $$new; do \
+	  for u in $$(dpkg -L $$p 2>/dev/null | sed -n 's|^/lib/systemd/system/\([^/@]*\.service\)$$|\1|p'); do \
+	    if command -v systemctl >/dev/null 2>&1 && systemctl -q is-enabled $$u 2>/dev/null; then \
+	      systemctl -q disable $$u 2>/dev/null && echo "make: disabled $$u (installed for goblin's $(2); systemctl enable $$u to keep it)"; \
+	    fi; \
+	  done; \
+	  for s in $$(dpkg -L $$p 2>/dev/null | sed -n 's|^/etc/init.d/\([^/]*\)$$|\1|p'); do \
+	    update-rc.d $$s disable >/dev/null 2>&1 || true; \
+	  done; \
+	done
+endef
+
+deps-build:
+	$(call apt_install,$(BUILD_DEPS),build)
+deps-run:
+	$(call apt_install,$(RUN_DEPS),README commands)
+deps-test:
+	$(call apt_install,$(TEST_DEPS),tests)
+deps-bench:
+	$(call apt_install,$(BENCH_DEPS),benchmarks)
+deps:
+	$(call apt_install,$(BUILD_DEPS) $(RUN_DEPS) $(TEST_DEPS),build and tests)
 
 # Rebuild everything when the flags change (SANITIZE=, OPT=, ...): the
-# stamp holds the last flags and is rewritten only when they differ.
+# stamp holds the last flags and is rewritten only when they differ, by a
+# recipe (make reads its date after running it), never while parsing.
 FLAGS_STAMP = $(B)/.flags
-$(shell mkdir -p $(B); echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' | \
-	cmp -s - $(FLAGS_STAMP) || \
-	echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' > $(FLAGS_STAMP))
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(B)
+	@echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' | cmp -s - $@ || \
+	 echo '$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS)' >$@
 
 $(B)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -176,13 +243,19 @@ $(B)/bench/vsrocks: bench/vsrocks.c $(B)/libgoblin.a $(FLAGS_STAMP)
 
 units: $(UNIT_BIN)
 
-test: deps all units fuzz
+# Each command installs its packages first and builds after, in a second
+# make: under -j nothing compiles while apt-get runs, and the build reads
+# pkg-config once the -dev packages are there.
+test: deps-build deps-run deps-test
+	@$(MAKE) --no-print-directory all units fuzz
 	@bash test/run.sh
 
-run: deps all
+run: deps-build deps-run
+	@$(MAKE) --no-print-directory programs
 	@bash netd/run.sh
 
-bench: deps all
+bench: deps-build deps-run deps-test deps-bench
+	@$(MAKE) --no-print-directory all $(BENCH_ROCKS)
 	@bash bench/run.sh
 
 # libFuzzer targets: `make fuzz` builds them; make test replays their corpora;
@@ -193,32 +266,85 @@ fuzz: $(FUZZ_BIN)
 
 $(B)/fuzz/fuzz_mc_proto: test/fuzz/fuzz_mc_proto.c netd/mc_proto.c netd/mc_proto.h
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/mc_proto.c
 
 $(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/http_proto.h
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/http_proto.c -lhttp_parser
 
 $(B)/fuzz/fuzz_http_sem: test/fuzz/fuzz_http_sem.c netd/http_sem.c netd/http_sem.h
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/http_sem.c
 
 $(B)/fuzz/fuzz_http_attr: test/fuzz/fuzz_http_attr.c netd/http_attr.c netd/http_attr.h
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
 	    -o $@ $< netd/http_attr.c
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
-	$(QLD)clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -iquote store \
+	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -iquote store \
 	    -o $@ $< $(STORE_SRC) $(LIBS)
+
+# make install: the three programs, their manual pages, an example
+# goblin.conf (installed as the configuration only where there is none)
+# and the systemd unit, whose paths follow PREFIX, SBINDIR and SYSCONFDIR.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/goblin
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MAN_PAGES = $(wildcard man/*.[1-8])
+INSTALL ?= install
+
+$(B)/goblind.service: netd/goblind.service.in FORCE
+	@mkdir -p $(B)
+	@sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	    $< >$@.tmp && (cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@)
+
+install: programs $(B)/goblind.service
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
+	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/goblin $(DESTDIR)$(UNITDIR)
+	$(INSTALL) -m 755 $(B)/goblinctl $(B)/goblinfs $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 755 $(B)/goblind $(DESTDIR)$(SBINDIR)/
+	@for m in $(MAN_PAGES); do \
+	  s=$${m##*.}; $(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s && \
+	  echo "$(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/" && \
+	  $(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+	$(INSTALL) -m 644 netd/goblin.conf $(DESTDIR)$(DOCDIR)/goblin.conf.example
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/goblin/goblin.conf ]; then \
+	  echo "keeping $(DESTDIR)$(SYSCONFDIR)/goblin/goblin.conf"; \
+	else \
+	  echo "$(INSTALL) -m 644 netd/goblin.conf $(DESTDIR)$(SYSCONFDIR)/goblin/goblin.conf"; \
+	  $(INSTALL) -m 644 netd/goblin.conf $(DESTDIR)$(SYSCONFDIR)/goblin/goblin.conf; \
+	fi
+	$(INSTALL) -m 644 $(B)/goblind.service $(DESTDIR)$(UNITDIR)/goblind.service
+
+# An edited goblin.conf is the admin's: it stays.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/goblinctl $(DESTDIR)$(BINDIR)/goblinfs \
+	    $(DESTDIR)$(SBINDIR)/goblind $(DESTDIR)$(UNITDIR)/goblind.service \
+	    $(DESTDIR)$(DOCDIR)/goblin.conf.example
+	@for m in $(notdir $(MAN_PAGES)); do \
+	  echo "rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m"; \
+	  rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; \
+	done
+	@c=$(DESTDIR)$(SYSCONFDIR)/goblin/goblin.conf; \
+	if cmp -s netd/goblin.conf $$c; then rm -f $$c; \
+	elif [ -e $$c ]; then echo "keeping $$c: it was edited"; fi
+	@rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/goblin 2>/dev/null || true
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps units test run bench fuzz clean
+FORCE:
+.PHONY: all programs deps deps-build deps-run deps-test deps-bench units \
+	test run bench fuzz install uninstall clean FORCE
 -include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(NETD_OBJ:.o=.d) \
 	 $(BENCH_BIN:=.d)

@@ -392,8 +392,9 @@ static void parse(int argc, char **argv)
 /* ---- listening ---- */
 
 /* Listen on @addr:@port; the bound address goes to @name. */
-static int listen_on(const char *addr, unsigned port, char *name,
-		     size_t namelen, unsigned *bound)
+/* @opt: the option that sets @port, named when the port is taken */
+static int listen_on(const char *addr, unsigned port, const char *opt,
+		     char *name, size_t namelen, unsigned *bound)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -422,6 +423,10 @@ static int listen_on(const char *addr, unsigned port, char *name,
 		fd = -1;
 		errno = ret;
 	}
+	if (fd < 0 && errno == EADDRINUSE)
+		die("cannot listen on %s port %u: %s (another program holds "
+		    "it: choose a free port with --%s)", addr, port,
+		    strerror(errno), opt);
 	if (fd < 0)
 		die("cannot listen on %s port %u: %s", addr, port,
 		    strerror(errno));
@@ -616,12 +621,14 @@ int main(int argc, char **argv)
 		if (gd.set.memcache)
 			gd.listen_fds[i] = listen_on(gd.set.listen,
 						     gd.set.port,
+						     "memcache-port",
 						     gd.listen_name,
 						     sizeof(gd.listen_name),
 						     &gd.set.port);
 		if (gd.set.http)
 			gd.http_fds[i] = listen_on(gd.set.listen,
 						   gd.set.http_port,
+						   "http-port",
 						   gd.http_name,
 						   sizeof(gd.http_name),
 						   &gd.set.http_port);

@@ -8,6 +8,18 @@ cd "$(dirname "$0")/.."
 
 port=${GOBLIND_PORT:-11211}
 hport=${GOBLIND_HTTP_PORT:-8080}
+
+# A port someone already serves is said plainly, with the way out.  (goblind
+# listens with SO_REUSEPORT, so a second goblind would not fail on its own:
+# it would share the port with the first.)
+for p in "$port:GOBLIND_PORT:memcache" "$hport:GOBLIND_HTTP_PORT:HTTP"; do
+	IFS=: read -r n var what <<<"$p"
+	if (exec 3<>"/dev/tcp/127.0.0.1/$n") 2>/dev/null; then
+		echo "make run: 127.0.0.1 port $n ($what) is already in use by another program;" >&2
+		echo "make run: choose another port: make run $var=$((n + 1))" >&2
+		exit 1
+	fi
+done
 mkdir -p var
 cat <<MSG
 goblind: serving ./var/store on 127.0.0.1:$port (memcache text + meta)

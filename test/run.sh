@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Run every unit test binary (cmocka, TAP output) and every bats file, and
-# end with one line: "N passed, N failed".
+# Run every unit test binary (cmocka, TAP output), replay every fuzz corpus,
+# run every bats file, and end with one line: "N passed, N failed, N skipped".
+# A skipped test (TAP "ok ... # skip") is counted as skipped, not passed.
 set -u
 cd "$(dirname "$0")/.."
-pass=0 fail=0 log=$(mktemp)
+pass=0 fail=0 skip=0 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-count() {	# count TAP results in $log, echoing failures
-	local p f
-	p=$(grep -cE '^ok ' "$log")
+count() {	# count TAP results in $log, echoing failures and skips
+	local p f s
+	s=$(grep -ciE '^ok .*# skip' "$log")
+	p=$(($(grep -cE '^ok ' "$log") - s))
 	f=$(grep -cE '^not ok ' "$log")
 	# each failure with the diagnostics that follow it ("# ..." lines)
 	awk '/^not ok /{d=1; print "  FAIL: " $0; next}
 	     /^(ok|not ok) /{d=0}
 	     d && /^#/{print "    " $0}' "$log"
-	pass=$((pass + p)) fail=$((fail + f))
-	echo "  $p passed, $f failed"
+	grep -iE '^ok .*# skip' "$log" | sed 's/^/  SKIP: /'
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	echo "  $p passed, $f failed, $s skipped"
 }
 
 for t in build/test/test_*; do
@@ -57,5 +60,5 @@ if ls test/bats/*.bats >/dev/null 2>&1; then
 	fi
 fi
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -4,7 +4,10 @@
 
 GD="${GOBLIND:-$BATS_TEST_DIRNAME/../../build/goblind}"
 GCTL="${GOBLINCTL:-$BATS_TEST_DIRNAME/../../build/goblinctl}"
-PY=/usr/bin/python3	# Debian's: it has python3-pymemcache
+# A python3 that imports Debian's python3-pymemcache and python3-requests:
+# $PYTHON, else Debian's own (a python3 earlier in PATH, pyenv's say, may
+# not see Debian's modules).
+PY=${PYTHON:-/usr/bin/python3}
 MCCHECK="$BATS_TEST_DIRNAME/mc_check.py"
 GD_STORE_OPTS=(--memory 16M --small-memory 8M --no-hugetlb --no-mlock
 	       --ssd-size 3G)

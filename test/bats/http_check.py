@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """HTTP helpers for the goblind bats tests.
 

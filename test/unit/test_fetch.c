@@ -24,12 +24,13 @@
 #include "fetch.h"
 #include "http_attr.h"
 #include "goblin.h"
+#include "testdir.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
 #define WAIT_MS 10000
 
-static char dir[64];
+static char dir[64];	/* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 /* ---- the origin: one thread per connection, Connection: close ---- */
 
@@ -329,8 +330,7 @@ static int setup(void **state)
 	unsetenv("HTTP_PROXY");
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
-	snprintf(dir, sizeof(dir), "/tmp/gs-fetch-XXXXXX");
-	if (!mkdtemp(dir))
+	if (!test_mkdtemp(dir, sizeof(dir), "gs-fetch"))
 		return -1;
 	origin_start();
 	x->s = open_store();

@@ -21,6 +21,8 @@
 #include <cmocka.h>
 #include "internal.h"
 
+#include "testdir.h"
+
 #define MiB (1ull << 20)
 #define B NUMA_BLOCK
 
@@ -417,13 +419,12 @@ static void test_note_here_uses_cpu_topology(void **state)
 
 /* ---- this machine ---- */
 
-static char dir[64];
+static char dir[64];	/* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 static int store_setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/gs-numa-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_mkdtemp(dir, sizeof(dir), "gs-numa") ? 0 : -1;
 }
 
 static int store_teardown(void **state)

@@ -27,13 +27,16 @@
 #include <unistd.h>
 #include <xxhash.h>
 #include "goblin.h"
+#include <limits.h>
+
+#include "testdir.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
 #define GiB (1024ull * MiB)
 #define H (256 * KiB)
 
-static char dir[64];
+static char dir[64];	/* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 /* ---- deterministic payloads: byte i of (seed) ---- */
 
@@ -77,8 +80,7 @@ static uint64_t seed_of(const char *key, uint64_t version)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/gs-unit-XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(test_mkdtemp(dir, sizeof(dir), "gs-unit"));
 	return 0;
 }
 
@@ -591,7 +593,7 @@ static void test_lock_names_holder(void **state)
 {
 	struct gs_options o;
 	struct gs_store *s, *s2 = NULL;
-	char err[256], pid[32];
+	char err[256], pid[32], other[PATH_MAX];
 	(void)state;
 
 	opts(&o);
@@ -605,7 +607,9 @@ static void test_lock_names_holder(void **state)
 	gs_close(s);
 	/* not a store, and no create: a clear error */
 	o.create = false;
-	assert_int_equal(gs_open("/tmp", &o, &s2, err, sizeof(err)), -ENOENT);
+	assert_non_null(test_mkdtemp(other, sizeof(other), "gs-not-a-store"));
+	assert_int_equal(gs_open(other, &o, &s2, err, sizeof(err)), -ENOENT);
+	rmdir(other);
 	assert_non_null(strstr(err, "not a goblin store"));
 }
 
