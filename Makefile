@@ -82,13 +82,14 @@ TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
 BENCH_DEPS = librocksdb-dev gnuplot-nox varnish nginx-light memcached fio \
 	     time python3 curl
 
-# $(call apt_install,PACKAGES): install those of PACKAGES not installed yet.
-# Debian's postinst scripts would start memcached, nginx, varnish, Prometheus
-# on the ports goblind and its tests use: while apt runs, a policy-rc.d that
-# answers 101 (Debian's convention for chroots and image builds) keeps every
-# service stopped, and the services of the packages installed here are then
-# disabled, so a reboot does not start them either.  An admin's own
-# policy-rc.d is left as it is, and obeyed.
+# $(call apt_install,PACKAGES,PURPOSE): install those of PACKAGES not
+# installed yet.  Debian's postinst scripts would start memcached, nginx,
+# varnish and Prometheus on the ports goblind and its tests use: while apt
+# runs, a policy-rc.d that answers 101 (Debian's convention for chroots and
+# image builds) keeps every service from starting, an admin's own
+# policy-rc.d being set aside meanwhile and put back after; the services of
+# the packages installed here are then disabled, so a reboot does not start
+# them either.
 define apt_install
 	@missing=; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -99,17 +100,18 @@ define apt_install
 	  echo "make: run make as root once, or apt-get install them" >&2; exit 1; \
 	fi; \
 	echo "installing:$$missing"; \
-	prc=/usr/sbin/policy-rc.d; ours=; \
-	if [ ! -e $$prc ]; then \
-	  printf '#!/bin/sh\n# make deps (goblin): no service starts while it installs\nexit 101\n' >$$prc; \
-	  chmod 755 $$prc; ours=1; \
-	fi; \
+	prc=/usr/sbin/policy-rc.d; saved=$$prc.goblin-saved; \
+	[ ! -e $$prc ] || mv -f $$prc $$saved || exit 1; \
+	restore() { rm -f $$prc; [ ! -e $$saved ] || mv -f $$saved $$prc; }; \
+	trap 'restore; exit 130' INT TERM; \
+	printf '#!/bin/sh\n# make deps (goblin): no service starts while it installs\nexit 101\n' >$$prc; \
+	chmod 755 $$prc; \
 	installed() { dpkg-query -W -f='$${db:Status-Status} $${Package}\n' | \
 	  sed -n 's/^installed //p' | sort; }; \
 	before=$$(mktemp); installed >$$before; \
 	apt-get update -qq && \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; rc=$$?; \
-	[ -z "$$ours" ] || rm -f $$prc; \
+	restore; trap - INT TERM; \
 	new=$$(installed | comm -13 $$before -); rm -f $$before; \
 	[ $$rc = 0 ] || exit $$rc; \
 	for p in $$new; do \
