@@ -80,14 +80,20 @@ mk() {
 
 @test "issue 15: systemd-analyze verify accepts the installed unit" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze (package systemd)"
+	# a unit it must accept first: where that fails (a chroot without
+	# systemd's view of the system), verify cannot judge ours either
+	printf '[Unit]\nDescription=control\n[Service]\nExecStart=%s\n' \
+		"$(command -v true)" >"$T/control.service"
+	systemd-analyze verify --man=no "$T/control.service" >"$T/ctl" 2>&1 ||
+		skip "systemd-analyze cannot verify a unit here: $(head -c 200 "$T/ctl")"
 	# installed for real under a prefix of the test's own, so that the
 	# unit's ExecStart names a program that exists on this machine
 	mk install PREFIX="$T/p" >/dev/null
 	grep -qx "ExecStart=$T/p/sbin/goblind --config $T/p/etc/goblin/goblin.conf" \
 		"$T/p/lib/systemd/system/goblind.service"
-	run -0 env MANPATH="$T/p/share/man" systemd-analyze verify \
+	run env MANPATH="$T/p/share/man" systemd-analyze verify \
 		"$T/p/lib/systemd/system/goblind.service"
-	[ -z "$output" ] || { echo "$output"; false; }
+	[ "$status" = 0 ] && [ -z "$output" ] || { echo "$output"; false; }
 }
 
 @test "issue 15: make uninstall removes what install put, keeps an edited goblin.conf" {
