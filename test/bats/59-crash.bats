@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# The crash test (issue 16): goblind killed with SIGKILL at random moments
+# under memcache, HTTP and mount writers and readers, restarted on the same
+# store each round, every object then checked against a model of the
+# acknowledged writes (test/crash/crashtest.py; make bench runs it for 20
+# minutes through bench/crash.sh).
+
+bats_require_minimum_version 1.5.0
+
+load goblind
+
+CRASH="$BATS_TEST_DIRNAME/../crash/crashtest.py"
+
+setup() {
+	[ -e /dev/fuse ] || skip "no /dev/fuse"
+	command -v fusermount3 >/dev/null || skip "no fusermount3"
+	gd_setup crash
+}
+
+teardown() {
+	# crashtest.py stops its goblind and unmounts; a run killed by bats
+	# may leave them: the mount is $T/run/mnt
+	M="$T/run/mnt"
+	fusermount3 -u -z "$M" 2>/dev/null || true
+	gd_teardown
+}
+
+# --allow-mount-short: mount reads cut short by the kernel's cached file
+# size (a file replaced by another front-end, or rewritten through the
+# mount) are two known bugs of goblinfs reported with issue 16; they are
+# counted and printed, not failed.  Drop the option once they are fixed.
+
+@test "issue 16: kill -9 under memcache, HTTP and mount writers loses no acknowledged write" {
+	run -0 "$PY" "$CRASH" --goblind "$GD" --dir "$T/run" \
+		--duration "${CRASH_SECONDS:-55}" --allow-mount-short
+	echo "$output" | grep -E '^crash: (seed|[0-9]+ rounds|final|[0-9]+ ack)' >&3
+	[[ "$output" =~ crash:\ ([0-9]+)\ rounds,\ ([0-9,]+)\ objects\ verified,\ 0\ wrong,\ 0\ lost ]]
+	(( BASH_REMATCH[1] >= 3 ))
+	(( ${BASH_REMATCH[2]//,/} >= 300 ))
+	# every front-end wrote and was read back after kills
+	for p in mc http mount; do
+		[[ "$output" =~ write_$p\ ([0-9]+) ]]
+		(( BASH_REMATCH[1] > 0 ))
+	done
+}
+
+@test "issue 16: the crash test finds an object lost and one cut short behind its back" {
+	run -1 "$PY" "$CRASH" --goblind "$GD" --dir "$T/run" --rounds 2 \
+		--plant 2 --seed 7 --allow-mount-short
+	[[ "$output" == *"planted: deleted "* ]]
+	[[ "$output" == *"crash: 2 rounds, "*" objects verified, 1 wrong, 1 lost"* ]]
+	[[ "$output" == *"LOST: "*"after restart 2"* ]]
+	[[ "$output" == *"WRONG: "*"after restart 2 via "*": wrong: truncated: "* ]]
+	[[ "$output" == *"FAILED with seed 7: replay with "*"--seed 7"* ]]
+}
