@@ -143,7 +143,8 @@ def identify(seed, key, data, max_size):
         return ver, Wrong("wrong bytes from offset %d of %d (%d read)" % (
             off, n, len(data)))
     if len(data) > n:
-        return ver, Wrong("too long: %d of %d bytes" % (len(data), n))
+        return ver, Wrong("too long: %d of %d bytes, a whole version then "
+                          "%r" % (len(data), n, data[n:n + 16]))
     return ver, Wrong("truncated: %d of %d bytes" % (len(data), n), True,
                       len(data))
 
