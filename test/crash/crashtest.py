@@ -361,6 +361,7 @@ class Daemon:
         self.mnt = os.path.join(tmp, "mnt")
         os.makedirs(self.mnt, exist_ok=True)
         self.proc = None
+        self.root = None	# fd of the mount's root while it is up
         self.n = 0
 
     def start(self):
@@ -386,6 +387,11 @@ class Daemon:
             h = re.search(r"http on [^ ]*:(\d+)", text)
             if m and h and os.path.ismount(self.mnt):
                 self.port, self.hport = int(m.group(1)), int(h.group(1))
+                # every mount operation goes through this descriptor of
+                # the mount's root: once goblind is dead they fail with
+                # ENOTCONN, where a path would reach the directory under
+                # the mount as soon as the dead mount is removed
+                self.root = os.open(self.mnt, os.O_RDONLY | os.O_DIRECTORY)
                 return True
             if self.proc.poll() is not None:
                 return False
@@ -396,16 +402,22 @@ class Daemon:
         with open(self.log, errors="replace") as f:
             return f.read()
 
-    def kill(self):
-        """SIGKILL; False when goblind had already died by itself."""
+    def kill(self, unmount=True):
+        """SIGKILL; False when goblind had already died by itself.  With
+        @unmount false the caller calls unmount() (once the clients are
+        done)."""
         alive = self.proc.poll() is None
         if alive:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
-        self.unmount()
+        if unmount:
+            self.unmount()
         return alive
 
     def unmount(self):
+        if self.root is not None:
+            os.close(self.root)
+            self.root = None
         # auto_unmount normally removes the dead mount; if not, it would
         # answer ENOTCONN until unmounted: -z detaches it even when busy
         for _ in range(200):
@@ -460,6 +472,9 @@ class Crash:
 
     # -- one read through a front-end; (state, None) or (state, wrong) --
 
+    def opener(self, name, flags):
+        return os.open(name, flags, 0o644, dir_fd=self.d.root)
+
     def client(self, proto):
         d = self.d
         if proto == "mc":
@@ -471,7 +486,7 @@ class Crash:
     def read(self, conn, proto, key):
         if proto == "mount":
             try:
-                with open(os.path.join(self.d.mnt, key), "rb") as f:
+                with open(key, "rb", opener=self.opener) as f:
                     data = f.read()
             except FileNotFoundError:
                 return ABSENT, None
@@ -501,9 +516,8 @@ class Crash:
         3), so close() alone acknowledges nothing.  When close() is made
         to return only after the commit, tighten this to "acknowledged
         when close() returns" (--mount-ack close, then its default)."""
-        path = os.path.join(self.d.mnt, key)
         try:
-            with open(path, "wb") as f:
+            with open(key, "wb", opener=self.opener) as f:
                 for off in range(0, len(data), 256 << 10):
                     f.write(data[off:off + (256 << 10)])
         except OSError as e:
@@ -527,7 +541,7 @@ class Crash:
 
     def mount_delete(self, key):
         try:
-            os.unlink(os.path.join(self.d.mnt, key))
+            os.unlink(key, dir_fd=self.d.root)
             return True
         except FileNotFoundError:
             return False
@@ -835,13 +849,14 @@ class Crash:
         if evicted:
             self.stats.add("evictions", evicted)
         self.killing = True	# from here on, errors are the kill's
-        alive = self.d.kill()
+        alive = self.d.kill(unmount=False)
         self.stop.set()
         for x in th:
             x.join(self.a.timeout + 30)
             if x.is_alive():
                 self.stats.error("hung", "a client thread did not finish "
                                  "after the kill")
+        self.d.unmount()
         if not alive:
             self.stats.error("died", "goblind %d exited by itself (rc %s); "
                              "log %s:\n%s" % (self.d.n,
