@@ -124,7 +124,7 @@ time.sleep(60)' >"$T/held" 2>/dev/null 3>&- &
 	GD_PIDS+=("$!")
 	local i
 	for i in $(seq 100); do
-		HELD=$(cat "$T/held")
+		HELD=$(cat "$T/held" 2>/dev/null || true)
 		[ -n "$HELD" ] && return 0
 		sleep 0.05
 	done
