@@ -33,6 +33,10 @@ static const char *const errs[HTTP_E_COUNT] = {
 	[HTTP_E_NO_HOST] = "missing host",
 	[HTTP_E_CHUNK_SIZE] = "invalid chunk framing",
 	[HTTP_E_CHUNK_TOO_BIG] = "chunk too large",
+	[HTTP_E_CHUNK_EXT] = "invalid chunk extension",
+	[HTTP_E_CHUNK_CRLF] = "chunk data not followed by crlf",
+	[HTTP_E_TRAILER] = "invalid trailer section",
+	[HTTP_E_TE_HTTP10] = "transfer-encoding in http/1.0",
 	[HTTP_E_SYNTAX] = "malformed request",
 };
 
@@ -396,6 +400,10 @@ static enum http_err head_finish(const http_parser *p, struct head_ctx *x)
 	r->chunked = x->te;
 	if (x->te && x->cl)
 		return HTTP_E_CL_TE;
+	/* RFC 9112 6.1: an HTTP/1.0 recipient cannot trust a
+	 * Transfer-Encoding (a 1.0 proxy before us would not have) */
+	if (x->te && r->minor == 0)
+		return HTTP_E_TE_HTTP10;
 	if (x->cl) {
 		r->has_length = true;
 		r->length = p->content_length;
@@ -448,6 +456,237 @@ enum http_parse_result http_parse_head(const char *buf, size_t len,
 		return HTTP_PARSE_BAD;
 	*consumed = skip + (size_t)n;
 	return HTTP_PARSE_OK;
+}
+
+/*
+ * The strict chunked framing scanner (RFC 9112 sec. 7.1):
+ *
+ *   chunked-body = *chunk last-chunk trailer-section CRLF
+ *   chunk        = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
+ *   chunk-ext    = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] )
+ *   ext-val      = token / quoted-string
+ *   trailer-section = *( field-name ":" OWS field-value OWS CRLF )
+ *
+ * One state per position in that grammar; chunk data is skipped in one
+ * step, so the cost is per framing byte, not per body byte.
+ */
+enum {
+	CS_SIZE0 = 0,	/* a size line's first byte: HEXDIG */
+	CS_SIZE,	/* HEXDIG, BWS, ';' or CR */
+	CS_BWS,		/* BWS before ';': SP, HT or ';' */
+	CS_NAME0,	/* after ';': BWS or an ext-name's first tchar */
+	CS_NAME,	/* tchar, BWS, '=', ';' or CR */
+	CS_NAME_BWS,	/* BWS after a name: SP, HT, '=' or ';' */
+	CS_VAL0,	/* after '=': BWS, tchar or DQUOTE */
+	CS_TOKEN,	/* tchar, BWS, ';' or CR */
+	CS_QUOTED,	/* in a quoted-string */
+	CS_QUOTED_PAIR,	/* after a backslash in it */
+	CS_QUOTED_END,	/* after its DQUOTE: BWS, ';' or CR */
+	CS_SIZE_LF,	/* the LF ending a size line */
+	CS_DATA,	/* chunk data: c->left bytes */
+	CS_DATA_CR,	/* the CRLF after chunk data */
+	CS_DATA_LF,
+	CS_TR0,		/* a trailer line's first byte: tchar or CR */
+	CS_TR_NAME,	/* tchar or ':' */
+	CS_TR_VALUE,	/* field bytes or CR */
+	CS_TR_LF,	/* the LF ending a trailer line */
+	CS_END_LF,	/* the LF ending the body */
+	CS_DONE,
+};
+
+static bool is_ws(unsigned char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* qdtext and quoted-pair's second byte: HT, SP, VCHAR, obs-text */
+static bool is_qchar(unsigned char ch)
+{
+	return ch == '\t' || (ch >= 0x20 && ch != 0x7f);
+}
+
+/* one byte of a size line after its first digit */
+static enum http_err ext_step(struct http_chunked *c, unsigned char ch)
+{
+	switch (c->state) {
+	case CS_SIZE:
+	case CS_TOKEN:
+	case CS_QUOTED_END:
+	case CS_NAME:
+		if (ch == '\r')
+			c->state = CS_SIZE_LF;
+		else if (ch == ';')
+			c->state = CS_NAME0;
+		else if (ch == ' ' || (is_ws(ch) && c->state != CS_SIZE))
+			/* after the size only SP: http-parser, which decodes
+			 * after us, takes no HT there */
+			c->state = c->state == CS_NAME ? CS_NAME_BWS : CS_BWS;
+		else if (c->state == CS_NAME && ch == '=')
+			c->state = CS_VAL0;
+		else if ((c->state == CS_NAME || c->state == CS_TOKEN) &&
+			 is_tchar(ch))
+			break;
+		else
+			return c->state == CS_SIZE ? HTTP_E_CHUNK_SIZE :
+			       HTTP_E_CHUNK_EXT;
+		break;
+	case CS_BWS:
+	case CS_NAME_BWS:
+		if (ch == ';')
+			c->state = CS_NAME0;
+		else if (c->state == CS_NAME_BWS && ch == '=')
+			c->state = CS_VAL0;
+		else if (!is_ws(ch))
+			return HTTP_E_CHUNK_EXT;
+		break;
+	case CS_NAME0:
+	case CS_VAL0:
+		if (is_tchar(ch))
+			c->state = c->state == CS_NAME0 ? CS_NAME : CS_TOKEN;
+		else if (c->state == CS_VAL0 && ch == '"')
+			c->state = CS_QUOTED;
+		else if (!is_ws(ch))
+			return HTTP_E_CHUNK_EXT;
+		break;
+	case CS_QUOTED:
+		if (ch == '"')
+			c->state = CS_QUOTED_END;
+		else if (ch == '\\')
+			c->state = CS_QUOTED_PAIR;
+		else if (!is_qchar(ch))
+			return HTTP_E_CHUNK_EXT;
+		break;
+	case CS_QUOTED_PAIR:
+		if (!is_qchar(ch))
+			return HTTP_E_CHUNK_EXT;
+		c->state = CS_QUOTED;
+		break;
+	}
+	return HTTP_E_OK;
+}
+
+/* one byte of the trailer section */
+static enum http_err trailer_step(struct http_chunked *c, unsigned char ch)
+{
+	if (++c->line > HTTP_HEAD_MAX)
+		return HTTP_E_TRAILER;
+	switch (c->state) {
+	case CS_TR0:
+		if (ch == '\r') {
+			c->state = CS_END_LF;
+		} else if (is_tchar(ch)) {
+			if (++c->fields > HTTP_HEADERS_MAX)
+				return HTTP_E_TRAILER;
+			c->state = CS_TR_NAME;
+		} else {
+			return HTTP_E_TRAILER;	/* obs-fold, ':', bare LF */
+		}
+		break;
+	case CS_TR_NAME:
+		if (ch == ':')
+			c->state = CS_TR_VALUE;
+		else if (!is_tchar(ch))
+			return HTTP_E_TRAILER;	/* "Name :", "Na me:" */
+		break;
+	case CS_TR_VALUE:
+		if (ch == '\r')
+			c->state = CS_TR_LF;
+		else if (!is_qchar(ch))
+			return HTTP_E_TRAILER;	/* NUL, bare LF, CTLs */
+		break;
+	case CS_TR_LF:
+	case CS_END_LF:
+		if (ch != '\n')
+			return HTTP_E_TRAILER;
+		c->state = c->state == CS_TR_LF ? CS_TR0 : CS_DONE;
+		break;
+	}
+	return HTTP_E_OK;
+}
+
+/*
+ * Scan @len bytes of chunked body.  Returns how many belong to it (all,
+ * or up to its end when c->state becomes CS_DONE), or -err.
+ */
+static long chunk_scan(struct http_chunked *c, const unsigned char *in,
+		       size_t len)
+{
+	size_t i = 0;
+	enum http_err e = HTTP_E_OK;
+
+	while (i < len && c->state != CS_DONE) {
+		unsigned char ch = in[i];
+		int h;
+
+		switch (c->state) {
+		case CS_DATA: {
+			size_t n = len - i;
+
+			if (n > c->left)
+				n = (size_t)c->left;
+			c->left -= n;
+			i += n;
+			if (!c->left)
+				c->state = CS_DATA_CR;
+			continue;
+		}
+		case CS_DATA_CR:
+		case CS_DATA_LF:
+			if (ch != (c->state == CS_DATA_CR ? '\r' : '\n'))
+				return -HTTP_E_CHUNK_CRLF;
+			c->state = c->state == CS_DATA_CR ? CS_DATA_LF :
+				   CS_SIZE0;
+			break;
+		case CS_SIZE0:
+			h = hexval(ch);
+			if (h < 0)
+				return -HTTP_E_CHUNK_SIZE;
+			c->left = (unsigned)h;
+			c->line = 1;
+			c->state = CS_SIZE;
+			break;
+		case CS_SIZE:
+			h = hexval(ch);
+			if (h >= 0) {
+				if (c->left > UINT64_MAX >> 4)
+					return -HTTP_E_CHUNK_SIZE;
+				c->left = c->left << 4 | (unsigned)h;
+			} else if (c->left > HTTP_CHUNK_MAX) {
+				return -HTTP_E_CHUNK_TOO_BIG;
+			} else {
+				e = ext_step(c, ch);
+			}
+			if (!e && ++c->line > HTTP_CHUNK_LINE_MAX)
+				e = HTTP_E_CHUNK_EXT;
+			break;
+		case CS_SIZE_LF:
+			if (ch != '\n')
+				return -HTTP_E_CHUNK_SIZE;	/* bare CR */
+			if (c->left) {
+				c->state = CS_DATA;
+			} else {
+				c->state = CS_TR0;
+				c->line = 0;
+			}
+			break;
+		case CS_TR0:
+		case CS_TR_NAME:
+		case CS_TR_VALUE:
+		case CS_TR_LF:
+		case CS_END_LF:
+			e = trailer_step(c, ch);
+			break;
+		default:
+			e = ext_step(c, ch);
+			if (!e && ++c->line > HTTP_CHUNK_LINE_MAX)
+				e = HTTP_E_CHUNK_EXT;
+			break;
+		}
+		if (e)
+			return -(long)e;
+		i++;
+	}
+	return (long)i;
 }
 
 /* chunked bodies: http-parser after a fixed head, body callbacks copy out */
@@ -515,6 +754,7 @@ int http_chunked_feed(struct http_chunked *c, const char *in, size_t len,
 		      char *out, size_t *out_len, size_t *consumed)
 {
 	size_t done;
+	long n;
 
 	*out_len = 0;
 	*consumed = 0;
@@ -522,20 +762,24 @@ int http_chunked_feed(struct http_chunked *c, const char *in, size_t len,
 		return -1;
 	if (c->done || !len)
 		return 0;
+	n = chunk_scan(c, (const unsigned char *)in, len);
+	if (n < 0) {
+		c->err = (enum http_err)-n;
+		return -1;
+	}
 	c->out = out;
 	c->out_len = 0;
-	done = http_parser_execute(&c->hp, &chunk_settings, in, len);
+	done = http_parser_execute(&c->hp, &chunk_settings, in, (size_t)n);
 	*out_len = c->out_len;
 	c->out = NULL;
 	if (c->err)
 		return -1;
-	if (c->done) {
-		/* paused after the final CRLF: that byte was counted too */
-		*consumed = done;
-		return 0;
-	}
-	if (HTTP_PARSER_ERRNO(&c->hp) != HPE_OK || done != len) {
-		c->err = HTTP_E_CHUNK_SIZE;
+	/* what the scanner passed, http-parser must take whole, ending the
+	 * body at the same byte (paused after the final LF, counted too);
+	 * a disagreement is refused, never guessed at */
+	if (done != (size_t)n || c->done != (c->state == CS_DONE) ||
+	    HTTP_PARSER_ERRNO(&c->hp) != (c->done ? HPE_PAUSED : HPE_OK)) {
+		c->err = c->state >= CS_TR0 ? HTTP_E_TRAILER : HTTP_E_CHUNK_SIZE;
 		return -1;
 	}
 	*consumed = done;

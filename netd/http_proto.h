@@ -17,8 +17,8 @@
  *    request line and an over-long head.  Our callbacks reject header names
  *    that are not tokens (no "Content-Length :"), a request target with
  *    bytes outside 0x21-0x7e, a Transfer-Encoding other than exactly
- *    "chunked", Content-Length with Transfer-Encoding, repeated framing
- *    headers, and more than HTTP_HEADERS_MAX fields.
+ *    "chunked" (and any in HTTP/1.0), Content-Length with Transfer-Encoding,
+ *    repeated framing headers, and more than HTTP_HEADERS_MAX fields.
  *  - lenient_http_headers and allow_chunked_length stay 0 (the defaults):
  *    http-parser itself then also refuses CL + TE and invalid header bytes.
  *  - http_parser_set_max_header_size() is not called: it is process-wide
@@ -28,8 +28,22 @@
  *    be parsed past it), one it knows but we do not serve (OPTIONS, PATCH)
  *    parses as HTTP_M_OTHER: the server replies 501 and may keep the
  *    connection, as the body framing is known.
- *  - The chunked decoder feeds http-parser a fixed synthetic head and then
- *    the caller's bytes: its body callbacks give the decoded data.
+ *  - Chunked bodies: every byte goes first through our own strict framing
+ *    scanner (RFC 9112 sec. 7.1 grammar, nothing lenient), then to
+ *    http-parser, which decodes; the two must agree on where the body ends.
+ *    Why our own layer: Debian's http-parser is built without
+ *    HTTP_PARSER_STRICT, and then it does not check the CRLF after a size
+ *    line or after chunk data (any two bytes pass), so "3\r\nabcXX0\r\n"
+ *    ends a body early and what follows is a request the client hid in it
+ *    (issue 16).  Debian 12 packages no strict C alternative (llhttp only
+ *    as node-llhttp, JavaScript sources).  The scanner refuses: a size that
+ *    is not 1*HEXDIG, a size over HTTP_CHUNK_MAX (413) or 64 bits, a size
+ *    line over HTTP_CHUNK_LINE_MAX, an extension that is not
+ *    BWS ";" BWS token [BWS "=" BWS (token / quoted-string)], chunk data not
+ *    followed by exactly CRLF, bare CR or LF anywhere, a trailer line that
+ *    is not "token:value" (no space before the colon, no obs-fold, no
+ *    control bytes), and a trailer section over HTTP_HEAD_MAX bytes or
+ *    HTTP_HEADERS_MAX fields.  Extensions are ignored and trailers dropped.
  */
 #ifndef HTTP_PROTO_H
 #define HTTP_PROTO_H
@@ -45,6 +59,7 @@
 #define HTTP_HEADERS_MAX 64	/* header fields per request */
 #define HTTP_KEY_MAX 4096	/* decoded key (GS_KEY_MAX) */
 #define HTTP_CHUNK_MAX (UINT64_C(1) << 40)	/* largest chunk size */
+#define HTTP_CHUNK_LINE_MAX 4096	/* chunk size + extensions, no CRLF */
 
 enum http_method_id {
 	HTTP_M_GET = 0, HTTP_M_HEAD, HTTP_M_PUT, HTTP_M_DELETE, HTTP_M_POST,
@@ -76,6 +91,10 @@ enum http_err {
 	HTTP_E_NO_HOST,		/* HTTP/1.1 without Host */
 	HTTP_E_CHUNK_SIZE,	/* invalid chunk size or chunk framing */
 	HTTP_E_CHUNK_TOO_BIG,	/* chunk size over HTTP_CHUNK_MAX: 413 */
+	HTTP_E_CHUNK_EXT,	/* a chunk extension not in RFC 9112's grammar */
+	HTTP_E_CHUNK_CRLF,	/* chunk data not followed by CRLF */
+	HTTP_E_TRAILER,		/* a malformed or over-long trailer section */
+	HTTP_E_TE_HTTP10,	/* Transfer-Encoding in an HTTP/1.0 request */
 	HTTP_E_SYNTAX,		/* anything else http-parser refused */
 	HTTP_E_COUNT,
 };
@@ -144,6 +163,11 @@ long http_pct_decode(const char *in, size_t len, char *out, size_t max);
 /* An incremental chunked-body decoder; init with http_chunked_init(). */
 struct http_chunked {
 	http_parser hp;
+	/* the strict framing scanner, ahead of http-parser */
+	unsigned state;
+	uint64_t left;		/* in a size line: the size; in data: to go */
+	size_t line;		/* bytes of this size line / trailer section */
+	unsigned fields;	/* trailer fields */
 	char *out;		/* while feeding: where body bytes go */
 	size_t out_len;
 	bool done;		/* last chunk and trailers seen */

@@ -484,12 +484,200 @@ static void test_chunked_bad(void **state)
 	chunk_bad("x\r\n", HTTP_E_CHUNK_SIZE);
 	chunk_bad("-1\r\n", HTTP_E_CHUNK_SIZE);
 	chunk_bad("\r\n", HTTP_E_CHUNK_SIZE);
-	chunk_bad("5\r\nhelloX\r\n", HTTP_E_CHUNK_SIZE);
+	chunk_bad("5\r\nhelloX\r\n", HTTP_E_CHUNK_CRLF);
 	chunk_bad("5\r\nhello\r\nzz\r\n", HTTP_E_CHUNK_SIZE);
 	chunk_bad("ffffffffffffffffff\r\n", HTTP_E_CHUNK_SIZE);
 	chunk_bad("10000000001\r\n", HTTP_E_CHUNK_TOO_BIG);
 	assert_int_equal(http_err_status(HTTP_E_CHUNK_TOO_BIG), 413);
-	chunk_bad("0\r\nBad Trailer: x\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	chunk_bad("0\r\nBad Trailer: x\r\n\r\n", HTTP_E_TRAILER);
+}
+
+/* @len bytes of @in are a whole chunked body: decoded to @want, fed
+ * whole and byte by byte, and nothing after it is taken */
+static void chunk_good(const char *in, size_t len, const char *want)
+{
+	struct http_chunked c;
+	char out[256];
+	size_t ol;
+	int rc;
+
+	for (size_t step = 1; step <= len; step += len - 1 ? len - 1 : 1) {
+		size_t n = chunked(in, len, step, out, &ol, &rc, &c);
+
+		if (rc || !c.done)
+			fail_msg("chunked '%s' step %zu: rc %d err '%s'", in,
+				 step, rc, http_strerror(c.err));
+		assert_int_equal(n, len - 3);	/* "GET" after it */
+		assert_int_equal(ol, strlen(want));
+		assert_memory_equal(out, want, ol);
+	}
+}
+
+/* @len bytes of @in are refused with @err, whole and byte by byte */
+static void chunk_bad_n(const char *in, size_t len, enum http_err err)
+{
+	struct http_chunked c;
+	size_t ol, steps[] = { 1, len };
+	int rc;
+	static char out[65536];
+
+	for (size_t i = 0; i < 2; i++) {
+		chunked(in, len, steps[i], out, &ol, &rc, &c);
+		if (rc != -1 || c.err != err)
+			fail_msg("chunked '%.60s' step %zu: rc %d done %d err "
+				 "'%s', want '%s'", in, steps[i], rc, c.done,
+				 http_strerror(c.err), http_strerror(err));
+	}
+}
+
+#define CHUNK_GOOD(s, want) chunk_good(s "GET", sizeof(s "GET") - 1, want)
+#define CHUNK_BAD(s, err) chunk_bad_n(s, sizeof(s) - 1, err)
+
+/*
+ * issue 16: the chunked framing is strict.  Debian's http-parser, built
+ * non-strict, took any two bytes for the CRLF after chunk data and after
+ * a size line: "3\r\nabcXX0\r\n\r\n" ended the body and what came after
+ * it was served as a request of its own (request smuggling).  Every
+ * shape of RFC 9112 sec. 7.1 / 11.2 a front proxy might frame otherwise
+ * is refused here.
+ */
+static void test_issue16_chunk_framing(void **state)
+{
+	static char big[HTTP_HEAD_MAX + 64];
+	size_t n;
+
+	(void)state;
+	/* what is well-formed still passes, whatever the spacing allows */
+	CHUNK_GOOD("3\r\nabc\r\n0\r\n\r\n", "abc");
+	CHUNK_GOOD("A\r\n0123456789\r\n0\r\n\r\n", "0123456789");
+	CHUNK_GOOD("000000000000000000000003\r\nabc\r\n0000\r\n\r\n", "abc");
+	CHUNK_GOOD("3;a=b;c; d = \"q\\\"; x\"\r\nabc\r\n0;z\r\n\r\n", "abc");
+	CHUNK_GOOD("3 ;a\r\nabc\r\n0\r\nT: 1\r\nU:\r\nV:\t\x80 w \r\n\r\n",
+		   "abc");
+	/* the CRLF after chunk data: exactly CR LF */
+	CHUNK_BAD("3\r\nabcXX0\r\n\r\n", HTTP_E_CHUNK_CRLF);
+	CHUNK_BAD("3\r\nabcX\n0\r\n\r\n", HTTP_E_CHUNK_CRLF);
+	CHUNK_BAD("3\r\nabc\rX0\r\n\r\n", HTTP_E_CHUNK_CRLF);
+	CHUNK_BAD("3\r\nabc\n0\r\n\r\n", HTTP_E_CHUNK_CRLF);
+	CHUNK_BAD("3\r\nabc0\r\n\r\n", HTTP_E_CHUNK_CRLF);
+	CHUNK_BAD("3\r\nabcd\r\n0\r\n\r\n", HTTP_E_CHUNK_CRLF);
+	/* the CRLF after a size line */
+	CHUNK_BAD("3\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("3\rXabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("3\r\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("0\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("0\rX\r\n", HTTP_E_CHUNK_SIZE);
+	/* chunk sizes: 1*HEXDIG, nothing else, no overflow */
+	CHUNK_BAD("0x3\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD(" 3\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("+3\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("-3\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("3g\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("3,4\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("10000000000000000\r\n", HTTP_E_CHUNK_SIZE);	/* 2^64 */
+	CHUNK_BAD("10000000000000003\r\nabc\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("fffffffffffffffff\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("10000000001\r\n", HTTP_E_CHUNK_TOO_BIG);
+	CHUNK_BAD("\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD(";a\r\n", HTTP_E_CHUNK_SIZE);
+	/* chunk extensions: RFC 9112's grammar, no bare CR/LF, bounded */
+	CHUNK_BAD("3 \r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a b\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=b c\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=\x01\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=\"x\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=\"x\ny\"\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=\"\\\n\"\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("3;a=\"x\"y\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_EXT);
+	CHUNK_BAD("0;a\n\r\n", HTTP_E_CHUNK_EXT);
+	n = (size_t)snprintf(big, sizeof(big), "3;a=");
+	memset(big + n, 'x', HTTP_CHUNK_LINE_MAX);
+	chunk_bad_n(big, n + HTTP_CHUNK_LINE_MAX, HTTP_E_CHUNK_EXT);
+	/* BWS after the size: SP only (http-parser, the decoder, takes no HT) */
+	CHUNK_BAD("3\t;a\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	CHUNK_BAD("3\t\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
+	/* trailers: field lines only, CRLF only, bounded */
+	CHUNK_BAD("0\r\n\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\n\r\r", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\n\rX", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX: a\r\n b\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX: a\r\n\tb\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX : a\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX\t: a\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\n: a\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX: a\nY: b\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX: a\rY: b\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX: a\x01\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nX: a\x7f\r\n\r\n", HTTP_E_TRAILER);
+	CHUNK_BAD("0\r\nGET /_goblin/stats HTTP/1.1\r\nHost: a\r\n\r\n",
+		  HTTP_E_TRAILER);
+	chunk_bad_n("0\r\nX: a\0\r\n\r\n", 12, HTTP_E_TRAILER);
+	n = (size_t)snprintf(big, sizeof(big), "0\r\n");
+	for (int i = 0; i <= HTTP_HEADERS_MAX; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "T%d: 1\r\n", i);
+	n += (size_t)snprintf(big + n, sizeof(big) - n, "\r\n");
+	chunk_bad_n(big, n, HTTP_E_TRAILER);
+	n = (size_t)snprintf(big, sizeof(big), "0\r\nT: ");
+	memset(big + n, 'x', HTTP_HEAD_MAX);
+	chunk_bad_n(big, n + HTTP_HEAD_MAX, HTTP_E_TRAILER);
+	assert_int_equal(http_err_status(HTTP_E_CHUNK_CRLF), 400);
+	assert_int_equal(http_err_status(HTTP_E_CHUNK_EXT), 400);
+	assert_int_equal(http_err_status(HTTP_E_TRAILER), 400);
+}
+
+/* issue 16: the head shapes of RFC 9112 sec. 6.1, 6.3 and 11.2 */
+static void test_issue16_head_framing(void **state)
+{
+	(void)state;
+	/* Transfer-Encoding in HTTP/1.0: the framing cannot be trusted */
+	bad("PUT /k HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    HTTP_E_TE_HTTP10);
+	bad("PUT /k HTTP/1.0\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+	    "Connection: keep-alive\r\n\r\n", HTTP_E_TE_HTTP10);
+	assert_int_equal(http_err_status(HTTP_E_TE_HTTP10), 400);
+	/* chunked not the final (only) coding */
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+	    HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked;q=1\r\n\r\n",
+	    HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: xchunked\r\n\r\n",
+	    HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \"chunked\"\r\n\r\n",
+	    HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \x0b" "chunked\r\n\r\n",
+	    HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n", HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+	    "Transfer-Encoding: identity\r\n\r\n", HTTP_E_DUP_HEADER);
+	/* obs-fold in Transfer-Encoding */
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n chunked\r\n\r\n",
+	    HTTP_E_OBS_FOLD);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n"
+	    "\tchunked\r\n\r\n", HTTP_E_OBS_FOLD);
+	/* whitespace before the colon, or in a name */
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n",
+	    HTTP_E_HEADER_NAME);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\n Transfer-Encoding: chunked\r\n\r\n",
+	    HTTP_E_OBS_FOLD);
+	bad("PUT /k HTTP/1.1\r\nHost : h\r\n\r\n", HTTP_E_HEADER_NAME);
+	/* CL and TE together, in either order, in 1.0 too */
+	bad("PUT /k HTTP/1.0\r\nContent-Length: 3\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n", HTTP_E_CL_TE);
+	/* conflicting, repeated and malformed lengths */
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
+	    "content-length: 3\r\n\r\n", HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3,4\r\n\r\n", HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 0x3\r\n\r\n", HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3 4\r\n\r\n", HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\n"
+	    "Content-Length: 18446744073709551616\r\n\r\n", HTTP_E_CL);
+	/* bare LF ending a framing header */
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\n\r\n",
+	    HTTP_E_BARE_LF);
 }
 
 static void test_strerror(void **state)
@@ -517,6 +705,8 @@ int main(void)
 		cmocka_unit_test(test_pct_decode),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_chunked_bad),
+		cmocka_unit_test(test_issue16_chunk_framing),
+		cmocka_unit_test(test_issue16_head_framing),
 		cmocka_unit_test(test_strerror),
 	};
 
