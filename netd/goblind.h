@@ -105,7 +105,8 @@ struct gd_counters {
 	uint64_t http_partial;	/* 206 replies */
 	uint64_t http_client_errors;	/* other 4xx replies */
 	uint64_t http_server_errors;	/* 5xx replies */
-	uint64_t http_bad_requests;	/* unparsable heads: replied, closed */
+	uint64_t http_bad_requests;	/* unparsable heads or chunked bodies:
+					 * replied, closed */
 	uint64_t http_timeouts;	/* heads not in within --http-timeout */
 	uint64_t http_denied;	/* writes refused by the write gate */
 	uint64_t mirror_writes_refused;	/* memcache writes to a mirror */

@@ -837,6 +837,7 @@ static int chunked_run(struct conn *c)
 				      &used) < 0) {
 			gs_put_abort(h->wr);
 			h->wr = NULL;
+			CNT(c->w, http_bad_requests);
 			return reply_close(c, http_err_status(h->ch.err),
 					   "bad chunked body: %s",
 					   http_strerror(h->ch.err));
@@ -1012,10 +1013,13 @@ static int fwd_run(struct conn *c)
 			return RUN_INPUT;
 		if (h->chunked) {
 			if (http_chunked_feed(&h->ch, in, avail, in, &n,
-					      &used) < 0)
-				return reply_close(c, 400, "bad chunked body:"
-						   " %s",
+					      &used) < 0) {
+				CNT(c->w, http_bad_requests);
+				return reply_close(c,
+						   http_err_status(h->ch.err),
+						   "bad chunked body: %s",
 						   http_strerror(h->ch.err));
+			}
 		} else {
 			n = used = avail < h->left ? avail : (size_t)h->left;
 			h->left -= n;

@@ -7,6 +7,12 @@
   trickle PORT         send stdin one byte at a time, then as raw
   slowloris PORT SECS  send half a head, then wait: print the reply and
                        how many seconds the server took to answer
+  smuggle PORT         stdin: lines "STATUS[,STATUS...] b'bytes'" (a
+                       Python bytes literal; '#' lines are comments); each
+                       is sent on a connection of its own and must get
+                       exactly these responses and then the close: one
+                       more is a request smuggled in the ones before;
+                       exits 1 if any case fails
   origin PORTFILE      a scripted origin (see Origin below); writes its
                        port to PORTFILE, logs each request on stdout
 """
@@ -49,6 +55,48 @@ def slowloris(port, secs):
     out = read_all(s, quiet=secs)
     print("after %.1f s:" % (time.monotonic() - t0))
     sys.stdout.buffer.write(out)
+
+
+def smuggle(port, cases):
+    import ast
+    import re
+    bad = 0
+    n = 0
+    for line in cases.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        want, lit = line.split(" ", 1)
+        data = ast.literal_eval(lit)
+        n += 1
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(data)
+        s.settimeout(3.0)
+        out = b""
+        closed = False
+        while True:
+            try:
+                b = s.recv(65536)
+            except socket.timeout:
+                break
+            except ConnectionResetError:
+                closed = True
+                break
+            if not b:
+                closed = True
+                break
+            out += b
+        s.close()
+        codes = re.findall(rb"HTTP/1\.[01] (\d{3}) ", out)
+        got = b",".join(codes).decode()
+        ok = got == want and closed
+        if not ok:
+            bad += 1
+        print("%s want %s got [%s]%s: %s" % (
+            "ok  " if ok else "FAIL", want, got,
+            "" if closed else " (not closed)", lit[:90]))
+    print("%d cases, %d failed" % (n, bad))
+    sys.exit(1 if bad or not n else 0)
 
 
 class Origin(http.server.BaseHTTPRequestHandler):
@@ -174,6 +222,8 @@ def main():
         raw(int(sys.argv[2]), sys.stdin.buffer.read(), trickle=True)
     elif cmd == "slowloris":
         slowloris(int(sys.argv[2]), float(sys.argv[3]))
+    elif cmd == "smuggle":
+        smuggle(int(sys.argv[2]), sys.stdin.read())
     elif cmd == "origin":
         origin(sys.argv[2])
     else:
