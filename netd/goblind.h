@@ -192,7 +192,6 @@ struct mc_state {
 	 * its "\r\n" included */
 	uint64_t left;
 	bool bad_chunk;		/* the block did not end with "\r\n" */
-	bool too_large;		/* over --max-item: swallowed, refused */
 	uint8_t crlf[2];
 	/* JOB_VALUE, streamed: the writer, and for append/prepend the old
 	 * version copied before (append) or after (prepend) the new bytes */

@@ -15,6 +15,9 @@
 #define MC_LINE_MAX 2048	/* a line without a newline past this closes */
 #define MC_OPAQUE_MAX 32	/* longest meta O token */
 #define MC_META_MAX 24		/* meta flags kept per request */
+/* memcached's longest data block (an int32 with its CRLF): over it, and
+ * over --max-item, a storage line is a bad command line */
+#define MC_BLOCK_MAX (INT32_MAX - 2)
 #define MC_REL_TIME_MAX (60 * 60 * 24 * 30)	/* exptime: relative below */
 
 enum mc_cmd {

@@ -503,19 +503,6 @@ static void value_finish(struct conn *c)
 	int ret = m->err;
 
 	m->job = JOB_NONE;
-	if (m->too_large) {
-		CNT(c->w, store_too_large);
-		/* like memcached: a failed set leaves no stale old value */
-		if (q->cmd == MC_SET ||
-		    (q->cmd == MC_MS && q->meta.mode == MC_MS_SET))
-			gs_delete(store_of(c), q->key, q->klen);
-		if (q->cmd == MC_MS)
-			OUT(c, "SERVER_ERROR object too large for cache"
-				 "\r\n");
-		else
-			conn_reply(c, "SERVER_ERROR object too large for cache");
-		return;
-	}
 	if (m->bad_chunk) {
 		value_drop(m);
 		if (q->cmd == MC_MS)
@@ -627,6 +614,41 @@ static enum mc_run swallow_run(struct conn *c)
 	return st;
 }
 
+/*
+ * Skip the data block of a refused storage command, so the next command
+ * is read where it starts.  A block longer than memcached ever takes is
+ * not read at all: memcached refuses such a line as a bad command line
+ * (below) and then reads what follows as commands, and so do we.
+ */
+static void swallow_block(struct conn *c, uint64_t bytes)
+{
+	struct mc_state *m = &c->mc;
+
+	if (bytes > MC_BLOCK_MAX)
+		return;
+	m->job = JOB_SWALLOW;
+	m->left = bytes + 2;
+}
+
+/*
+ * Over --max-item: refused before a byte of the block is read, the reply
+ * sent at once, and then the block swallowed (memcached 1.6 sends the
+ * same reply after the block).  Like memcached, a failed set leaves no
+ * stale old value behind.
+ */
+static void storage_too_large(struct conn *c, const struct mc_req *q)
+{
+	if (q->bytes > MC_BLOCK_MAX) {
+		conn_reply(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	CNT(c->w, store_too_large);
+	if (q->cmd == MC_SET || (q->cmd == MC_MS && q->meta.mode == MC_MS_SET))
+		gs_delete(store_of(c), q->key, q->klen);
+	conn_reply(c, "SERVER_ERROR object too large for cache");
+	swallow_block(c, q->bytes);
+}
+
 /* A storage command line was parsed: plan how its data block is taken. */
 static enum mc_run storage_start(struct conn *c)
 {
@@ -634,13 +656,14 @@ static enum mc_run storage_start(struct conn *c)
 	const struct mc_req *q = &m->req;
 
 	m->left = q->bytes + 2;
-	m->bad_chunk = m->too_large = false;
+	m->bad_chunk = false;
 	m->err = 0;
-	m->job = JOB_VALUE;
+	m->job = JOB_NONE;
 	if (q->bytes > c->w->gd->set.max_item) {
-		m->too_large = true;	/* swallowed, then refused */
-		return RUN_INPUT;
+		storage_too_large(c, q);
+		return RUN_OUTPUT;	/* the reply goes out before the swallow */
 	}
+	m->job = JOB_VALUE;
 	if (q->bytes + 2 <= GD_RBUF / 2)
 		return RUN_INPUT;	/* value_whole() once it is in */
 	value_stream_begin(c);
@@ -1324,16 +1347,12 @@ static bool is_write(const struct mc_req *q)
  */
 static void mirror_refuse(struct conn *c, const struct mc_req *q)
 {
-	struct mc_state *m = &c->mc;
-
 	CNT(c->w, mirror_writes_refused);
 	if (!q->noreply || q->cmd >= MC_MG)
 		OUT(c, "SERVER_ERROR read only: a mirror stores what its "
 		       "origin serves\r\n");
-	if (q->cmd == MC_MS || (q->cmd >= MC_SET && q->cmd <= MC_CAS)) {
-		m->job = JOB_SWALLOW;
-		m->left = q->bytes + 2;
-	}
+	if (q->cmd == MC_MS || (q->cmd >= MC_SET && q->cmd <= MC_CAS))
+		swallow_block(c, q->bytes);
 }
 
 /* Continue the command in progress; RUN_INPUT once it is done. */
@@ -1354,7 +1373,7 @@ static enum mc_run run_job(struct conn *c)
 	case JOB_SWALLOW:
 		return swallow_run(c);
 	case JOB_VALUE:
-		if (!m->wr && !m->err && !m->too_large &&
+		if (!m->wr && !m->err &&
 		    m->req.bytes + 2 <= GD_RBUF / 2) {
 			if (c->rend - c->rstart < m->req.bytes + 2)
 				return RUN_INPUT;
@@ -1405,10 +1424,8 @@ enum mc_run mc_conn_run(struct conn *c)
 			c->rstart += used;
 			if (!q->noreply || q->cmd >= MC_MG)
 				conn_printf(c, "CLIENT_ERROR %s\r\n", q->err);
-			if (q->swallow) {	/* keep the framing */
-				m->job = JOB_SWALLOW;
-				m->left = q->bytes + 2;
-			}
+			if (q->swallow)		/* keep the framing */
+				swallow_block(c, q->bytes);
 			continue;
 		case MC_PARSE_OK:
 			break;

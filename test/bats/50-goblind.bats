@@ -249,3 +249,22 @@ print('\n'.join(map(str, out)))" "$cpus")
 	[ "$n" -eq 3 ]
 	gd_stop
 }
+
+@test "issue 16: a set over --max-item is refused at once as memcached replies; a length over memcached's int32 is never read" {
+	command -v memcached >/dev/null || skip "no memcached (Debian's memcached)"
+	gd_start s --max-item 1M
+	# the reference: Debian's memcached on a Unix socket in $T, no port
+	memcached -u "$(id -un)" -s "$T/mc.sock" -a 0700 -U 0 -I 1m -m 64 &
+	GD_PIDS+=($!)
+	for i in $(seq 50); do
+		[ -S "$T/mc.sock" ] && break
+		sleep 0.1
+	done
+	run "$PY" "$MCCHECK" bigline "$PORT" "$T/mc.sock"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "20 cases, 0 mismatched" ]
+	[ "$(stat_of store_too_large)" = 5 ]
+	# nothing the server read was taken for the values' data
+	[ "$(stat_of curr_items)" = 0 ]
+}

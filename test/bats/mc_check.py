@@ -9,6 +9,12 @@
   headfirst PORT KEY    read the header and the first 256 KiB, then stop
                         reading and print ssd:bytes_read from a second
                         connection (the tail must not be read ahead whole)
+  bigline PORT MCSOCK   storage lines with lengths over --max-item, over
+                        memcached's int32 bound, or unparseable: the same
+                        bytes to goblind (PORT) and to memcached (its Unix
+                        socket MCSOCK) must bring the same replies; then
+                        goblind alone must answer such a line before any
+                        of its data block is sent; exit 1 on a mismatch
 """
 import hashlib
 import socket
@@ -17,6 +23,10 @@ import time
 
 
 def conn(port):
+    if isinstance(port, str):       # a Unix socket's path
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(port)
+        return s
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
@@ -235,6 +245,109 @@ def headfirst(port, key):
     s.close()
 
 
+# (sent, what both reply); --max-item 1M on goblind, -I 1m on memcached
+BIGLINES = [
+    (b"set k 0 0 1\r\nx\r\nset k 0 0 2000000\r\n" + b"y" * 2000000 +
+     b"\r\nget k\r\nmn\r\n",
+     b"STORED\r\nSERVER_ERROR object too large for cache\r\nEND\r\nMN\r\n"),
+    (b"ms k 2000000 T0\r\n" + b"y" * 2000000 + b"\r\nmn\r\n",
+     b"SERVER_ERROR object too large for cache\r\nMN\r\n"),
+    (b"set k 0 0 2000000 noreply\r\n" + b"y" * 2000000 + b"\r\nmn\r\n",
+     b"MN\r\n"),
+    # over memcached's int32 bound: refused, the block not read (its
+    # bytes are then lines of their own: ERROR)
+    (b"set k 0 0 2147483646\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"set k 0 0 2147483648\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"add k 0 0 4294967295\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"cas k 0 0 4294967295 1\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"append k 0 0 3000000000\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"set k 0 0 4294967295 noreply\r\nabc\r\nmn\r\n",
+     b"ERROR\r\nMN\r\n"),
+    (b"ms k 4294967295 q\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"ms k 2147483647\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    # unparseable
+    (b"set k 0 0 18446744073709551616\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"set k 0 0 99999999999999999999999\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"set k 0 0 1x\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+    (b"ms k 1x\r\nabc\r\nmn\r\n",
+     b"CLIENT_ERROR bad command line format\r\nERROR\r\nMN\r\n"),
+]
+
+# (line, goblind's reply) for goblind alone, with no data block sent:
+# the reply comes at once and the connection then takes the block (or,
+# over memcached's bound, reads on as commands).  memcached 1.6.18 sends
+# the first reply only after swallowing 2,000,002 bytes, and reads
+# 99999999999 as an int32 (1215752191): it would swallow 1.2 GB.
+EARLY = [
+    (b"set k 0 0 2000000\r\n",
+     b"SERVER_ERROR object too large for cache\r\n", 2000000),
+    (b"ms k 2000000\r\n",
+     b"SERVER_ERROR object too large for cache\r\n", 2000000),
+    (b"set k 0 0 99999999999\r\n",
+     b"CLIENT_ERROR bad command line format\r\n", None),
+    (b"ms k 99999999999\r\n",
+     b"CLIENT_ERROR bad command line format\r\n", None),
+    (b"set k 0 0 9223372036854775807\r\n",
+     b"CLIENT_ERROR bad command line format\r\n", None),
+]
+
+
+def bigline(port, mcsock):
+    bad = 0
+    for send, want in BIGLINES:
+        got = exchange(port, send)
+        ref = exchange(mcsock, send)
+        if got != want or ref != want:
+            bad += 1
+            print("sent %r\n  want      %r\n  goblind   %r\n  memcached %r"
+                  % (send[:60], want, got, ref))
+    for line, want, block in EARLY:
+        s = conn(port)
+        t0 = time.monotonic()
+        s.sendall(line)
+        s.settimeout(2.0)
+        got = b""
+        try:
+            while len(got) < len(want):
+                d = s.recv(4096)
+                if not d:
+                    break
+                got += d
+        except socket.timeout:
+            pass
+        dt = time.monotonic() - t0
+        if block is not None:    # the block is then taken, framing kept
+            s.sendall(b"y" * block + b"\r\nmn\r\n")
+        else:
+            s.sendall(b"mn\r\n")
+        s.settimeout(5.0)
+        try:
+            while not got.endswith(b"MN\r\n"):
+                d = s.recv(4096)
+                if not d:
+                    break
+                got += d
+        except socket.timeout:
+            pass
+        s.close()
+        print("%r: first reply after %.3f s" % (line, dt))
+        if got != want + b"MN\r\n" or dt > 1.0:
+            bad += 1
+            print("  want %r within 1 s\n  got  %r" % (want + b"MN\r\n", got))
+    print("%d cases, %d mismatched" % (len(BIGLINES) + len(EARLY), bad))
+    return 1 if bad else 0
+
+
 def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     if cmd == "raw":
@@ -247,6 +360,8 @@ def main():
         bigget(port, sys.argv[3], int(sys.argv[4]))
     elif cmd == "headfirst":
         headfirst(port, sys.argv[3])
+    elif cmd == "bigline":
+        sys.exit(bigline(port, sys.argv[3]))
 
 
 if __name__ == "__main__":
