@@ -1164,12 +1164,28 @@ static int get_start(struct conn *c, const struct http_req *q)
 
 /* ---- requests ---- */
 
+/*
+ * /_goblin/ and /metrics are goblind's own: a GET there serves stats, so
+ * a write there would store what no GET can read (and in a mirror would
+ * reach the origin for a path the mirror never fetches).
+ */
+static bool key_reserved(const struct http_req *q)
+{
+	return key_is(q, METRICS_KEY) || key_is(q, "_goblin") ||
+	       (q->klen >= 8 && !memcmp(q->key, "_goblin/", 8));
+}
+
 static int request_start(struct conn *c, const struct http_req *q)
 {
 	struct gd *gd = c->w->gd;
 
 	if (q->expect_other)
 		return reply_close(c, 417, "only 100-continue is expected");
+	if (key_reserved(q) && (q->method == HTTP_M_PUT ||
+	    q->method == HTTP_M_DELETE || q->method == HTTP_M_POST))
+		return reply_close_extra(c, 405, "Allow: GET, HEAD\r\n",
+					 "/_goblin/ and /metrics are read "
+					 "only");
 	if (has_body(q) && q->method != HTTP_M_PUT &&
 	    q->method != HTTP_M_POST)
 		return reply_close(c, 400, "a body is not taken with this "

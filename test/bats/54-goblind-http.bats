@@ -323,3 +323,26 @@ EOF
 	run -129 "$GD" --store "$T/x" --mirror ftp://x
 	[[ "$output" == *"not an http:// or https:// URL"* ]]
 }
+
+@test "issue 16: /_goblin/ and /metrics are read only: writes get 405 with Allow and store nothing" {
+	gd_start s
+	local u="http://127.0.0.1:$HPORT" p
+	for p in _goblin/stats _goblin%2Fstats _goblin/x _goblin metrics; do
+		run -0 curl -s -o /dev/null -D "$T/h" -w '%{http_code}' \
+			-X PUT --data-binary x "$u/$p"
+		echo "PUT /$p: $output"
+		[ "$output" = 405 ]
+		grep -qi '^Allow: GET, HEAD' "$T/h"
+		run -0 code DELETE "$u/$p"
+		[ "$output" = 405 ]
+		run -0 code POST "$u/$p" --data-binary x
+		[ "$output" = 405 ]
+	done
+	# nothing was stored under those keys; the stats are still served
+	run -0 mc <<<$'get _goblin/stats _goblin/x _goblin metrics\r\nquit\r'
+	[ "$output" = $'END\r\n<closed>' ]
+	run -0 curl -s "$u/_goblin/stats"
+	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["http_puts"] == 0 and d["curr_items"] == 0, d' "$output"
+	run -0 curl -s "$u/metrics"
+	grep -qx 'goblin_curr_items 0' <<<"$output"
+}
