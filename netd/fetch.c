@@ -85,6 +85,8 @@ struct job {
 	CURL *h;
 	struct curl_slist *hdrs;
 	char errbuf[CURL_ERROR_SIZE];
+	/* JOB_HEAD: connect + head by deadline_ms; JOB_BODY: the next body
+	 * bytes by then (moved on by every byte that comes) */
 	int64_t request_time, deadline_ms;
 	/* the response head, as received */
 	char *head;
@@ -328,7 +330,6 @@ static int job_handle(struct job *j)
 	struct fshard *f = j->f;
 	CURL *h = curl_easy_init();
 	char *url = h ? url_for(f, h, j->key, j->klen) : NULL;
-	long secs = (long)((f->o.timeout_ms + 999) / 1000);
 
 	if (!url)
 		goto fail;
@@ -340,9 +341,9 @@ static int job_handle(struct job *j)
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->errbuf);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)f->o.timeout_ms);
-	/* no progress for timeout_ms: 504 (curl counts whole seconds) */
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, secs ? secs : 1L);
+	/* a stall is timed by check_deadlines(), not by curl's low-speed
+	 * check: that one averages the speed over the last 5 s, so a
+	 * transfer stalled after some bytes ran for timeout + ~5 s */
 	/* redirects and errors are relayed to the client as they are */
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
@@ -813,6 +814,7 @@ static int head_done(struct job *j)
 	int ret;
 
 	j->state = JOB_BODY;
+	j->deadline_ms = now_ms() + f->o.timeout_ms;
 	if (!j->forward && j->conditional && j->status == 304)
 		return head_not_modified(j);
 	head_parse(j, &hi, j->forward || j->status != 200);
@@ -918,6 +920,8 @@ static size_t on_body(char *p, size_t one, size_t n, void *arg)
 
 	(void)one;
 	STAT_ADD(f, origin_bytes, n);
+	if (n)
+		j->deadline_ms = now_ms() + f->o.timeout_ms;
 	if (!j->w)
 		return n;	/* a 304: nothing should come */
 	if (j->storable && j->late && j->got + n > f->o.max_object)
@@ -1057,7 +1061,10 @@ static void start_pending(struct fshard *f)
 	}
 }
 
-/* Give head-timed-out transfers 504; returns the ms to the next deadline. */
+/*
+ * Give transfers past their deadline 504: no head within the timeout, or
+ * a body that stalled for it.  Returns the ms to the next deadline.
+ */
 static long check_deadlines(struct fshard *f)
 {
 	int64_t now = now_ms();
@@ -1066,15 +1073,18 @@ static long check_deadlines(struct fshard *f)
 
 	for (j = f->active; j; j = jn) {
 		jn = j->pnext;
-		if (j->state != JOB_HEAD)
-			continue;
-		if (j->deadline_ms <= now) {
+		if (j->deadline_ms <= now && j->state == JOB_HEAD) {
 			snprintf(j->errbuf, sizeof(j->errbuf),
 				 "no response head within %u ms",
 				 f->o.timeout_ms);
 			job_finish(j);
 			fail_head(j, CURLE_OPERATION_TIMEDOUT);
 			job_free(j);
+		} else if (j->deadline_ms <= now) {
+			snprintf(j->errbuf, sizeof(j->errbuf),
+				 "no body bytes for %u ms", f->o.timeout_ms);
+			j->restart = false;
+			job_done(j, CURLE_OPERATION_TIMEDOUT);
 		} else if (j->deadline_ms - now < next) {
 			next = (long)(j->deadline_ms - now);
 		}

@@ -327,3 +327,21 @@ hstat() {
 	[ "$(grep -c '^GET /chunked/4500000' "$T/count")" = 2 ]
 	[ "$(hstat mirror_passed)" = 2 ]
 }
+
+@test "issue 16: a stalled origin transfer is given up after --mirror-timeout, not seconds later" {
+	scripted
+	gd_start s --mirror "http://127.0.0.1:$SPORT" --mirror-timeout 2
+	local u="http://127.0.0.1:$HPORT/stall/200000" t rc=0
+	# half the body in the first second, then the origin goes silent
+	t=$(curl -s -o "$T/got" -m 30 -w '%{time_starttransfer} %{time_total}' \
+		"$u") || rc=$?
+	echo "curl exit $rc, times: $t, got $(stat -c %s "$T/got") bytes"
+	[ "$rc" = 18 ]		# the response ends short: not a whole object
+	[ "$(stat -c %s "$T/got")" = 100000 ]
+	# the stall starts ~0.9 s after the head; given up 2 s later, not
+	# the 2 + ~5 s of curl's averaged low-speed check
+	"$PY" -c 'import sys; a, b = map(float, sys.argv[1:3]); s = b - a - 0.9; print("stall given up after %.2f s" % s); sys.exit(0 if 1.7 <= s <= 3.0 else 1)' $t
+	[ "$(hstat origin_timeouts)" = 1 ]
+	[ "$(hstat mirror_aborted_fills)" = 1 ]
+	[ "$(hstat curr_items)" = 0 ]	# nothing partial was stored
+}

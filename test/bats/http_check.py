@@ -111,6 +111,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
       /missing      404
       /slowhead     the head after 3 s
       /chunked/N    200, max-age=3600, N bytes chunked in 10 parts 0.3 s apart
+      /stall/N      200, max-age=3600, Content-Length N: N/2 bytes in 10
+                    parts 0.1 s apart, then nothing for 60 s
     Any method counts in /_count (plain text: "METHOD PATH" lines).
     """
     protocol_version = "HTTP/1.1"
@@ -143,6 +145,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if kind == "chunked":
             h["Cache-Control"] = "max-age=3600"
             return self.send_chunked(h, self.body(n), head_only)
+        if kind == "stall":
+            return self.send_stall(n)
         if kind == "nostore":
             h["Cache-Control"] = "no-store"
         elif kind == "private":
@@ -188,6 +192,20 @@ class Origin(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(0.3)
         self.wfile.write(b"0\r\n\r\n")
+
+    def send_stall(self, n):
+        self.send_response(200)
+        self.send_header("Cache-Control", "max-age=3600")
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        b = self.body(n // 2)
+        step = max(1, len(b) // 10)
+        for i in range(0, len(b), step):
+            self.wfile.write(b[i:i + step])
+            self.wfile.flush()
+            time.sleep(0.1)
+        time.sleep(60)
+        self.close_connection = True
 
     def do_GET(self):
         self.answer(False)
