@@ -39,6 +39,9 @@ gd_start() {
 	local name="$1" i
 	shift
 	LOG="$T/$name.log"
+	# made here: the child opens it only after the fork, and a sed of a
+	# file not yet there fails the test under set -e
+	: >"$LOG"
 	"$GD" --store "$T/$name" "${GD_STORE_OPTS[@]}" --memcache-port 0 \
 		--http-port 0 --cores 2 "$@" 2>"$LOG" &
 	GPID=$!
