@@ -35,8 +35,11 @@
  *    HTTP_PARSER_STRICT, and then it does not check the CRLF after a size
  *    line or after chunk data (any two bytes pass), so "3\r\nabcXX0\r\n"
  *    ends a body early and what follows is a request the client hid in it
- *    (issue 16).  Debian 12 packages no strict C alternative (llhttp only
- *    as node-llhttp, JavaScript sources).  The scanner refuses: a size that
+ *    (issue 16).  Debian 12 packages no strict alternative: llhttp 8.1
+ *    comes only as generated C sources inside node-llhttp (no library),
+ *    and built from them it serves the same smuggled request, and takes a
+ *    bare LF ending the trailers and obs-fold in a trailer (checked by
+ *    hand, Dec 2026).  The scanner refuses: a size that
  *    is not 1*HEXDIG, a size over HTTP_CHUNK_MAX (413) or 64 bits, a size
  *    line over HTTP_CHUNK_LINE_MAX, an extension that is not
  *    BWS ";" BWS token [BWS "=" BWS (token / quoted-string)], chunk data not
