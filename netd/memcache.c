@@ -205,7 +205,11 @@ static const char *text_put_reply(const struct mc_req *q, int ret)
 	case -ENOENT: return q->cmd == MC_CAS ? "NOT_FOUND" : "NOT_STORED";
 	case -ESTALE: return "EXISTS";
 	case -EFBIG: return "SERVER_ERROR object too large for cache";
-	case -ENOSPC: return "SERVER_ERROR out of memory storing object";
+	/* the tier or its file system is full: not RAM, as memcached's
+	 * "out of memory" would say */
+	case -ENOSPC: return "SERVER_ERROR out of space storing object";
+	case -ENOMEM: return "SERVER_ERROR out of memory storing object";
+	case -EIO: return "SERVER_ERROR I/O error storing object";
 	}
 	return "SERVER_ERROR cannot store the value";
 }
@@ -224,14 +228,8 @@ static void meta_put_reply(struct conn *c, const struct mc_req *q, int ret,
 	case -EEXIST: code = "NS"; break;
 	case -ENOENT: code = mc_meta_has(&q->meta, 'C') ? "NF" : "NS"; break;
 	case -ESTALE: code = "EX"; break;
-	case -EFBIG:
-		OUT(c, "SERVER_ERROR object too large for cache\r\n");
-		return;
-	case -ENOSPC:
-		OUT(c, "SERVER_ERROR out of memory storing object\r\n");
-		return;
-	default:
-		OUT(c, "SERVER_ERROR cannot store the value\r\n");
+	default:	/* the same SERVER_ERROR text as the text protocol's */
+		conn_reply(c, text_put_reply(q, ret));
 		return;
 	}
 	if (ret == 0 && mc_meta_has(&q->meta, 'q'))

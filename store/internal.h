@@ -124,6 +124,11 @@ struct gs_store {
 	struct space space;	/* the SSD tier */
 	struct space hspace;	/* the HDD tier (limit 0 without one) */
 	uint64_t split;		/* with an HDD tier: SSD bytes of an object */
+	/* per tier: the capacity asked for (bytes), the bytes to leave free
+	 * on its file system, whether the journal shares that file system
+	 * (tier_limit_refresh()) */
+	uint64_t cap[NTIERS], floor[NTIERS];
+	bool jshare[NTIERS];
 	struct slru lru_ssd, lru_small, lru_head, lru_hdd;
 	uint64_t cas;		/* last cas handed out */
 	uint64_t seq;		/* last journal sequence number */
@@ -213,6 +218,8 @@ int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own);
 int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
 /* Give back @tier's units past the first @size bytes (0: all of them). */
 void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
+/* Set @tier's limit from its capacity, the journal and its fs's free space. */
+void tier_limit_refresh(struct gs_store *s, int tier);
 struct space *tier_space(struct gs_store *s, int tier);
 int tier_fd(const struct gs_store *s, int tier);
 void obj_release_large(struct gs_store *s, struct gs_obj *o);

@@ -30,6 +30,7 @@ int space_init(struct space *sp, uint64_t capacity, uint64_t unit)
 	sp->units = sp->limit = capacity / unit;
 	sp->used = 0;
 	sp->cursor = 0;
+	sp->mark = 0;
 	sp->bits = calloc(sp->units / 64 + 1, sizeof(uint64_t));
 	return sp->bits ? 0 : -ENOMEM;
 }
@@ -56,10 +57,16 @@ void space_release(struct space *sp)
 	sp->bits = NULL;
 }
 
-/* First free unit at or after @i below the limit, or sp->limit. */
-static uint64_t next_free(const struct space *sp, uint64_t i)
+void space_set_mark(struct space *sp, uint64_t units)
 {
-	while (i < sp->limit) {
+	if (units > sp->mark)
+		sp->mark = units;
+}
+
+/* First free unit at or after @i below @end, or @end. */
+static uint64_t next_free(const struct space *sp, uint64_t i, uint64_t end)
+{
+	while (i < end) {
 		if (i % 64 == 0 && sp->bits[i / 64] == ~0ull) {
 			i += 64;
 			continue;
@@ -68,16 +75,17 @@ static uint64_t next_free(const struct space *sp, uint64_t i)
 			return i;
 		i++;
 	}
-	return sp->limit;
+	return end;
 }
 
-static uint64_t run_len(const struct space *sp, uint64_t i, uint64_t want)
+static uint64_t run_len(const struct space *sp, uint64_t i, uint64_t want,
+			uint64_t end)
 {
 	uint64_t n = 0;
 
-	while (i + n < sp->limit && n < want && !bit_get(sp, i + n)) {
+	while (i + n < end && n < want && !bit_get(sp, i + n)) {
 		if ((i + n) % 64 == 0 && sp->bits[(i + n) / 64] == 0 &&
-		    want - n >= 64 && i + n + 64 <= sp->limit) {
+		    want - n >= 64 && i + n + 64 <= end) {
 			n += 64;
 			continue;
 		}
@@ -86,46 +94,71 @@ static uint64_t run_len(const struct space *sp, uint64_t i, uint64_t want)
 	return n;
 }
 
+/*
+ * Take free runs from [*pos, end) into ext[*n...] until @need is met.
+ * Leaves *pos after the last run taken.  0, or -E2BIG past @max extents.
+ */
+static int take(struct space *sp, uint64_t *need, uint64_t *pos,
+		uint64_t end, struct extent *ext, int max, int *n)
+{
+	while (*need > 0) {
+		uint64_t f = next_free(sp, *pos, end), len;
+
+		if (f >= end)
+			return 0;
+		len = run_len(sp, f, *need, end);
+		if (*n > 0 && ext[*n - 1].off + ext[*n - 1].len ==
+				      f * sp->unit) {	/* across the mark */
+			ext[*n - 1].len += len * sp->unit;
+		} else if (*n == max) {
+			return -E2BIG;
+		} else {
+			ext[*n].off = f * sp->unit;
+			ext[*n].len = len * sp->unit;
+			(*n)++;
+		}
+		bits_set(sp, f, len, true);
+		sp->used += len;
+		*need -= len;
+		*pos = f + len;
+	}
+	return 0;
+}
+
 int space_alloc(struct space *sp, uint64_t bytes, struct extent *ext, int max)
 {
 	uint64_t need = bytes / sp->unit + (bytes % sp->unit != 0);
-	uint64_t pos = sp->cursor >= sp->limit ? 0 : sp->cursor, scanned = 0;
-	int n = 0;
+	uint64_t mark = sp->mark < sp->limit ? sp->mark : sp->limit;
+	uint64_t start = sp->cursor < mark ? sp->cursor : 0, pos = start;
+	int n = 0, ret;
 
 	if (need > space_free_units(sp))
 		return -ENOSPC;
-	while (need > 0) {
-		uint64_t f = next_free(sp, pos), len;
-
-		if (f >= sp->limit) {	/* wrap around */
-			scanned += sp->limit - pos;
-			pos = 0;
-			if (scanned > sp->limit)
-				break;
-			continue;
-		}
-		scanned += f - pos;
-		len = run_len(sp, f, need);
-		if (n == max) {
-			n = -E2BIG;
-			break;
-		}
-		ext[n].off = f * sp->unit;
-		ext[n].len = len * sp->unit;
-		bits_set(sp, f, len, true);
-		sp->used += len;
-		n++;
-		need -= len;
-		pos = f + len;
-		scanned += len;
+	/*
+	 * Next-fit among the units the file holds: from the cursor, then
+	 * from the start up to it; only then the units never used.  Every
+	 * used unit lies below the mark: while the store fills, none below
+	 * it is free and the scan is skipped.
+	 */
+	ret = 0;
+	if (sp->mark > sp->limit || sp->used < sp->mark)
+		ret = take(sp, &need, &pos, mark, ext, max, &n);
+	if (ret == 0 && need > 0 && start > 0 &&
+	    (sp->mark > sp->limit || sp->used < sp->mark)) {
+		pos = 0;
+		ret = take(sp, &need, &pos, start, ext, max, &n);
 	}
-	if (need > 0 || n < 0) {	/* undo: should not happen but for E2BIG */
-		int k = n < 0 ? max : n;
-
-		for (int i = 0; i < k; i++)
+	if (ret == 0 && need > 0) {
+		pos = mark;
+		ret = take(sp, &need, &pos, sp->limit, ext, max, &n);
+	}
+	if (ret < 0 || need > 0) {	/* undo: should not happen but for E2BIG */
+		for (int i = 0; i < n; i++)
 			space_free(sp, &ext[i]);
-		return n < 0 ? n : -ENOSPC;
+		return ret < 0 ? ret : -ENOSPC;
 	}
+	for (int i = 0; i < n; i++)
+		space_set_mark(sp, (ext[i].off + ext[i].len) / sp->unit);
 	sp->cursor = pos >= sp->limit ? 0 : pos;
 	return n;
 }
@@ -142,6 +175,7 @@ int space_claim(struct space *sp, const struct extent *e)
 			return -EEXIST;
 	bits_set(sp, from, n, true);
 	sp->used += n;
+	space_set_mark(sp, from + n);
 	return 0;
 }
 

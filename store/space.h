@@ -3,6 +3,10 @@
  * SSD space: a bitmap of fixed allocation units over one data file.  An
  * object gets a short list of extents (runs of free units), found next-fit
  * from a rotating cursor so that fresh writes stay mostly sequential.
+ * Units below the mark (every unit ever handed out or claimed) are taken
+ * before any unit above it: the file system already holds blocks for them,
+ * so room freed by a delete is found at once, and the data file grows into
+ * its holes only when the units it has are all in use.
  */
 #ifndef GS_SPACE_H
 #define GS_SPACE_H
@@ -23,6 +27,7 @@ struct space {
 	uint64_t limit;		/* capacity: allocation stays below it */
 	uint64_t used;		/* units in use, beyond the limit too */
 	uint64_t cursor;	/* next-fit start */
+	uint64_t mark;		/* units [0, mark) have been in use */
 	uint64_t unit;		/* bytes per unit */
 };
 
@@ -33,6 +38,9 @@ int space_init(struct space *sp, uint64_t capacity, uint64_t unit);
  */
 int space_grow_map(struct space *sp, uint64_t units);
 void space_release(struct space *sp);
+
+/* Units [0, @units) are backed by the file (a data file found at open). */
+void space_set_mark(struct space *sp, uint64_t units);
 
 /*
  * Allocate @bytes (rounded up to units) as at most @max extents into @ext.

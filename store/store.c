@@ -803,6 +803,45 @@ int tier_fd(const struct gs_store *s, int tier)
 }
 
 /*
+ * Set @tier's limit to the room it has now: its capacity less the
+ * journal's records when the journal shares its file system, and never more
+ * than that file system can still hold: the units the data file has
+ * blocks for, plus the free space above the tier's floor.  Without this
+ * the tier filled the file system before it reached its capacity: writes
+ * failed with ENOSPC while nothing was evicted.  Units allocated but not
+ * yet written are in use and not yet in the file's blocks: the free space
+ * still holds them.  Lock held; two system calls, once per allocation.
+ */
+void tier_limit_refresh(struct gs_store *s, int tier)
+{
+	struct space *sp = tier_space(s, tier);
+	uint64_t lim = s->cap[tier] / GS_ALLOC_UNIT;
+	int fd = tier_fd(s, tier);
+	struct statvfs vfs;
+	struct stat st;
+
+	if (fd < 0 || !lim)
+		return;
+	if (s->jshare[tier]) {
+		/* its records; the room allocated after them is free space
+		 * that the file system check below sees taken */
+		uint64_t j = (s->jbytes + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
+
+		lim = lim > j ? lim - j : 0;
+	}
+	if (fstatvfs(fd, &vfs) == 0 && fstat(fd, &st) == 0) {
+		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		uint64_t room = (uint64_t)st.st_blocks * 512 / GS_ALLOC_UNIT;
+
+		if (avail > s->floor[tier])
+			room += (avail - s->floor[tier]) / GS_ALLOC_UNIT;
+		if (room < lim)
+			lim = room;
+	}
+	sp->limit = lim;
+}
+
+/*
  * Make @o's extents on @tier cover at least @size bytes, appending to what
  * it has (a put of unknown size grows as it is written).  Evicts cold
  * objects for room.  0, -EFBIG (more than the tier) or -ENOSPC.
@@ -814,13 +853,15 @@ int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 	struct extent *ext, *all;
 	int n;
 
-	if (size > sp->limit * GS_ALLOC_UNIT)
-		return -EFBIG;	/* checked first: the rounding below can wrap */
+	/* checked first: the rounding below can wrap */
+	if (size > s->cap[tier] / GS_ALLOC_UNIT * GS_ALLOC_UNIT)
+		return -EFBIG;
 	if (size == 0)
 		size = 1;	/* every large object has an extent */
 	if (have >= size)
 		return 0;
 	units = (size - have + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
+	tier_limit_refresh(s, tier);
 	if (space_free_units(sp) < units &&
 	    !evict(s, tier, units))
 		return -ENOSPC;
@@ -1667,29 +1708,54 @@ static int options_check(const struct gs_options *o, char *err, size_t len)
 	return 0;
 }
 
-/* A tier's capacity: @size, or the free space of @dir (with what its data
- * file @fd holds) less @floor. */
+/*
+ * A tier's capacity: @size, or the free space of @dir (with what its data
+ * file @fd holds) less the floor.  *@floor becomes the bytes the tier
+ * leaves free on its file system from then on (tier_limit_refresh()):
+ * @floor when given, else without @size 5% of the file system, at least
+ * 1 GiB, and with @size 1/32 of it, 4 MiB to 1 GiB.
+ */
 static uint64_t tier_capacity(const char *dir, int fd, uint64_t size,
-			      uint64_t floor)
+			      uint64_t *floor)
 {
 	struct statvfs vfs;
 	struct stat st;
-	uint64_t avail, have = 0;
+	uint64_t avail, have = 0, fs;
 
-	if (size)
+	if (statvfs(dir, &vfs) < 0) {
+		*floor = 0;
 		return size / GS_ALLOC_UNIT * GS_ALLOC_UNIT;
-	if (statvfs(dir, &vfs) < 0)
-		return 0;
+	}
+	fs = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+	if (size) {
+		if (!*floor) {
+			*floor = fs / 32;
+			if (*floor < (4ull << 20))
+				*floor = 4ull << 20;
+			if (*floor > (1ull << 30))
+				*floor = 1ull << 30;
+		}
+		return size / GS_ALLOC_UNIT * GS_ALLOC_UNIT;
+	}
 	if (fstat(fd, &st) == 0)
 		have = (uint64_t)st.st_blocks * 512;
 	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize + have;
-	if (!floor) {	/* default: keep 5% of the fs, at least 1 GiB */
-		floor = (uint64_t)vfs.f_blocks * vfs.f_frsize / 20;
-		if (floor < (1ull << 30))
-			floor = 1ull << 30;
+	if (!*floor) {
+		*floor = fs / 20;
+		if (*floor < (1ull << 30))
+			*floor = 1ull << 30;
 	}
-	return avail > floor ? (avail - floor) / GS_ALLOC_UNIT * GS_ALLOC_UNIT
-			     : 0;
+	return avail > *floor ? (avail - *floor) / GS_ALLOC_UNIT * GS_ALLOC_UNIT
+			      : 0;
+}
+
+/* Do @a and @b live on one file system? */
+static bool same_fs(int a, int b)
+{
+	struct stat sa, sb;
+
+	return a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev;
 }
 
 /* Units a data file spans: extents from an earlier, larger capacity. */
@@ -1786,8 +1852,11 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	}
 	/* without O_DIRECT here every record is buffered */
 	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	s->floor[TIER_SSD] = s->o.ssd_floor;
 	cap = tier_capacity(ssd_dir, s->data_fd, s->o.ssd_size,
-			    s->o.ssd_floor);
+			    &s->floor[TIER_SSD]);
+	s->cap[TIER_SSD] = cap;
+	s->jshare[TIER_SSD] = same_fs(s->jfd, s->data_fd);
 	if (cap < GS_ALLOC_UNIT) {
 		ret = errf(err, errlen, -ENOSPC,
 			   "no room for the SSD tier in '%s'", ssd_dir);
@@ -1808,8 +1877,11 @@ int gs_open(const char *dir, const struct gs_options *opt,
 				   strerror(errno));
 			goto fail;
 		}
+		s->floor[TIER_HDD] = s->o.ssd_floor;
 		hcap = tier_capacity(hdd_dir, s->hdd_fd, s->o.hdd_size,
-				     s->o.ssd_floor);
+				     &s->floor[TIER_HDD]);
+		s->cap[TIER_HDD] = hcap;
+		s->jshare[TIER_HDD] = same_fs(s->jfd, s->hdd_fd);
 		if (hcap < GS_ALLOC_UNIT) {
 			ret = errf(err, errlen, -ENOSPC,
 				   "no room for the HDD tier in '%s'",
@@ -1852,6 +1924,10 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	    (ret = index_init(&s->fills, 16)) < 0)
 		goto fail;
 	bufs_init(s);
+	/* the file's units are reused before it grows into its holes */
+	space_set_mark(&s->space, data_units(s->data_fd));
+	if (s->hdd_fd >= 0)
+		space_set_mark(&s->hspace, data_units(s->hdd_fd));
 	/* protected segments: 80% of each tier's capacity */
 	slru_init(&s->lru_ssd, s->space.limit * 4 / 5);
 	slru_init(&s->lru_small, s->small_mem.size * 4 / 5);
@@ -1863,7 +1939,10 @@ int gs_open(const char *dir, const struct gs_options *opt,
 		     strerror(-ret));
 		goto fail;
 	}
-	/* a smaller capacity than last time: evict down to it, by policy */
+	/* a smaller capacity than last time, or less room on the file
+	 * system: evict down to it, by policy */
+	tier_limit_refresh(s, TIER_SSD);
+	tier_limit_refresh(s, TIER_HDD);
 	if (s->space.used > s->space.limit) {
 		evict(s, TIER_SSD, 0);
 		dirty = true;

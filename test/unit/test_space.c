@@ -146,7 +146,13 @@ static void test_next_fit_contiguous(void **state)
 }
 
 /* A freed hole behind the cursor is not reused until the cursor wraps. */
-static void test_next_fit_skips_hole_then_wraps(void **state)
+/*
+ * Regression, issue 16: room freed behind the cursor is taken at once,
+ * before units the data file never held.  Next-fit from the cursor had the
+ * file grow into its holes on a full file system (ENOSPC) until the cursor
+ * wrapped, 166 attempts later.
+ */
+static void test_issue16_freed_room_taken_first(void **state)
 {
 	struct space *sp = *state;
 	struct extent a, b, c, d;
@@ -154,17 +160,45 @@ static void test_next_fit_skips_hole_then_wraps(void **state)
 	assert_int_equal(space_init(sp, 10 * UNIT, UNIT), 0);
 	assert_int_equal(space_alloc(sp, 2 * UNIT, &a, 1), 1);	/* 0-1 */
 	assert_int_equal(space_alloc(sp, 3 * UNIT, &b, 1), 1);	/* 2-4 */
+	assert_int_equal(sp->mark, 5);
 	space_free(sp, &a);
 	assert_int_equal(space_alloc(sp, 2 * UNIT, &c, 1), 1);
-	assert_int_equal(c.off, 5 * UNIT);	/* next-fit, not first-fit */
-	assert_int_equal(sp->cursor, 7);
-	/* 3 free at the end (7-9), then wrap to 0-1 */
+	assert_int_equal(c.off, 0);	/* the freed units, not 5-6 */
+	assert_int_equal(sp->mark, 5);
+	/* none free below the mark: the file grows */
 	assert_int_equal(space_alloc(sp, 3 * UNIT, &d, 1), 1);
-	assert_int_equal(d.off, 7 * UNIT);
-	assert_int_equal(sp->cursor, 0);	/* reached the end: back to 0 */
+	assert_int_equal(d.off, 5 * UNIT);
+	assert_int_equal(sp->mark, 8);
+	assert_int_equal(sp->cursor, 8);
 	assert_int_equal(space_alloc(sp, 2 * UNIT, &a, 1), 1);
-	assert_int_equal(a.off, 0);
+	assert_int_equal(a.off, 8 * UNIT);
+	assert_int_equal(sp->cursor, 0);	/* reached the end: back to 0 */
 	assert_int_equal(sp->used, 10);
+	assert_int_equal(space_free_units(sp), 0);
+	space_release(sp);
+}
+
+/* Below the mark the search is next-fit from the cursor, skipping holes. */
+static void test_next_fit_below_mark(void **state)
+{
+	struct space *sp = *state;
+	struct extent all, e[3], one = ext1(2, 2), two = ext1(6, 2);
+
+	assert_int_equal(space_init(sp, 10 * UNIT, UNIT), 0);
+	assert_int_equal(space_alloc(sp, 10 * UNIT, &all, 1), 1);
+	space_free(sp, &one);
+	space_free(sp, &two);
+	sp->cursor = 3;
+	assert_int_equal(space_alloc(sp, 2 * UNIT, e, 3), 2);
+	assert_int_equal(e[0].off, 3 * UNIT);	/* from the cursor */
+	assert_int_equal(e[0].len, 1 * UNIT);
+	assert_int_equal(e[1].off, 6 * UNIT);	/* skipping 4-5 */
+	assert_int_equal(e[1].len, 1 * UNIT);
+	assert_int_equal(sp->cursor, 7);
+	assert_int_equal(space_alloc(sp, 2 * UNIT, e, 3), 2);
+	assert_int_equal(e[0].off, 7 * UNIT);	/* then wraps to 2 */
+	assert_int_equal(e[1].off, 2 * UNIT);
+	assert_int_equal(sp->cursor, 3);
 	assert_int_equal(space_free_units(sp), 0);
 	space_release(sp);
 }
@@ -176,10 +210,10 @@ static void test_wrap_splits_extent(void **state)
 	struct extent a, e[3];
 
 	assert_int_equal(space_init(sp, 10 * UNIT, UNIT), 0);
-	assert_int_equal(space_alloc(sp, 6 * UNIT, &a, 1), 1);
-	assert_int_equal(sp->cursor, 6);
+	assert_int_equal(space_alloc(sp, 10 * UNIT, &a, 1), 1);
 	space_free(sp, &a);
 	assert_int_equal(sp->used, 0);
+	sp->cursor = 6;
 	assert_int_equal(space_alloc(sp, 6 * UNIT, e, 3), 2);
 	assert_int_equal(e[0].off, 6 * UNIT);
 	assert_int_equal(e[0].len, 4 * UNIT);
@@ -413,34 +447,43 @@ struct robj {
  * the allocation would leave.
  */
 static int ref_alloc(const int *owner, uint64_t units, uint64_t cursor,
-		     uint64_t need, struct extent *e, int max,
+		     uint64_t mark, uint64_t need, struct extent *e, int max,
 		     uint64_t *cursor_after)
 {
-	uint64_t pos = cursor;
+	uint64_t m = mark < units ? mark : units;
+	uint64_t start = cursor < m ? cursor : 0, pos = start;
+	/* units the file holds from the cursor, then from 0, then the rest */
+	const uint64_t range[3][2] = { { start, m }, { 0, start }, { m, units } };
 	int n = 0;
-	int wrapped = 0;
 
-	while (need > 0) {
-		uint64_t len = 0;
+	for (int r = 0; r < 3 && need > 0; r++) {
+		uint64_t at = range[r][0], end = range[r][1];
 
-		while (pos < units && owner[pos])
-			pos++;
-		if (pos >= units) {
-			assert_false(wrapped);
-			wrapped = 1;
-			pos = 0;
-			continue;
+		while (need > 0) {
+			uint64_t len = 0;
+
+			while (at < end && owner[at])
+				at++;
+			if (at >= end)
+				break;
+			while (at + len < end && len < need && !owner[at + len])
+				len++;
+			if (n > 0 && n <= max &&
+			    e[n - 1].off + e[n - 1].len == at * UNIT) {
+				e[n - 1].len += len * UNIT;
+			} else {
+				if (n < max) {
+					e[n].off = at * UNIT;
+					e[n].len = len * UNIT;
+				}
+				n++;
+			}
+			need -= len;
+			at += len;
+			pos = at;
 		}
-		while (pos + len < units && len < need && !owner[pos + len])
-			len++;
-		if (n < max) {
-			e[n].off = pos * UNIT;
-			e[n].len = len * UNIT;
-		}
-		n++;
-		need -= len;
-		pos += len;
 	}
+	assert_int_equal(need, 0);
 	*cursor_after = pos >= units ? 0 : pos;
 	return n;
 }
@@ -476,6 +519,7 @@ struct rstate {
 	struct robj objs[R_OBJS];
 	int owner[R_UNITS];
 	uint64_t free_units;
+	uint64_t mark;		/* the reference's: past every unit used */
 };
 
 static void rand_free(struct rstate *st, int id)
@@ -509,6 +553,8 @@ static void rand_claim(struct rstate *st, int id)
 		st->objs[id].e[0] = e;
 		ref_mark(st->owner, &e, 0, id + 1);
 		st->free_units -= len;
+		if (u + len > st->mark)
+			st->mark = u + len;
 	}
 }
 
@@ -524,8 +570,8 @@ static void rand_alloc(struct rstate *st, int id)
 	int nwant = 0, ret;
 
 	if (units <= st->free_units)
-		nwant = ref_alloc(st->owner, R_UNITS, sp->cursor, units, want,
-				  max, &cur_after);
+		nwant = ref_alloc(st->owner, R_UNITS, sp->cursor, st->mark,
+				  units, want, max, &cur_after);
 	ret = space_alloc(sp, bytes, o->e, max);
 	if (units > st->free_units || nwant > max) {
 		assert_int_equal(ret, units > st->free_units ? -ENOSPC
@@ -539,8 +585,11 @@ static void rand_alloc(struct rstate *st, int id)
 		assert_int_equal(o->e[i].off, want[i].off);
 		assert_int_equal(o->e[i].len, want[i].len);
 		ref_mark(st->owner, &o->e[i], 0, id + 1);
+		if ((o->e[i].off + o->e[i].len) / UNIT > st->mark)
+			st->mark = (o->e[i].off + o->e[i].len) / UNIT;
 	}
 	assert_int_equal(sp->cursor, cur_after);
+	assert_int_equal(sp->mark, st->mark);
 	o->n = ret;
 	st->free_units -= units;
 }
@@ -602,7 +651,8 @@ int main(void)
 		S(test_init_geometry),
 		S(test_alloc_free_basic),
 		S(test_next_fit_contiguous),
-		S(test_next_fit_skips_hole_then_wraps),
+		S(test_issue16_freed_room_taken_first),
+		S(test_next_fit_below_mark),
 		S(test_wrap_splits_extent),
 		S(test_fragmented),
 		S(test_enospc_unchanged),
