@@ -175,6 +175,12 @@ static const struct {
 	STAT_U64(numa_swap_ns_total),
 	STAT_U64(numa_swap_ns_max),
 	STAT_U64(numa_move_failures),
+	STAT_U64(write_errors),
+	STAT_U64(read_errors),
+	STAT_U64(faults_eio),
+	STAT_U64(faults_short),
+	STAT_U64(faults_enospc),
+	STAT_U64(faults_torn),
 	STAT_BOOL(hugetlb),
 	STAT_BOOL(mlocked),
 };

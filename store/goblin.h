@@ -390,6 +390,15 @@ struct gs_stats {
 	uint64_t numa_swap_ns_total;	/* time the moves took, summed */
 	uint64_t numa_swap_ns_max;	/* the longest move */
 	uint64_t numa_move_failures;	/* moves the kernel did not make */
+	uint64_t write_errors;		/* data or journal writes that failed */
+	uint64_t read_errors;		/* data or journal reads that failed */
+	/* I/O faults injected (GOBLIN_FAULTS, tests), per class: failed
+	 * with EIO, done short, failed with ENOSPC, torn (half written,
+	 * then EIO) */
+	uint64_t faults_eio;
+	uint64_t faults_short;
+	uint64_t faults_enospc;
+	uint64_t faults_torn;
 	bool hugetlb;			/* head pool on HugeTLB pages */
 	bool mlocked;			/* RAM pools locked */
 };

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <liburing.h>
+#include "fault.h"
 #include "hash.h"
 #include "goblin.h"
 #include "index.h"
@@ -85,6 +86,7 @@ struct stat_shard {
 /* A disk I/O in flight; user_data is (uintptr_t)io | 1. */
 struct gs_io {
 	int res;
+	int fault;		/* an injected error its completion reports */
 	bool done;
 	void (*complete)(struct gs_io *io);	/* may be NULL */
 	void *owner;
@@ -209,7 +211,7 @@ bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
 struct gs_obj *obj_new(const void *key, size_t klen);
 struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen);
 void obj_publish(struct gs_store *s, struct gs_obj *o);
-void obj_remove(struct gs_store *s, struct gs_obj *o);
+int obj_remove(struct gs_store *s, struct gs_obj *o);
 void obj_meta(const struct gs_obj *o, struct gs_meta *m);
 void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
 int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);

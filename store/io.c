@@ -89,7 +89,7 @@ bool gs_handle_cqe(struct io_uring_cqe *cqe)
 	if (!(cqe->user_data & 1))
 		return false;
 	io = (struct gs_io *)(uintptr_t)(cqe->user_data & ~1ull);
-	io->res = cqe->res;
+	io->res = io->fault ? io->fault : cqe->res;
 	io->done = true;
 	if (io->complete)
 		io->complete(io);
@@ -112,6 +112,7 @@ void io_prep(struct io_uring_sqe *sqe, struct gs_io *io)
 {
 	io->done = false;
 	io->res = 0;
+	io->fault = 0;
 	io->complete = NULL;
 	io->owner = NULL;
 	io->t0 = now_ns();

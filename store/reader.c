@@ -145,6 +145,7 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 	struct gs_reader *r;
 	struct gs_obj *o;
 
+	FAULT_STEP(FS_READ);
 	if (!key || klen == 0 || klen > GS_KEY_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
@@ -324,6 +325,7 @@ static void pump(struct gs_reader *r, unsigned depth)
 					   (unsigned)ALIGN4K(len),
 					   dev);
 			io_prep(sqe, &sl->io);
+			f_sqe(s, sqe, &sl->io);
 			sl->io.complete = slot_done;
 			sl->io.owner = r;
 			r->inflight++;
@@ -498,6 +500,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			if (sl->io.res < 0 ||
 			    (uint64_t)sl->io.res < sl->len) {
 				r->err = sl->io.res < 0 ? sl->io.res : -EIO;
+				stat_add(s, read_errors, 1);
 				continue;
 			}
 			if (!verify_slot(r, sl)) {
@@ -530,6 +533,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 
 int gs_reader_next(struct gs_reader *r, struct gs_chunk *c)
 {
+	FAULT_STEP(FS_READ);
 	if (r->attached)
 		return -EINVAL;
 	return reader_step(r, c, UINT64_MAX, true);
@@ -537,6 +541,7 @@ int gs_reader_next(struct gs_reader *r, struct gs_chunk *c)
 
 int gs_reader_poll(struct gs_reader *r, struct gs_chunk *c)
 {
+	FAULT_STEP(FS_READ);
 	return reader_step(r, c, UINT64_MAX, false);
 }
 
@@ -596,6 +601,7 @@ ssize_t gs_read(struct gs_reader *r, void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
+	FAULT_STEP(FS_READ);
 	if (off >= r->o->size || len == 0)
 		return 0;
 	if (off != r->pos || r->end != r->o->size) {

@@ -343,17 +343,20 @@ static void obj_chill(struct gs_store *s, struct gs_obj *o)
 }
 
 /* pread all of @len at @off, or fail. */
-static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+static int pread_full(struct gs_store *s, int fd, void *buf, size_t len,
+		      uint64_t off)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
+		ssize_t n = f_pread(s, fd, p, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			stat_add(s, read_errors, 1);
 			return n < 0 ? -errno : -EIO;
+		}
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
@@ -380,7 +383,7 @@ int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own)
 		cold_add(s, o);
 		return -ENOMEM;
 	}
-	ret = pread_full(s->jfd, p, o->size, o->jpos);
+	ret = pread_full(s, s->jfd, p, o->size, o->jpos);
 	if (ret == 0 && XXH3_64bits(p, o->size) != o->xxh3)
 		ret = -EBADMSG;
 	if (ret < 0) {
@@ -424,19 +427,22 @@ static void obj_unlink(struct gs_store *s, struct gs_obj *o)
 }
 
 /* Write all of @len bytes at @off: 0 or -errno. */
-static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+static int pwrite_full(struct gs_store *s, int fd, const void *buf,
+		       size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = pwrite(fd, p + done, len - done,
-				   (off_t)(off + done));
+		ssize_t n = f_pwrite(s, fd, p + done, len - done,
+				     (off_t)(off + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			stat_add(s, write_errors, 1);
 			return n < 0 ? -errno : -EIO;
+		}
 		done += (size_t)n;
 	}
 	return 0;
@@ -453,8 +459,8 @@ static void journal_prealloc(struct gs_store *s, uint64_t end)
 	if (end <= s->jalloc || s->jno_prealloc)
 		return;
 	/* blocks written since are left as they are */
-	if (fallocate(s->jfd, 0, (off_t)s->jalloc,
-		      (off_t)(to - s->jalloc)) == 0)
+	if (F_CALL(s) == 0 && fallocate(s->jfd, 0, (off_t)s->jalloc,
+					(off_t)(to - s->jalloc)) == 0)
 		s->jalloc = to;
 	else if (errno == EOPNOTSUPP || errno == ENOSYS)
 		s->jno_prealloc = true;
@@ -469,11 +475,11 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 	int ret;
 
 	journal_prealloc(s, s->jbytes + len);
-	ret = pwrite_full(s->jfd, buf, len, s->jbytes);
+	ret = pwrite_full(s, s->jfd, buf, len, s->jbytes);
 	if (ret < 0) {
 		/* never leave a torn record in front of later ones */
 		if (s->jinflight == 0) {
-			if (ftruncate(s->jfd, (off_t)s->jbytes))
+			if (F_CALL(s) < 0 || ftruncate(s->jfd, (off_t)s->jbytes))
 				ret = -EIO;
 			else
 				s->jalloc = s->jbytes;
@@ -481,7 +487,7 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 		return ret;
 	}
 	s->jbytes += len;
-	if (s->o.sync && fdatasync(s->jfd) < 0)
+	if (s->o.sync && (F_CALL(s) < 0 || fdatasync(s->jfd) < 0))
 		return -errno;
 	return 0;
 }
@@ -515,8 +521,8 @@ int journal_reserve(struct gs_store *s, size_t len, uint8_t *stack,
  * A direct write through @ring: the inode lock is held only while it is
  * submitted, not until it completes as with pwrite.  0 or -errno.
  */
-static int write_direct(struct io_uring *ring, int fd, const uint8_t *buf,
-			size_t len, uint64_t off)
+static int write_direct(struct gs_store *s, struct io_uring *ring, int fd,
+			const uint8_t *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
@@ -528,11 +534,14 @@ static int write_direct(struct io_uring *ring, int fd, const uint8_t *buf,
 		io_uring_prep_write(sqe, fd, buf + done,
 				    (unsigned)(len - done), off + done);
 		io_prep(sqe, &io);
+		f_sqe(s, sqe, &io);
 		ret = io_wait(ring, &io);
 		if (ret == 0 && io.res <= 0)
 			ret = io.res < 0 ? io.res : -EIO;
-		if (ret < 0)
+		if (ret < 0) {
+			stat_add(s, write_errors, 1);
 			return ret;
+		}
 		done += (size_t)io.res;
 	}
 	return 0;
@@ -549,14 +558,16 @@ int journal_write_slot(struct gs_store *s, struct jslot *js,
 	int ret, fd = s->jfd;
 
 	if (!js->direct) {
-		ret = pwrite_full(s->jfd, js->buf, js->len, js->off);
+		ret = pwrite_full(s, s->jfd, js->buf, js->len, js->off);
 	} else {
 		memset(js->buf + js->len, 0, plen - js->len);
-		ret = write_direct(ring, fd = s->jdfd, js->buf, plen, js->off);
+		ret = write_direct(s, ring, fd = s->jdfd, js->buf, plen,
+				   js->off);
 		if (ret == -EINVAL)	/* a file system wanting more alignment */
-			ret = pwrite_full(fd = s->jfd, js->buf, plen, js->off);
+			ret = pwrite_full(s, fd = s->jfd, js->buf, plen,
+					  js->off);
 	}
-	if (ret == 0 && s->o.sync && fdatasync(fd) < 0)
+	if (ret == 0 && s->o.sync && (F_CALL(s) < 0 || fdatasync(fd) < 0))
 		ret = -errno;
 	return ret < 0 ? ret : js->direct && fd != s->jdfd;
 }
@@ -615,15 +626,19 @@ void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r)
 	r->ncsum = o->small ? 0 : (uint32_t)csum_blocks(o->size);
 }
 
-/* Remove a live object for good (delete, expiry, eviction, corruption). */
-void obj_remove(struct gs_store *s, struct gs_obj *o)
+/*
+ * Remove a live object for good (expiry, corruption, a failed small put):
+ * it goes whatever the journal says, and the error is returned.  The DEL
+ * record must precede any reuse of the object's extents, so that replay
+ * never sees two live owners of one unit; where it could not be written,
+ * replay gives a unit to its later owner (replay_claim()).
+ */
+int obj_remove(struct gs_store *s, struct gs_obj *o)
 {
-	/*
-	 * The DEL record must precede any reuse of the object's extents, so
-	 * that replay never sees two live owners of one unit.
-	 */
-	journal_key_record(s, J_DEL, o, 0);
+	int ret = journal_key_record(s, J_DEL, o, 0);
+
 	obj_unlink(s, o);
+	return ret;
 }
 
 /* Remove a live object the store decided to drop, and say so. */
@@ -723,7 +738,14 @@ static bool evict(struct gs_store *s, int tier, uint64_t units)
 			if (drop_prefix(s, o))
 				stat_add(s, ssd_prefix_drops, 1);
 		} else if (o->refs == 1) {
-			obj_drop(s, o);
+			/* not without its DEL record: the room would go to
+			 * a put whose record replay then finds taken */
+			if (journal_key_record(s, J_DEL, o, 0) < 0)
+				break;
+			if (s->drop_hook)
+				s->drop_hook(s->drop_arg, o->node.key,
+					     o->node.klen);
+			obj_unlink(s, o);
 			if (tier == TIER_HDD)
 				stat_add(s, evictions_hdd, 1);
 			else
@@ -862,6 +884,8 @@ int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 		return 0;
 	units = (size - have + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
 	tier_limit_refresh(s, tier);
+	if (units > sp->limit)
+		return -ENOSPC;	/* more than the room: evict nothing for it */
 	if (space_free_units(sp) < units &&
 	    !evict(s, tier, units))
 		return -ENOSPC;
@@ -1067,16 +1091,22 @@ static int rename_apply(struct gs_store *s, const void *from, size_t flen,
 
 /* ---- journal rewrite and replay ---- */
 
-/* Write every live object's record to a new journal and switch to it. */
+/*
+ * Write every live object's record to a new journal and switch to it.  The
+ * new file's descriptors are opened before the rename: once it is the
+ * journal, nothing can fail (an open after it could, leaving no journal
+ * open).  Objects learn their records' new sizes and places only then.
+ */
 static int journal_rewrite(struct gs_store *s)
 {
 	char *tmp = NULL, *path = NULL;
-	uint64_t pos = 0, total = 0, seq = 0, *newpos = NULL;
-	uint8_t *buf = NULL, *cold = NULL;
+	uint64_t pos = 0, total = 0, seq = 0, *newpos = NULL, *newlen = NULL;
+	uint8_t *buf = NULL, *cold = NULL, step = fault_step;
 	size_t cap = 1u << 20, used = 0;
 	struct idx_node *n = NULL;
-	int fd = -1, ret = -ENOMEM;
+	int fd = -1, dfd = -1, ret = -ENOMEM;
 
+	FAULT_STEP(FS_REWRITE);
 	if (asprintf(&tmp, "%s/journal.new", s->dir) < 0)
 		tmp = NULL;
 	if (asprintf(&path, "%s/journal", s->dir) < 0)
@@ -1084,13 +1114,14 @@ static int journal_rewrite(struct gs_store *s)
 	buf = malloc(cap);
 	if (!tmp || !path || !buf)
 		goto fail;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
 		goto fail;
 	}
 	newpos = malloc((s->idx.count + 1) * sizeof(*newpos));
-	if (!newpos)
+	newlen = malloc((s->idx.count + 1) * sizeof(*newlen));
+	if (!newpos || !newlen)
 		goto fail;
 	while ((n = index_next(&s->idx, &pos, n))) {
 		struct gs_obj *o = list_entry(n, struct gs_obj, node);
@@ -1102,7 +1133,8 @@ static int journal_rewrite(struct gs_store *s)
 		if (o->small && !o->item.ptr) {	/* cold: from the old file */
 			free(cold);
 			cold = malloc(o->size ? o->size : 1);
-			if (!cold || pread_full(s->jfd, cold, o->size, o->jpos)) {
+			if (!cold ||
+			    pread_full(s, s->jfd, cold, o->size, o->jpos)) {
 				ret = -EIO;
 				goto fail;
 			}
@@ -1110,11 +1142,12 @@ static int journal_rewrite(struct gs_store *s)
 		}
 		newpos[seq - 1] = total + J_HDR + J_PUT_BODY + r.klen +
 				  r.attr_len;
+		newlen[seq - 1] = len;
 		if (used + len > cap) {
-			if (used && write(fd, buf, used) != (ssize_t)used) {
-				ret = -EIO;
+			if (used && (ret = pwrite_full(s, fd, buf, used,
+						       total - used)) < 0)
 				goto fail;
-			}
+			ret = -ENOMEM;
 			used = 0;
 			if (len > cap) {
 				uint8_t *nb = realloc(buf, len);
@@ -1127,27 +1160,25 @@ static int journal_rewrite(struct gs_store *s)
 		}
 		jrec_encode(&r, o->ext, o->csum, buf + used);
 		used += len;
-		o->jlen = len;
 		total += len;
 	}
-	if (used && write(fd, buf, used) != (ssize_t)used) {
-		ret = -EIO;
+	if (used && (ret = pwrite_full(s, fd, buf, used, total - used)) < 0)
 		goto fail;
-	}
-	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+	dfd = open(tmp, O_WRONLY | O_DIRECT | O_CLOEXEC);	/* -1: none */
+	if (F_CALL(s) < 0 || fsync(fd) < 0 || F_CALL(s) < 0 ||
+	    rename(tmp, path) < 0) {
 		ret = -errno;
 		goto fail;
 	}
+	/* it is the journal now */
 	close(s->jfd);
-	s->jfd = open(path, O_RDWR | O_CLOEXEC);
-	if (s->jfd < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	s->jalloc = total;
+	s->jfd = fd;
+	fd = -1;
 	if (s->jdfd >= 0)
 		close(s->jdfd);
-	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	s->jdfd = dfd;
+	dfd = -1;
+	s->jalloc = total;
 	/* the small values moved with their records */
 	pos = 0;
 	seq = 0;
@@ -1156,10 +1187,9 @@ static int journal_rewrite(struct gs_store *s)
 
 		if (o->small)
 			o->jpos = newpos[seq];
+		o->jlen = newlen[seq];
 		seq++;
 	}
-	close(fd);
-	fd = -1;
 	s->jbytes = s->jlive = total;
 	s->seq = seq;
 	stat_add(s, journal_rewrites, 1);
@@ -1169,11 +1199,15 @@ fail:
 		close(fd);
 		unlink(tmp);
 	}
+	if (dfd >= 0)
+		close(dfd);
 	free(buf);
 	free(cold);
 	free(newpos);
+	free(newlen);
 	free(tmp);
 	free(path);
+	FAULT_STEP(step);
 	return ret;
 }
 
@@ -1213,9 +1247,44 @@ static int attr_replace(struct gs_obj *o, const void *attr, size_t len)
 	return 0;
 }
 
+/*
+ * Claim @e for a put being replayed.  Units another live object holds are
+ * its only if that object's DEL record was lost (a journal write that
+ * failed while the store evicted or dropped it): the put is the later
+ * record, so the earlier owner goes.  Lock held (single-threaded at open).
+ */
+static int replay_claim(struct gs_store *s, const struct extent *e,
+			bool *dirty)
+{
+	struct space *sp = tier_space(s, e->tier);
+	int ret = space_claim(sp, e);
+	struct idx_node *n = NULL;
+	uint64_t pos = 0;
+
+	if (ret != -EEXIST)
+		return ret;
+	while ((n = index_next(&s->idx, &pos, n))) {
+		struct gs_obj *o = list_entry(n, struct gs_obj, node);
+		bool overlap = false;
+
+		for (uint32_t i = 0; i < o->next && !overlap; i++)
+			overlap = o->ext[i].tier == e->tier &&
+				  o->ext[i].off < e->off + e->len &&
+				  e->off < o->ext[i].off + o->ext[i].len;
+		if (!overlap)
+			continue;
+		n = NULL;	/* the scan starts over: unlink changes it */
+		pos = 0;
+		obj_unlink(s, o);
+		stat_add(s, recovery_dropped, 1);
+		*dirty = true;
+	}
+	return space_claim(sp, e);
+}
+
 /* Apply one put record during replay.  Returns 0, or <0 to drop it. */
 static int replay_put(struct gs_store *s, const struct jrec *r, long len,
-		      int64_t now, uint64_t vpos)
+		      int64_t now, uint64_t vpos, bool *dirty)
 {
 	struct gs_obj *o = obj_new(r->key, r->klen), *old;
 	uint32_t i;
@@ -1260,7 +1329,7 @@ static int replay_put(struct gs_store *s, const struct jrec *r, long len,
 
 			jrec_get_ext(r, i, e);
 			/* no HDD tier (any more): -ERANGE */
-			if (space_claim(tier_space(s, e->tier), e) < 0)
+			if (replay_claim(s, e, dirty) < 0)
 				break;
 			o->hdd |= e->tier == TIER_HDD;
 		}
@@ -1310,7 +1379,7 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 	uint64_t pos = 0, good = 0, pad;
 	int64_t now = time(NULL);
 
-	if (fstat(s->jfd, &st) < 0)
+	if (F_CALL(s) < 0 || fstat(s->jfd, &st) < 0)
 		return -errno;
 	s->jbytes = s->jalloc = (uint64_t)st.st_size;
 	if (st.st_size == 0)
@@ -1352,7 +1421,7 @@ static int journal_replay(struct gs_store *s, bool *dirty)
 		case J_PUT_LARGE:
 			if (replay_put(s, &r, len, now,
 				       r.value ? (uint64_t)(r.value - map)
-					       : 0) < 0) {
+					       : 0, dirty) < 0) {
 				stat_add(s, recovery_dropped, 1);
 				*dirty = true;
 			}
@@ -1447,6 +1516,7 @@ static void preload_heads(struct gs_store *s)
 			io_uring_prep_read(sqe, tier_fd(s, tier), q->slot,
 					   ALIGN4K(q->hlen), dev);
 			io_prep(sqe, &q->io);
+			f_sqe(s, sqe, &q->io);
 			n++;
 		}
 		if (!n)
@@ -1796,6 +1866,10 @@ int gs_open(const char *dir, const struct gs_options *opt,
 
 	if (err && errlen)
 		*err = '\0';
+	if (fault_env() < 0)
+		return errf(err, errlen, -EINVAL, "GOBLIN_FAULTS: not "
+			    "SEED:STEP:CLASS:ONE_IN");
+	FAULT_STEP(FS_RECOVERY);
 	if (opt->create && mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return errf(err, errlen, -errno, "cannot create '%s': %s", dir,
 			    strerror(errno));
@@ -1960,10 +2034,12 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	}
 	if (opt->preload_heads)
 		preload_heads(s);
+	FAULT_STEP(FS_NONE);
 	*out = s;
 	return 0;
 fail:
 	gs_close(s);
+	FAULT_STEP(FS_NONE);
 	return ret;
 }
 
@@ -2037,15 +2113,16 @@ int gs_delete(struct gs_store *s, const void *key, size_t klen)
 	struct gs_obj *o;
 	int ret = -ENOENT;
 
+	FAULT_STEP(FS_DELETE);
 	if (klen == 0 || klen > GS_KEY_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	o = obj_lookup(s, key, klen);
-	if (o) {
-		obj_remove(s, o);
+	/* acknowledged only once its record is written: else it stays */
+	if (o && (ret = journal_key_record(s, J_DEL, o, 0)) == 0) {
+		obj_unlink(s, o);
 		stat_add(s, deletes, 1);
 		journal_maybe_rewrite(s);
-		ret = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
@@ -2060,6 +2137,7 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen,
 	size_t len;
 	int ret;
 
+	FAULT_STEP(FS_RENAME);
 	if (!from || !to || flen == 0 || flen > GS_KEY_MAX || tlen == 0 ||
 	    tlen > GS_KEY_MAX)
 		return -EINVAL;
@@ -2119,6 +2197,7 @@ int gs_touch(struct gs_store *s, const void *key, size_t klen, int64_t exptime)
 	struct gs_obj *o;
 	int ret = -ENOENT;
 
+	FAULT_STEP(FS_META);
 	if (klen == 0 || klen > GS_KEY_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
@@ -2148,6 +2227,7 @@ int gs_set_attr(struct gs_store *s, const void *key, size_t klen, uint64_t cas,
 	size_t len;
 	int ret;
 
+	FAULT_STEP(FS_META);
 	if (!key || klen == 0 || klen > GS_KEY_MAX || attr_len > GS_ATTR_MAX ||
 	    (!attr && attr_len))
 		return -EINVAL;

@@ -126,6 +126,7 @@ int gs_put_begin(struct gs_store *s, const void *key, size_t klen,
 	struct gs_obj *o;
 	int ret;
 
+	FAULT_STEP(FS_PUT);
 	if (!args_valid(key, klen, a))
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
@@ -256,6 +257,7 @@ static int flush_buffer(struct gs_writer *w, int b)
 			io_uring_prep_write(sqe, tier_fd(s, t),
 					    w->buf[b] + done, (unsigned)n, dev);
 			io_prep(sqe, io);
+			f_sqe(s, sqe, io);
 			io->owner = (void *)(uintptr_t)n; /* expected length */
 			done += n;
 		}
@@ -283,8 +285,10 @@ static int wait_buffer(struct gs_writer *w, int b)
 			ret = r;
 	}
 	w->busy[b] = false;
-	if (ret < 0)
+	if (ret < 0) {
+		stat_add(s, write_errors, 1);
 		return w->err = ret;
+	}
 	stat_add(s, bytes_written_ssd, w->bytes[b][TIER_SSD]);
 	stat_add(s, bytes_written_hdd, w->bytes[b][TIER_HDD]);
 	pthread_mutex_lock(&s->lock);
@@ -302,6 +306,7 @@ int gs_put_write(struct gs_writer *w, const void *buf, size_t len)
 	const uint8_t *p = buf;
 	uint64_t wchunk = s->o.write_io_chunk;
 
+	FAULT_STEP(FS_PUT);
 	if (w->err)
 		return w->err;
 	if (len > o->size - w->pos)
@@ -387,6 +392,7 @@ void gs_put_abort(struct gs_writer *w)
 {
 	struct gs_store *s = w->s;
 
+	FAULT_STEP(FS_PUT);
 	writer_drain(w);	/* no write may land after the space is freed */
 	pthread_mutex_lock(&s->lock);
 	writer_discard_locked(w, true);
@@ -473,12 +479,14 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	size_t len;
 	int ret;
 
+	FAULT_STEP(FS_COMMIT);
 	if (w->unknown)
 		finish_unknown(w);
 	ret = writer_drain(w);
 	if (ret == 0 && w->pos != o->size)
 		ret = -EPROTO;
-	if (ret == 0 && !o->small && s->o.sync && fdatasync(s->data_fd) < 0)
+	if (ret == 0 && !o->small && s->o.sync &&
+	    (F_CALL(s) < 0 || fdatasync(s->data_fd) < 0))
 		ret = -errno;
 	o->xxh3 = XXH3_64bits_digest(w->xs);
 
