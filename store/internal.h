@@ -212,6 +212,8 @@ struct gs_obj *obj_new(const void *key, size_t klen);
 struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen);
 void obj_publish(struct gs_store *s, struct gs_obj *o);
 int obj_remove(struct gs_store *s, struct gs_obj *o);
+/* Take @o out of the index; its space goes when the last reader leaves. */
+void obj_unlink(struct gs_store *s, struct gs_obj *o);
 void obj_meta(const struct gs_obj *o, struct gs_meta *m);
 void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
 int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
@@ -225,6 +227,10 @@ void tier_limit_refresh(struct gs_store *s, int tier);
 struct space *tier_space(struct gs_store *s, int tier);
 int tier_fd(const struct gs_store *s, int tier);
 void obj_release_large(struct gs_store *s, struct gs_obj *o);
+/* journal_write(), journal_write_slot(): a record written, not synced */
+#define JOURNAL_UNSYNCED 2
+/* journal_write_slot(): a direct record went through the page cache */
+#define JOURNAL_BUFFERED 1
 int journal_write(struct gs_store *s, const void *buf, size_t len);
 /*
  * A small put's record is placed in the journal under the store lock and
@@ -235,7 +241,8 @@ int journal_write(struct gs_store *s, const void *buf, size_t len);
  * (copying a value into it costs more CPU than the rest of a put); others
  * follow the last record, in @stack if it is large enough, else in a buffer
  * of their own (-ENOMEM if none).  journal_write_slot (lock not held)
- * writes it, direct ones through an idle @ring; journal_unreserve (lock
+ * writes it, direct ones through an idle @ring: -errno when not written,
+ * else JOURNAL_BUFFERED and JOURNAL_UNSYNCED bits; journal_unreserve (lock
  * held) ends it, given what the write returned.
  */
 #define JOURNAL_DIRECT_MIN (32u << 10)

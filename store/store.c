@@ -405,7 +405,7 @@ int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own)
 }
 
 /* Take @o out of the index; its space goes when the last reader leaves. */
-static void obj_unlink(struct gs_store *s, struct gs_obj *o)
+void obj_unlink(struct gs_store *s, struct gs_obj *o)
 {
 	assert(o->state == OBJ_LIVE);
 	index_remove(&s->idx, &o->node);
@@ -468,7 +468,12 @@ static void journal_prealloc(struct gs_store *s, uint64_t end)
 
 /*
  * Append a record.  At an explicit offset, not O_APPEND: the end of the
- * file may still be short of records reserved by puts.
+ * file may still be short of records reserved by puts.  0; -errno when it
+ * was not written (nothing of it is left in front of later records); or
+ * JOURNAL_UNSYNCED when it was written but --sync's fdatasync failed: the
+ * record is in the journal and replay will apply it, so the caller applies
+ * the change too and reports -EIO (a failure that may have happened, as
+ * after a crash, never one that happens only after a restart).
  */
 int journal_write(struct gs_store *s, const void *buf, size_t len)
 {
@@ -487,8 +492,10 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 		return ret;
 	}
 	s->jbytes += len;
-	if (s->o.sync && (F_CALL(s) < 0 || fdatasync(s->jfd) < 0))
-		return -errno;
+	if (s->o.sync && (F_CALL(s) < 0 || fdatasync(s->jfd) < 0)) {
+		stat_add(s, write_errors, 1);
+		return JOURNAL_UNSYNCED;
+	}
 	return 0;
 }
 
@@ -548,8 +555,9 @@ static int write_direct(struct gs_store *s, struct io_uring *ring, int fd,
 }
 
 /*
- * 0, 1 if a direct record had to go through the page cache, or -errno.
- * A failed record is left for replay to skip: later ones may be written.
+ * 0 or JOURNAL_BUFFERED and JOURNAL_UNSYNCED bits (see journal_write),
+ * or -errno.  A failed record is left for replay to skip: later ones may
+ * be written.
  */
 int journal_write_slot(struct gs_store *s, struct jslot *js,
 		       struct io_uring *ring)
@@ -567,9 +575,14 @@ int journal_write_slot(struct gs_store *s, struct jslot *js,
 			ret = pwrite_full(s, fd = s->jfd, js->buf, plen,
 					  js->off);
 	}
-	if (ret == 0 && s->o.sync && (F_CALL(s) < 0 || fdatasync(fd) < 0))
-		ret = -errno;
-	return ret < 0 ? ret : js->direct && fd != s->jdfd;
+	if (ret < 0)
+		return ret;
+	ret = js->direct && fd != s->jdfd ? JOURNAL_BUFFERED : 0;
+	if (s->o.sync && (F_CALL(s) < 0 || fdatasync(fd) < 0)) {
+		stat_add(s, write_errors, 1);
+		ret |= JOURNAL_UNSYNCED;
+	}
+	return ret;
 }
 
 void journal_unreserve(struct gs_store *s, const struct jslot *js, int how)
@@ -579,7 +592,7 @@ void journal_unreserve(struct gs_store *s, const struct jslot *js, int how)
 	else if (js->own)
 		free(js->buf);
 	s->jinflight--;
-	if (how == 1)
+	if (how > 0 && (how & JOURNAL_BUFFERED))
 		s->jno_direct = true;	/* every record buffered from now on */
 }
 
@@ -2118,11 +2131,12 @@ int gs_delete(struct gs_store *s, const void *key, size_t klen)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	o = obj_lookup(s, key, klen);
-	/* acknowledged only once its record is written: else it stays */
-	if (o && (ret = journal_key_record(s, J_DEL, o, 0)) == 0) {
+	/* gone only once its record is written: else it stays */
+	if (o && (ret = journal_key_record(s, J_DEL, o, 0)) >= 0) {
 		obj_unlink(s, o);
 		stat_add(s, deletes, 1);
 		journal_maybe_rewrite(s);
+		ret = ret == JOURNAL_UNSYNCED ? -EIO : 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
@@ -2154,8 +2168,12 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen,
 		r.seq = ++s->seq;
 		jrec_encode(&r, NULL, NULL, buf);
 		ret = journal_write(s, buf, len);
-		if (ret == 0)
-			ret = rename_apply(s, from, flen, to, tlen, len);
+		if (ret >= 0) {
+			int applied = rename_apply(s, from, flen, to, tlen,
+						   len);
+
+			ret = ret == JOURNAL_UNSYNCED ? -EIO : applied;
+		}
 		if (ret == 0)
 			journal_maybe_rewrite(s);
 	}
@@ -2204,8 +2222,10 @@ int gs_touch(struct gs_store *s, const void *key, size_t klen, int64_t exptime)
 	o = obj_lookup(s, key, klen);
 	if (o) {
 		ret = journal_key_record(s, J_TOUCH, o, exptime);
-		if (ret == 0)
+		if (ret >= 0)
 			o->exptime = exptime;
+		if (ret == JOURNAL_UNSYNCED)
+			ret = -EIO;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
@@ -2259,6 +2279,8 @@ int gs_set_attr(struct gs_store *s, const void *key, size_t klen, uint64_t cas,
 	o->attr_len = (uint16_t)attr_len;
 	o->exptime = exptime;
 	copy = NULL;
+	if (ret == JOURNAL_UNSYNCED)
+		ret = -EIO;
 out:
 	pthread_mutex_unlock(&s->lock);
 	free(copy);

@@ -474,10 +474,11 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	struct gs_obj *o = w->o;
 	uint8_t stackbuf[512], *rec = stackbuf;
 	struct jslot js = { .buf = NULL };
+	struct gs_obj *old = NULL;
 	struct io_uring *ring;
 	struct jrec r;
 	size_t len;
-	int ret;
+	int ret, late = 0;
 
 	FAULT_STEP(FS_COMMIT);
 	if (w->unknown)
@@ -523,6 +524,9 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 			free(rec);
 		if (ret < 0)
 			goto fail;
+		/* in the journal, not known durable: published, and -EIO */
+		late = ret == JOURNAL_UNSYNCED ? -EIO : 0;
+		ret = 0;
 	}
 	o->jlen = len;
 	o->written = o->durable = o->size;
@@ -533,6 +537,8 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	ring = w->ring;		/* kept for the record's write */
 	w->ring = NULL;
 	writer_free_locked(w);
+	if (js.buf && (old = obj_lookup(s, o->node.key, o->node.klen)))
+		old->refs++;	/* put back if the record is not written */
 	obj_publish(s, o);	/* the index takes the writer's reference */
 	obj_wake(s, o);
 	if (cas_out)
@@ -548,10 +554,26 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		ret = journal_write_slot(s, &js, ring);
 		pthread_mutex_lock(&s->lock);
 		journal_unreserve(s, &js, ret);
-		if (ret < 0 && o->state == OBJ_LIVE)
-			obj_remove(s, o);
-		if (ret > 0)	/* written through the page cache */
+		if (ret < 0 && o->state == OBJ_LIVE) {
+			/*
+			 * Not written: replay will not see it, and the
+			 * version it replaced, acknowledged, is still the
+			 * journal's.  Unless a later put or delete has
+			 * superseded this one, that version comes back.
+			 */
+			obj_unlink(s, o);
+			if (old && old->state == OBJ_GONE && !old->corrupt &&
+			    !obj_lookup(s, old->node.key, old->node.klen)) {
+				obj_publish(s, old);	/* takes our ref */
+				old = NULL;
+			}
+		}
+		if (ret > 0) {
+			late = ret & JOURNAL_UNSYNCED ? -EIO : 0;
 			ret = 0;
+		}
+		if (old)
+			obj_unref(s, old);
 		obj_unref(s, o);
 	}
 	ring_put_locked(s, ring);
@@ -561,7 +583,7 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	if (ret < 0)
 		return ret;
 	stat_add(s, puts, 1);
-	return 0;
+	return late;
 fail:
 	writer_discard_locked(w, true);
 	pthread_mutex_unlock(&s->lock);
