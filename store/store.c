@@ -314,6 +314,7 @@ static void cold_del(struct gs_store *s, struct gs_obj *o)
 }
 
 static void obj_drop(struct gs_store *s, struct gs_obj *o);
+static bool obj_evict(struct gs_store *s, struct gs_obj *o);
 
 static void cold_add(struct gs_store *s, struct gs_obj *o)
 {
@@ -326,9 +327,8 @@ static void cold_add(struct gs_store *s, struct gs_obj *o)
 		struct gs_obj *v = list_entry(s->cold.prev, struct gs_obj,
 					      lru.l);
 
-		if (v->refs != 1)
+		if (v->refs != 1 || !obj_evict(s, v))
 			break;	/* being read back: keep the order simple */
-		obj_drop(s, v);
 		stat_add(s, evictions_small, 1);
 	}
 }
@@ -662,6 +662,21 @@ static void obj_drop(struct gs_store *s, struct gs_obj *o)
 	obj_remove(s, o);
 }
 
+/*
+ * Evict @o for room, if its DEL record can be written: without it the
+ * room would go to a put whose record replay finds taken, and the object
+ * would come back at a restart.  False (nothing changed) if it cannot.
+ */
+static bool obj_evict(struct gs_store *s, struct gs_obj *o)
+{
+	if (journal_key_record(s, J_DEL, o, 0) < 0)
+		return false;
+	if (s->drop_hook)
+		s->drop_hook(s->drop_arg, o->node.key, o->node.klen);
+	obj_unlink(s, o);
+	return true;
+}
+
 void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o)
 {
 	stat_add(s, csum_failures, 1);
@@ -751,14 +766,8 @@ static bool evict(struct gs_store *s, int tier, uint64_t units)
 			if (drop_prefix(s, o))
 				stat_add(s, ssd_prefix_drops, 1);
 		} else if (o->refs == 1) {
-			/* not without its DEL record: the room would go to
-			 * a put whose record replay then finds taken */
-			if (journal_key_record(s, J_DEL, o, 0) < 0)
+			if (!obj_evict(s, o))
 				break;
-			if (s->drop_hook)
-				s->drop_hook(s->drop_arg, o->node.key,
-					     o->node.klen);
-			obj_unlink(s, o);
 			if (tier == TIER_HDD)
 				stat_add(s, evictions_hdd, 1);
 			else

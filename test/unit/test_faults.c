@@ -44,6 +44,8 @@ struct model {
 
 struct run {
 	int step, cls;
+	bool evict;		/* a small SSD tier: puts evict */
+	int drops;		/* evictions the drop hook reported */
 	uint64_t seed, rng;
 	struct model m;
 	int ops_failed;		/* operations that reported an error */
@@ -112,6 +114,10 @@ static const struct ver absent = { .present = false };
 
 /* ---- the store ---- */
 
+static struct run *cur;	/* the drop hook's */
+
+static bool evicting;
+
 static void opts(struct gs_options *o, bool sync)
 {
 	gs_options_init(o);
@@ -121,18 +127,39 @@ static void opts(struct gs_options *o, bool sync)
 	o->memory = 8 * MiB;
 	o->small_memory = 4 * MiB;
 	o->block = 256 * KiB;
-	o->ssd_size = 128 * MiB;
+	o->ssd_size = evicting ? 16 * MiB : 128 * MiB;
 	o->preload_heads = true;
 	o->sync = sync;
+}
+
+/*
+ * The store evicted @key: an acknowledged removal, as a delete is.  It
+ * must not come back at a restart.
+ */
+static void on_drop(void *arg, const void *key, size_t klen)
+{
+	struct run *r = arg;
+	int k;
+
+	if (klen != 3 || ((const char *)key)[0] != 'k')
+		return;
+	k = (((const char *)key)[1] - '0') * 10 + ((const char *)key)[2] - '0';
+	if (k >= 0 && k < NKEYS)
+		m_set(&r->m, k, absent);
+	r->drops++;
 }
 
 static int open_store(bool sync, struct gs_store **s)
 {
 	struct gs_options o;
 	char err[256];
+	int ret;
 
 	opts(&o, sync);
-	return gs_open(dir, &o, s, err, sizeof(err));
+	ret = gs_open(dir, &o, s, err, sizeof(err));
+	if (ret == 0 && cur)
+		gs_set_drop_hook(*s, on_drop, cur);
+	return ret;
 }
 
 static struct gs_store *must_open(bool sync)
@@ -388,10 +415,12 @@ static uint64_t run_case(struct run *r)
 	return fired;
 }
 
-static void run_step(int step)
+static void run_step(int step, bool evict)
 {
-	struct run r = { .step = step };
+	struct run r = { .step = step, .evict = evict };
 
+	cur = &r;
+	evicting = evict;
 	r.buf = malloc(4 * MiB);
 	assert_non_null(r.buf);
 	for (int cls = 0; cls < FC_NCLASSES; cls++) {
@@ -407,8 +436,9 @@ static void run_step(int step)
 			seen += fault_seen();
 			seeds++;
 		}
-		printf("# %-8s %-6s seeds %2d  faults %3llu  ops failed %3d\n",
-		       fault_step_name(step), fault_class_name(cls), seeds,
+		printf("# %-8s%s %-6s seeds %2d  faults %3llu  ops failed %3d\n",
+		       fault_step_name(step), evict ? "+evict" : "",
+		       fault_class_name(cls), seeds,
 		       (unsigned long long)fired, r.ops_failed);
 		/* the rule reached this step's I/O: else this tested nothing */
 		assert_true(seen > 0);
@@ -422,49 +452,60 @@ static void run_step(int step)
 		    step != FS_RECOVERY)
 			assert_true(r.ops_failed > 0);
 	}
+	if (evict)
+		assert_true(r.drops > 0);
+	cur = NULL;
+	evicting = false;
 	free(r.buf);
 }
 
 static void test_issue16_faults_put(void **state)
 {
 	(void)state;
-	run_step(FS_PUT);
+	run_step(FS_PUT, false);
 }
 
 static void test_issue16_faults_commit(void **state)
 {
 	(void)state;
-	run_step(FS_COMMIT);
+	run_step(FS_COMMIT, false);
+}
+
+/* On a small tier, where puts evict: an eviction is never undone. */
+static void test_issue16_faults_put_evicting(void **state)
+{
+	(void)state;
+	run_step(FS_PUT, true);
 }
 
 static void test_issue16_faults_delete(void **state)
 {
 	(void)state;
-	run_step(FS_DELETE);
+	run_step(FS_DELETE, false);
 }
 
 static void test_issue16_faults_rename(void **state)
 {
 	(void)state;
-	run_step(FS_RENAME);
+	run_step(FS_RENAME, false);
 }
 
 static void test_issue16_faults_journal_rewrite(void **state)
 {
 	(void)state;
-	run_step(FS_REWRITE);
+	run_step(FS_REWRITE, false);
 }
 
 static void test_issue16_faults_recovery(void **state)
 {
 	(void)state;
-	run_step(FS_RECOVERY);
+	run_step(FS_RECOVERY, false);
 }
 
 static void test_issue16_faults_read(void **state)
 {
 	(void)state;
-	run_step(FS_READ);
+	run_step(FS_READ, false);
 }
 
 /* Off, nothing is injected and nothing counted. */
@@ -524,6 +565,7 @@ int main(void)
 		T(test_faults_env_malformed),
 		T(test_issue16_faults_put),
 		T(test_issue16_faults_commit),
+		T(test_issue16_faults_put_evicting),
 		T(test_issue16_faults_delete),
 		T(test_issue16_faults_rename),
 		T(test_issue16_faults_journal_rewrite),
