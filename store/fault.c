@@ -20,7 +20,7 @@ static struct {
 
 static const char *const step_names[FS_NSTEPS] = {
 	"*", "put", "commit", "delete", "rename", "rewrite", "recovery",
-	"read", "meta",
+	"read", "meta", "evict",
 };
 static const char *const class_names[FC_NCLASSES] = {
 	"eio", "short", "enospc", "torn",

@@ -14,7 +14,8 @@
  *           for a read, a short read that fails)
  *
  * Steps are set by the entry points (put, commit, delete, rename, journal
- * rewrite, recovery, read) in a thread-local, so a rule can aim at one.
+ * rewrite, recovery, read, and eviction inside them) in a thread-local, so
+ * a rule can aim at one.
  * Arm from a test with fault_arm(), or for a whole process with
  * GOBLIN_FAULTS=SEED:STEP:CLASS:ONE_IN (STEP and CLASS a name or "*"),
  * read at gs_open.  Injected faults are counted per class in gs_stats.
@@ -38,6 +39,7 @@ enum fault_step {
 	FS_RECOVERY,	/* gs_open: replay, rewrite at open, head preload */
 	FS_READ,	/* gs_get_open, reads, streaming */
 	FS_META,	/* gs_touch, gs_set_attr */
+	FS_EVICT,	/* an eviction's DEL record, inside a put */
 	FS_NSTEPS
 };
 

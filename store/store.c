@@ -669,7 +669,13 @@ static void obj_drop(struct gs_store *s, struct gs_obj *o)
  */
 static bool obj_evict(struct gs_store *s, struct gs_obj *o)
 {
-	if (journal_key_record(s, J_DEL, o, 0) < 0)
+	uint8_t step = fault_step;
+	int ret;
+
+	FAULT_STEP(FS_EVICT);
+	ret = journal_key_record(s, J_DEL, o, 0);
+	FAULT_STEP(step);
+	if (ret < 0)
 		return false;
 	if (s->drop_hook)
 		s->drop_hook(s->drop_arg, o->node.key, o->node.klen);
@@ -1233,12 +1239,20 @@ fail:
 	return ret;
 }
 
-/* Journal garbage grows with replaces and deletes; rewrite when it wins. */
+/*
+ * Journal garbage grows with replaces and deletes; rewrite when it wins.
+ * A journal on the SSD tier's file system counts in the tier's capacity:
+ * there it is rewritten once its garbage would take an eighth of it, so
+ * that dead records do not crowd out live objects on a small tier.
+ */
 void journal_maybe_rewrite(struct gs_store *s)
 {
+	uint64_t min = JOURNAL_REWRITE_MIN;
+
+	if (s->jshare[TIER_SSD] && s->cap[TIER_SSD] / 8 < min)
+		min = s->cap[TIER_SSD] / 8;
 	/* not under a record being written: it would land in the old file */
-	if (s->jinflight == 0 && s->jbytes > JOURNAL_REWRITE_MIN &&
-	    s->jbytes > 2 * s->jlive)
+	if (s->jinflight == 0 && s->jbytes > min && s->jbytes > 2 * s->jlive)
 		journal_rewrite(s);
 }
 

@@ -127,7 +127,7 @@ static void opts(struct gs_options *o, bool sync)
 	o->memory = 8 * MiB;
 	o->small_memory = 4 * MiB;
 	o->block = 256 * KiB;
-	o->ssd_size = evicting ? 16 * MiB : 128 * MiB;
+	o->ssd_size = evicting ? 8 * MiB : 128 * MiB;
 	o->preload_heads = true;
 	o->sync = sync;
 }
@@ -369,9 +369,11 @@ static uint64_t run_case(struct run *r)
 	check_all(r, s, false);
 
 	r->phase = "with the faults";
-	/* at recovery the journal is read first: often its very first I/O */
+	/* at recovery the journal is read first, and evictions are few:
+	 * often their very first I/O */
 	fault_arm(r->seed, r->step, r->cls, 1 + (uint32_t)rnd(r, 4),
-		  (uint32_t)rnd(r, r->step == FS_RECOVERY ? 2 : 8),
+		  (uint32_t)rnd(r, r->step == FS_RECOVERY ||
+					r->step == FS_EVICT ? 2 : 8),
 		  1 + (uint32_t)rnd(r, 3));
 	if (r->step == FS_RECOVERY || r->step == FS_REWRITE) {
 		gs_close(s);
@@ -478,6 +480,13 @@ static void test_issue16_faults_put_evicting(void **state)
 	run_step(FS_PUT, true);
 }
 
+/* The DEL records of evictions themselves. */
+static void test_issue16_faults_eviction(void **state)
+{
+	(void)state;
+	run_step(FS_EVICT, true);
+}
+
 static void test_issue16_faults_delete(void **state)
 {
 	(void)state;
@@ -566,6 +575,7 @@ int main(void)
 		T(test_issue16_faults_put),
 		T(test_issue16_faults_commit),
 		T(test_issue16_faults_put_evicting),
+		T(test_issue16_faults_eviction),
 		T(test_issue16_faults_delete),
 		T(test_issue16_faults_rename),
 		T(test_issue16_faults_journal_rewrite),
