@@ -52,8 +52,13 @@ struct gs_options {
 	uint64_t io_chunk;	 /* tail read unit (--io-chunk) */
 	uint64_t write_io_chunk; /* tail write unit (--write-io-chunk) */
 	const char *ssd_dir;	 /* SSD tier directory, NULL: <store>/ssd */
-	uint64_t ssd_size;	 /* SSD capacity, 0: free space minus floor */
-	uint64_t ssd_floor;	 /* with ssd_size 0: bytes left free on the fs */
+	uint64_t ssd_size;	 /* SSD capacity, 0: free space minus floor;
+				  * the journal's records count in it when
+				  * they share its file system */
+	uint64_t ssd_floor;	 /* bytes the tier leaves free on its fs, 0:
+				  * 5% (at least 1 GiB) with ssd_size 0, else
+				  * 1/32 (4 MiB to 1 GiB): the tier evicts
+				  * before the fs fills, whatever ssd_size */
 	const char *hdd_dir;	 /* HDD tier directory, NULL: none (or as
 				  * the store was created with one) */
 	uint64_t hdd_size;	 /* HDD capacity, 0: free space minus floor */
@@ -177,7 +182,11 @@ int gs_put_write(struct gs_writer *w, const void *buf, size_t len);
 /*
  * Make the object visible, whole, and durable (journalled).  Frees @w in
  * every case.  Returns 0 (and the new cas in *cas_out when not NULL),
- * -EPROTO when fewer bytes than declared were written, or the mode's error.
+ * -EPROTO when fewer bytes than declared were written, the mode's error,
+ * -ENOSPC or -EIO when the device failed (the key keeps its previous
+ * version).  With --sync, -EIO may also mean that the record was written
+ * but fdatasync failed: the object is then visible, as it will be after a
+ * restart (the outcome of a failed put is either whole or nothing).
  */
 int gs_put_commit(struct gs_writer *w, uint64_t *cas_out);
 
@@ -267,7 +276,9 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 /*
  * Give the live object @from the key @to, atomically, replacing what @to
  * held (publish-by-rename).  Readers of either keep their versions.
- * Returns 0, -ENOENT when @from is absent, -EINVAL on bad keys.
+ * Returns 0, -ENOENT when @from is absent, -EINVAL on bad keys, -EIO or
+ * -ENOSPC when the journal could not take it (nothing changed; with
+ * --sync, -EIO may be a record written but not synced: then it is done).
  */
 int gs_rename(struct gs_store *s, const void *from, size_t flen,
 	      const void *to, size_t tlen);
@@ -284,7 +295,12 @@ void gs_set_drop_hook(struct gs_store *s,
 		      void (*fn)(void *arg, const void *key, size_t klen),
 		      void *arg);
 
-/* Delete @key: -ENOENT when absent.  Pinned readers keep their version. */
+/*
+ * Delete @key: -ENOENT when absent.  Pinned readers keep their version.
+ * -EIO or -ENOSPC when its record could not be journalled: the object
+ * stays (with --sync, -EIO may be a record written but not synced: then
+ * it is gone, as it will be after a restart).
+ */
 int gs_delete(struct gs_store *s, const void *key, size_t klen);
 
 /* Metadata of the live version: 0 or -ENOENT. */
@@ -375,7 +391,10 @@ struct gs_stats {
 	uint64_t small_live;		/* small arena bytes of live objects */
 	uint64_t small_cold;		/* small objects only on disk */
 	uint64_t small_cold_bytes;	/* their value bytes */
-	uint64_t ssd_capacity;		/* SSD tier bytes */
+	uint64_t ssd_capacity;		/* SSD tier bytes usable now: the
+					 * capacity less the journal's records
+					 * when they share its fs, at most
+					 * what the fs holds above the floor */
 	uint64_t ssd_used;		/* SSD bytes allocated */
 	uint64_t hdd_capacity;		/* HDD tier bytes (0: no HDD tier) */
 	uint64_t hdd_used;		/* HDD bytes allocated */
