@@ -677,6 +677,46 @@ static void test_capacity_shrink_evicts_by_policy(void **state)
 	gs_close(s);
 }
 
+/*
+ * Regression, issue 16: the journal shares the SSD tier's file system, and
+ * holds the small objects' values: its records count in the tier's
+ * capacity, so that the tier and the journal together stay within it
+ * (they filled the file system past --ssd-size before).
+ */
+static void test_issue16_journal_counts_in_capacity(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st;
+	char key[16];
+	(void)state;
+
+	opts(&o);
+	o.ssd_size = 8 * MiB;
+	s = open_store(&o);
+	for (int i = 0; i < 20; i++) {	/* 4 MB of small values */
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(put_gen(s, key, i, 200000, 200000), 0);
+	}
+	for (int i = 0; i < 8; i++) {	/* 8 MiB of large ones */
+		snprintf(key, sizeof(key), "l%d", i);
+		assert_int_equal(put_gen(s, key, 100 + i, 1 * MiB, 1 * MiB), 0);
+	}
+	gs_stats_get(s, &st);
+	assert_true(st.journal_bytes > 4000000);
+	assert_true(st.ssd_capacity + st.journal_bytes <= 8 * MiB + 64 * KiB);
+	assert_true(st.ssd_used + st.journal_bytes <= 8 * MiB + 64 * KiB);
+	assert_true(st.evictions_ssd > 0);
+	/* the newest large ones and every small one are there */
+	assert_int_equal(check_gen(s, "l7", 107, 1 * MiB), 0);
+	assert_int_equal(check_gen(s, "l6", 106, 1 * MiB), 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "s%d", i);
+		assert_int_equal(check_gen(s, key, i, 200000), 0);
+	}
+	gs_close(s);
+}
+
 /* ---- puts of unknown size, rename ---- */
 
 static int put_unknown(struct gs_store *s, const char *key, uint64_t seed,
@@ -2548,6 +2588,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_issue16_journal_counts_in_capacity,
+						setup, teardown),
 		cmocka_unit_test(test_option_set),
 		cmocka_unit_test_setup_teardown(test_drop_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sizes_remembered, setup, teardown),
