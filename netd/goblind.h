@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <liburing.h>
@@ -56,8 +57,16 @@ struct gd_settings {
 	bool memcache;		/* false: --no-memcache */
 	unsigned cores;		/* --cores */
 	uint64_t max_item;	/* --max-item */
-	unsigned max_conns;	/* --max-conns */
+	unsigned max_conns;	/* --max-conns: every protocol together */
+	unsigned mc_max_conns;	/* --memcache-max-conns, 0 until main()
+				 * settles the default */
+	unsigned http_max_conns;	/* --http-max-conns, likewise */
 	unsigned idle_timeout;	/* --idle-timeout seconds, 0: none */
+	unsigned busy_idle_timeout;	/* --busy-idle-timeout seconds: idle
+					 * connections of a protocol over
+					 * half its limit, 0: none */
+	const char *auth_file;	/* --auth-file: memcache user:password */
+	const char *trusted_proxy;	/* --trusted-proxy ADDR, NULL: none */
 	const char *mount;	/* --mount DIR, NULL: none */
 	const char *config;	/* --config FILE */
 	unsigned http_port;	/* --http-port */
@@ -91,7 +100,17 @@ struct gd_counters {
 	uint64_t bytes_read;	/* bytes read from sockets */
 	uint64_t bytes_written;	/* bytes written to sockets */
 	uint64_t total_connections;	/* accepted */
-	uint64_t rejected_connections;	/* over --max-conns */
+	uint64_t rejected_connections;	/* over --max-conns or a protocol's
+					 * limit, or out of fds: all replied
+					 * "Too many open connections" */
+	uint64_t rejected_no_fd;	/* ... of which out of fds (EMFILE,
+					 * ENFILE): taken on the reserve fd */
+	uint64_t listen_disabled_num;	/* accepting paused: accept failed
+					 * and no reserve fd could help */
+	uint64_t auth_cmds;	/* memcache authentications tried */
+	uint64_t auth_errors;	/* ... that failed */
+	uint64_t mc_denied;	/* memcache writes refused by the write
+				 * policy (not loopback, no --auth-file) */
 	uint64_t idle_kicks;	/* closed by --idle-timeout */
 	uint64_t conn_closed_long_line;	/* a line without newline too long */
 	/* HTTP */
@@ -139,6 +158,13 @@ struct worker {
 	unsigned nready;
 	int64_t polled_ns;	/* the last look at the sockets (poll_events) */
 	struct mc_req req;	/* the request being parsed (mc_conn_run) */
+	/* accepting under fd exhaustion: see accept_all() */
+	int64_t paused_until[2];	/* monotonic ns: a listener (0 memcache,
+					 * 1 HTTP) is off until then, 0: on */
+	unsigned backoff_ms[2];	/* the next pause of that listener */
+	bool accept_logged;	/* accept_log_at is set */
+	int64_t accept_log_at;	/* monotonic s of the last accept warning */
+	uint64_t accept_quiet;	/* failures since then, not logged */
 	struct gd_counters c;	/* this worker's: add with CNT() */
 };
 
@@ -150,6 +176,18 @@ struct worker {
 /* A stale/win mark of meta commands, kept beside the store (metatab.c). */
 struct metatab;
 
+/* An IP address: IPv4 (v4-mapped IPv6 too) in b[0..3], or IPv6. */
+struct gd_addr {
+	sa_family_t family;	/* AF_INET or AF_INET6 */
+	uint8_t b[16];
+};
+
+/* memcache users of --auth-file (main.c reads it). */
+struct gd_auth_user {
+	char *user, *pass;
+	size_t ulen, plen;
+};
+
 struct gd {
 	struct gd_settings set;
 	struct gs_store *s;
@@ -160,6 +198,19 @@ struct gd {
 	struct worker *workers;
 	struct metatab *meta;
 	atomic_uint curr_conns;
+	atomic_uint proto_conns[2];	/* of curr_conns: memcache, HTTP */
+	/*
+	 * The reserve fd (/dev/null): out of fds, it is closed to accept one
+	 * connection, refuse it and close it (worker.c).  Every accept4()
+	 * holds accept_lock for reading, the reserve's use for writing, so
+	 * no other worker's accept takes the slot it frees.
+	 */
+	pthread_rwlock_t accept_lock;
+	int spare_fd;		/* protected by accept_lock, -1: lost */
+	struct gd_auth_user *auth;	/* --auth-file, NULL: none */
+	unsigned nauth;
+	bool has_proxy;		/* --trusted-proxy given: proxy is set */
+	struct gd_addr proxy;
 	atomic_bool stopping;
 	atomic_int verbosity;
 	_Atomic int64_t flush_at;	/* a delayed flush_all: unix seconds */
@@ -263,6 +314,10 @@ struct conn {
 	int fd;
 	bool http;			/* an HTTP connection, else memcache */
 	bool loopback;			/* the peer is on a loopback address */
+	bool from_proxy;		/* the peer is --trusted-proxy */
+	bool authed;			/* memcache: authenticated (--auth-file) */
+	bool auth_block;		/* ... its "user pass" block is due */
+	uint32_t auth_left;		/* ... that many bytes, "\r\n" included */
 	struct conn *next, *prev;	/* in w->conns */
 	struct conn *dnext;		/* in w->disk_wait */
 	struct conn *rnext;		/* in w->ready, toward its tail */
@@ -292,6 +347,16 @@ enum mc_run {
 	RUN_DISK,	/* a store read is in flight */
 	RUN_CLOSE,	/* send what is queued, then close */
 };
+
+/*
+ * Parse a bare IP address (@len bytes, not NUL terminated): IPv4, IPv6,
+ * or "[IPv6]"; a ":port" after IPv4 or "]" is ignored (X-Forwarded-For
+ * entries of some proxies carry one).  0 or -EINVAL.
+ */
+int gd_addr_parse(const char *s, size_t len, struct gd_addr *out);
+/* 127.0.0.0/8 or ::1. */
+bool gd_addr_loopback(const struct gd_addr *a);
+bool gd_addr_equal(const struct gd_addr *a, const struct gd_addr *b);
 
 /* Append @len bytes of reply to @c's output buffer. */
 void conn_out(struct conn *c, const void *buf, size_t len);

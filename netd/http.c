@@ -714,9 +714,41 @@ static bool token_equal(const char *a, size_t alen, const char *b)
 }
 
 /*
- * Writes need a loopback peer, or, with --http-write-token, the token as
- * "Authorization: Bearer TOKEN" (from any peer, loopback included).
- * Returns 0, or the status of the refusal (the reply is queued).
+ * Is the client of @q on this host?  The --trusted-proxy is believed: its
+ * requests are judged by the last address of X-Forwarded-For, the one it
+ * appended (a client may send its own list before it); without one, the
+ * proxy did not say who its client is: not local.  From any other peer,
+ * X-Forwarded-For and Forwarded are not believed, but they say a proxy
+ * speaks for someone else: not local either, so a reverse proxy on this
+ * host does not make every client local.
+ */
+static bool client_local(const struct conn *c, const struct http_req *q)
+{
+	const struct http_str *xff = &q->x_forwarded_for;
+	struct gd_addr a;
+	const char *p, *e;
+
+	if (!c->from_proxy)
+		return c->loopback && !xff->p && !q->forwarded.p;
+	if (!xff->p)
+		return false;
+	e = xff->p + xff->len;
+	for (p = e; p > xff->p && p[-1] != ','; p--)
+		;
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	return gd_addr_parse(p, (size_t)(e - p), &a) == 0 &&
+	       gd_addr_loopback(&a);
+}
+
+/*
+ * The write policy, as memcache's (memcache.c, may_write()): writes need
+ * a local client (client_local()), or, with --http-write-token, the
+ * token as "Authorization: Bearer TOKEN" (from any peer, loopback
+ * included).  Returns 0, or the status of the refusal (the reply is
+ * queued).
  */
 static int write_gate(struct conn *c, const struct http_req *q)
 {
@@ -724,7 +756,7 @@ static int write_gate(struct conn *c, const struct http_req *q)
 	const struct http_str *au = &q->authorization;
 
 	if (!tok) {
-		if (c->loopback)
+		if (client_local(c, q))
 			return 0;
 		CNT(c->w, http_denied);
 		return reply_close(c, 403, "writes are accepted from "

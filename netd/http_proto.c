@@ -246,6 +246,12 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 		else if (x->val->p)
 			return fail(x, HTTP_E_DUP_HEADER);
 	}
+	/* these may repeat: the last line is kept, it ends with the address
+	 * the nearest proxy appended */
+	if (name_is(x, "x-forwarded-for"))
+		x->val = &r->x_forwarded_for;
+	else if (name_is(x, "forwarded"))
+		x->val = &r->forwarded;
 	return 0;
 }
 

@@ -130,7 +130,8 @@ struct http_req {
 	struct http_str host, range, if_none_match, if_match,
 			if_modified_since, if_unmodified_since, if_range,
 			authorization, content_type,
-			cache_control, pragma;	/* these two: the first line */
+			cache_control, pragma,	/* these two: the first line */
+			x_forwarded_for, forwarded;	/* these: the last line */
 	enum http_err err;	/* HTTP_PARSE_BAD: why */
 	size_t klen;
 	char key[HTTP_KEY_MAX + 1];	/* the path after '/', decoded, NUL

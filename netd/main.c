@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +87,12 @@ static void usage_print(FILE *f)
 	      "Bearer T'\n"
 	      "                         (default: writes from loopback "
 	      "only)\n"
+	      "  --auth-file FILE       memcache clients log in as a "
+	      "user:password of FILE\n"
+	      "                         (memcached -Y; default: writes from "
+	      "loopback only)\n"
+	      "  --trusted-proxy ADDR   believe X-Forwarded-For from this "
+	      "peer only\n"
 	      "  --http-timeout S       a request head must arrive within S "
 	      "seconds\n"
 	      "                         (default 30; 0: no limit)\n"
@@ -100,8 +110,15 @@ static void usage_print(FILE *f)
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
 	      "  --max-conns N          connections at once (default 1024)\n"
+	      "  --memcache-max-conns N  of which memcache at most (default: "
+	      "3/4 of it)\n"
+	      "  --http-max-conns N     of which HTTP at most (default: 3/4 "
+	      "of it)\n"
 	      "  --idle-timeout S       close connections idle S seconds "
 	      "(default 0: never)\n"
+	      "  --busy-idle-timeout S  ... S seconds while their protocol "
+	      "holds over half\n"
+	      "                         its limit (default 60; 0: never)\n"
 	      "  --mount DIR            also mount the store on DIR (FUSE)\n"
 	      "  --log-level LEVEL      error, warn, info (default) or "
 	      "debug\n"
@@ -120,7 +137,7 @@ enum {
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 21
+#define NOWN 26
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -132,6 +149,8 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "http-port", required_argument, NULL, OPT_OWN },
 	{ "no-http", no_argument, NULL, OPT_OWN },
 	{ "http-write-token", required_argument, NULL, OPT_OWN },
+	{ "auth-file", required_argument, NULL, OPT_OWN },
+	{ "trusted-proxy", required_argument, NULL, OPT_OWN },
 	{ "http-timeout", required_argument, NULL, OPT_OWN },
 	{ "mirror", required_argument, NULL, OPT_OWN },
 	{ "mirror-timeout", required_argument, NULL, OPT_OWN },
@@ -140,7 +159,10 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
+	{ "memcache-max-conns", required_argument, NULL, OPT_OWN },
+	{ "http-max-conns", required_argument, NULL, OPT_OWN },
 	{ "idle-timeout", required_argument, NULL, OPT_OWN },
+	{ "busy-idle-timeout", required_argument, NULL, OPT_OWN },
 	{ "mount", required_argument, NULL, OPT_OWN },
 	{ "log-level", required_argument, NULL, OPT_OWN },
 };
@@ -204,6 +226,15 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		if (!*val || strpbrk(val, " \t\r\n"))
 			return "not a token (empty, or with white space)";
 		s->http_token = val;
+	} else if (!strcmp(name, "auth-file")) {
+		if (!*val)
+			return "not a file name";
+		s->auth_file = val;
+	} else if (!strcmp(name, "trusted-proxy")) {
+		if (gd_addr_parse(val, strlen(val), &gd.proxy) < 0)
+			return "not an IPv4 or IPv6 address";
+		s->trusted_proxy = val;
+		gd.has_proxy = true;
 	} else if (!strcmp(name, "http-timeout")) {
 		if (!count_arg(val, 0, 1u << 30, &s->http_timeout))
 			return "not a number of seconds";
@@ -230,8 +261,17 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "max-conns")) {
 		if (!count_arg(val, 1, 1u << 20, &s->max_conns))
 			return "not a count";
+	} else if (!strcmp(name, "memcache-max-conns")) {
+		if (!count_arg(val, 1, 1u << 20, &s->mc_max_conns))
+			return "not a count";
+	} else if (!strcmp(name, "http-max-conns")) {
+		if (!count_arg(val, 1, 1u << 20, &s->http_max_conns))
+			return "not a count";
 	} else if (!strcmp(name, "idle-timeout")) {
 		if (!count_arg(val, 0, 1u << 30, &s->idle_timeout))
+			return "not a number of seconds";
+	} else if (!strcmp(name, "busy-idle-timeout")) {
+		if (!count_arg(val, 0, 1u << 30, &s->busy_idle_timeout))
 			return "not a number of seconds";
 	} else if (!strcmp(name, "mount")) {
 		s->mount = val;
@@ -522,6 +562,166 @@ static void mount_stop(void)
 	fs = NULL;
 }
 
+/* ---- connection limits and the open files limit ---- */
+
+/*
+ * Each protocol's share of --max-conns.  By default each may take 3/4 of
+ * it when both are served, so neither can lock the other out: a quarter
+ * is always left for the other one.
+ */
+static void limits_settle(void)
+{
+	struct gd_settings *s = &gd.set;
+	unsigned share = s->max_conns - s->max_conns / 4;
+	bool both = s->memcache && s->http;
+
+	if (!share)
+		share = 1;
+	if (!s->mc_max_conns)
+		s->mc_max_conns = both ? share : s->max_conns;
+	if (!s->http_max_conns)
+		s->http_max_conns = both ? share : s->max_conns;
+	if (s->mc_max_conns > s->max_conns)
+		usage_error("--memcache-max-conns %u is over --max-conns %u",
+			    s->mc_max_conns, s->max_conns);
+	if (s->http_max_conns > s->max_conns)
+		usage_error("--http-max-conns %u is over --max-conns %u",
+			    s->http_max_conns, s->max_conns);
+}
+
+/* The fds open now (/proc/self/fd), or @guess when it cannot be read. */
+static unsigned long fds_open(unsigned long guess)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned long n = 0;
+	struct dirent *e;
+
+	if (!d)
+		return guess;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;	/* the DIR's own fd included: slack */
+}
+
+/*
+ * --max-conns means nothing if accept() runs out of fds first: raise the
+ * soft RLIMIT_NOFILE to what it needs (never the hard limit, the
+ * administrator's ceiling), or refuse to start.  Called with the store,
+ * the listeners and the fetcher open; what opens later is counted:
+ * per worker an epoll fd, two eventfds, an io_uring and the reserve fd,
+ * the mirror's origin sockets, the mount's /dev/fuse, and some slack.
+ */
+static void fd_limit_raise(void)
+{
+	struct rlimit rl;
+	unsigned long long need, old;
+
+	need = fds_open(64) + 6ull * gd.nworkers + gd.set.max_conns + 32;
+	if (gd.set.mirror)
+		need += 2 * 64 + 4ull * gd.set.cores;	/* 64 transfers */
+	if (gd.set.mount)
+		need += 16;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("cannot read the open files limit: %s", strerror(errno));
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+		die("--max-conns %u needs %llu open files, but the hard limit "
+		    "(RLIMIT_NOFILE) is %llu: lower --max-conns or raise the "
+		    "limit (ulimit -Hn, LimitNOFILE= of the service)",
+		    gd.set.max_conns, need, (unsigned long long)rl.rlim_max);
+	old = rl.rlim_cur;
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("cannot raise the open files limit from %llu to %llu for "
+		    "--max-conns %u: %s", old, need, gd.set.max_conns,
+		    strerror(errno));
+	gd_log(GD_LOG_INFO, "open files limit raised from %llu to %llu for "
+	       "--max-conns %u", old, need, gd.set.max_conns);
+}
+
+/* ---- --auth-file: memcache users, as memcached -Y reads them ---- */
+
+#define AUTH_FILE_MAX (1u << 20)
+#define AUTH_FIELD_MAX 255	/* user or password */
+
+/*
+ * One "user:password" a line (the first ':' splits; a password may hold
+ * ':' but no white space, which the client's "user password" block
+ * could not carry).  Blank lines are skipped; anything else that is not
+ * such a line stops the start with its line number.
+ */
+static void auth_load(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	struct stat st;
+	char line[2 * AUTH_FIELD_MAX + 4];
+	unsigned lineno = 0;
+
+	if (!f)
+		die("cannot open auth file '%s': %s", file, strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		gd_log(GD_LOG_WARN, "auth file '%s' can be read by other "
+		       "users (chmod 600 it)", file);
+	if (fstat(fileno(f), &st) == 0 && st.st_size > AUTH_FILE_MAX)
+		die("auth file '%s' is over %u bytes", file, AUTH_FILE_MAX);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		char *colon;
+		struct gd_auth_user *u;
+
+		lineno++;
+		if (len && line[len - 1] != '\n' && !feof(f))
+			die("auth file '%s' line %u: longer than %u bytes", file,
+			    lineno, (unsigned)sizeof(line) - 2);
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (!len)
+			continue;
+		colon = strchr(line, ':');
+		if (!colon || colon == line || !colon[1])
+			die("auth file '%s' line %u: not user:password", file,
+			    lineno);
+		if (strpbrk(line, " \t"))
+			die("auth file '%s' line %u: white space in a user or "
+			    "password (a client cannot send it)", file, lineno);
+		if ((size_t)(colon - line) > AUTH_FIELD_MAX ||
+		    strlen(colon + 1) > AUTH_FIELD_MAX)
+			die("auth file '%s' line %u: a user or password over "
+			    "%d bytes", file, lineno, AUTH_FIELD_MAX);
+		u = realloc(gd.auth, (gd.nauth + 1) * sizeof(*gd.auth));
+		if (!u)
+			die("out of memory");
+		gd.auth = u;
+		u = &gd.auth[gd.nauth++];
+		*colon = 0;
+		u->user = strdup(line);
+		u->pass = strdup(colon + 1);
+		if (!u->user || !u->pass)
+			die("out of memory");
+		u->ulen = strlen(u->user);
+		u->plen = strlen(u->pass);
+	}
+	if (ferror(f))
+		die("cannot read auth file '%s': %s", file, strerror(errno));
+	fclose(f);
+	if (!gd.nauth)
+		die("auth file '%s' has no user:password line", file);
+}
+
+static void auth_free(void)
+{
+	for (unsigned i = 0; i < gd.nauth; i++) {
+		free(gd.auth[i].user);
+		free(gd.auth[i].pass);
+	}
+	free(gd.auth);
+	gd.auth = NULL;
+	gd.nauth = 0;
+}
+
 /* ---- main ---- */
 
 static void defaults(void)
@@ -537,6 +737,7 @@ static void defaults(void)
 	gd.set.cores = n > 0 ? (unsigned)n : 1;
 	gd.set.max_item = 1ull << 30;
 	gd.set.max_conns = 1024;
+	gd.set.busy_idle_timeout = 60;
 	gd.set.http = true;
 	gd.set.http_port = 8080;
 	gd.set.http_timeout = 30;
@@ -596,6 +797,9 @@ int main(int argc, char **argv)
 			    "serve nothing");
 	if (gd.set.mirror && !gd.set.http)
 		usage_error("--mirror needs HTTP (drop --no-http)");
+	limits_settle();
+	if (gd.set.auth_file)
+		auth_load(gd.set.auth_file);
 
 	sfd = signals_setup();
 	ret = gs_open(gd.set.store_dir, &gd.set.so, &gd.s, why, sizeof(why));
@@ -650,6 +854,11 @@ int main(int argc, char **argv)
 			die("cannot start the mirror of '%s': %s",
 			    gd.set.mirror, why);
 	}
+	fd_limit_raise();
+	pthread_rwlock_init(&gd.accept_lock, NULL);
+	gd.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (gd.spare_fd < 0)
+		die("cannot open /dev/null: %s", strerror(errno));
 	gd.workers = calloc(gd.nworkers, sizeof(*gd.workers));
 	if (!gd.workers)
 		die("out of memory");
@@ -681,12 +890,15 @@ int main(int argc, char **argv)
 	}
 	free(gd.listen_fds);
 	free(gd.http_fds);
+	close(gd.spare_fd);
+	pthread_rwlock_destroy(&gd.accept_lock);
 	if (gd.fetcher)
 		fetcher_free(gd.fetcher);
 	if (fs)
 		mount_stop();
 	gs_close(gd.s);
 	metatab_free(gd.meta);
+	auth_free();
 	free(gd.workers);
 	close(sfd);
 	conf_free();

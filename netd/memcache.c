@@ -1340,17 +1340,176 @@ static bool is_write(const struct mc_req *q)
 }
 
 /*
- * A mirror stores what the origin serves and nothing else: memcache
- * writes are refused (their data blocks swallowed, so the framing holds).
+ * A write refused (a mirror's, or by the write policy): the data block of
+ * a storage command is swallowed, so the framing holds.
  */
+static void write_refuse(struct conn *c, const struct mc_req *q,
+			 const char *line)
+{
+	if (!q->noreply || q->cmd >= MC_MG)
+		conn_out(c, line, strlen(line));
+	if (q->cmd == MC_MS || (q->cmd >= MC_SET && q->cmd <= MC_CAS))
+		swallow_block(c, q->bytes);
+}
+
+/* A mirror stores what the origin serves and nothing else. */
 static void mirror_refuse(struct conn *c, const struct mc_req *q)
 {
 	CNT(c->w, mirror_writes_refused);
-	if (!q->noreply || q->cmd >= MC_MG)
-		OUT(c, "SERVER_ERROR read only: a mirror stores what its "
-		       "origin serves\r\n");
-	if (q->cmd == MC_MS || (q->cmd >= MC_SET && q->cmd <= MC_CAS))
-		swallow_block(c, q->bytes);
+	write_refuse(c, q, "SERVER_ERROR read only: a mirror stores what its "
+			   "origin serves\r\n");
+}
+
+/*
+ * The write policy, one for every protocol: with --auth-file every
+ * connection has logged in before it got here; without one, writes are
+ * taken from loopback peers only (HTTP's default too).
+ */
+static bool may_write(const struct conn *c)
+{
+	return c->w->gd->auth || c->loopback;
+}
+
+/* ---- --auth-file: memcached's text protocol authentication ---- */
+
+/*
+ * Before it has logged in, a connection of a daemon with --auth-file
+ * gets what memcached -Y gives (proto_text.c, try_read_command_asciiauth):
+ * a "set <key> <flags> <exptime> <bytes>" line whose data block is
+ * "user password" answers STORED and logs in; any other line gets
+ * "CLIENT_ERROR unauthenticated"; a block not ending "\r\n", one that
+ * is not two tokens, and wrong credentials get their own errors.  The
+ * line and the block are tokenized as memcached does (on spaces only).
+ * Unlike memcached, every pipelined line is answered in turn, and a
+ * block over AUTH_BLOCK_MAX bytes is refused and the connection closed
+ * (memcached waits for it forever).
+ */
+#define AUTH_LINE_MAX 2048	/* memcached closes without a newline by then */
+#define AUTH_BLOCK_MAX 1024	/* "user password": fields are <= 255 bytes */
+#define AUTH_TOKENS 24		/* memcached's MAX_TOKENS */
+
+/* Split @s (@len bytes) on ' ' into at most @max tokens. */
+static unsigned auth_tokens(const char *s, size_t len, const char **tok,
+			    size_t *tlen, unsigned max)
+{
+	unsigned n = 0;
+	size_t i = 0;
+
+	while (i < len && n < max) {
+		size_t b;
+
+		while (i < len && s[i] == ' ')
+			i++;
+		if (i == len)
+			break;
+		b = i;
+		while (i < len && s[i] != ' ')
+			i++;
+		tok[n] = s + b;
+		tlen[n++] = i - b;
+	}
+	return n;
+}
+
+/* memcached's safe_strtoul on a token that may end in '\r'. */
+static bool auth_size(const char *t, size_t len, uint32_t *out)
+{
+	char buf[32], *end;
+	unsigned long v;
+
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, t, len);
+	buf[len] = 0;
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\r') ||
+	    strchr(buf, '-') || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* Constant time in the bytes compared (lengths may leak). */
+static bool auth_equal(const char *a, size_t alen, const char *b,
+		       size_t blen)
+{
+	unsigned char d = alen != blen;
+
+	for (size_t i = 0; i < alen && i < blen; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return !d;
+}
+
+static bool auth_check(const struct gd *gd, const char *user, size_t ulen,
+		       const char *pass, size_t plen)
+{
+	bool ok = false;
+
+	for (unsigned i = 0; i < gd->nauth; i++) {	/* no early exit */
+		const struct gd_auth_user *u = &gd->auth[i];
+		bool m = auth_equal(user, ulen, u->user, u->ulen);
+
+		m &= auth_equal(pass, plen, u->pass, u->plen);
+		ok |= m;
+	}
+	return ok;
+}
+
+/* One step of the login: 1 consumed input, 0 needs more, -1 close. */
+static int auth_step(struct conn *c)
+{
+	const char *p = c->rbuf + c->rstart, *el, *tok[AUTH_TOKENS];
+	size_t avail = c->rend - c->rstart, tlen[AUTH_TOKENS];
+	uint32_t size;
+	unsigned n;
+
+	if (!c->auth_block) {
+		if (avail < 2)
+			return 0;
+		el = memchr(p, '\n', avail);
+		if (!el)
+			return avail > AUTH_LINE_MAX ? -1 : 0;
+		n = auth_tokens(p, (size_t)(el - p), tok, tlen, AUTH_TOKENS);
+		c->rstart += (size_t)(el - p) + 1;
+		if (n < 5 || tlen[0] != 3 || memcmp(tok[0], "set", 3) ||
+		    !auth_size(tok[4], tlen[4], &size)) {
+			OUT(c, "CLIENT_ERROR unauthenticated\r\n");
+			return 1;
+		}
+		if (size > AUTH_BLOCK_MAX) {
+			CNT(c->w, auth_cmds);
+			CNT(c->w, auth_errors);
+			OUT(c, "CLIENT_ERROR bad authentication token format"
+			       "\r\n");
+			return -1;
+		}
+		c->auth_left = size + 2;
+		c->auth_block = true;
+		return 1;
+	}
+	if (avail < c->auth_left)
+		return 0;
+	c->rstart += c->auth_left;
+	c->auth_block = false;
+	if (memcmp(p + c->auth_left - 2, "\r\n", 2)) {
+		OUT(c, "CLIENT_ERROR bad command line termination\r\n");
+		return 1;
+	}
+	n = auth_tokens(p, c->auth_left - 2, tok, tlen, AUTH_TOKENS);
+	if (n < 2) {
+		OUT(c, "CLIENT_ERROR bad authentication token format\r\n");
+		return 1;
+	}
+	CNT(c->w, auth_cmds);
+	if (auth_check(c->w->gd, tok[0], tlen[0], tok[1], tlen[1])) {
+		c->authed = true;
+		OUT(c, "STORED\r\n");
+	} else {
+		CNT(c->w, auth_errors);
+		OUT(c, "CLIENT_ERROR authentication failure\r\n");
+	}
+	return 1;
 }
 
 /* Continue the command in progress; RUN_INPUT once it is done. */
@@ -1405,6 +1564,13 @@ enum mc_run mc_conn_run(struct conn *c)
 			return RUN_CLOSE;
 		if (c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
+		if (c->w->gd->auth && !c->authed) {
+			int ret = auth_step(c);
+
+			if (ret <= 0)
+				return ret < 0 ? RUN_CLOSE : RUN_INPUT;
+			continue;
+		}
 		line = c->rbuf + c->rstart;
 		pr = mc_parse(line, c->rend - c->rstart, GD_GET_LINE_MAX, q,
 			      &used);
@@ -1429,6 +1595,13 @@ enum mc_run mc_conn_run(struct conn *c)
 			break;
 		}
 		c->rstart += used;
+		if (is_write(q) && !may_write(c)) {
+			CNT(c->w, mc_denied);
+			write_refuse(c, q, "CLIENT_ERROR writes are accepted "
+					   "from loopback only (see "
+					   "--auth-file)\r\n");
+			continue;
+		}
 		if (c->w->gd->set.mirror && is_write(q)) {
 			mirror_refuse(c, q);
 			continue;

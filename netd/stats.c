@@ -211,8 +211,24 @@ static void stats_general(struct gd *gd, struct sink *c,
 	COUNTER(c, "total_connections", "connections accepted",
 	        n.total_connections);
 	COUNTER(c, "rejected_connections",
-	        "connections refused over --max-conns",
+	        "connections refused: over --max-conns or a protocol's limit, "
+	        "or out of file descriptors",
 	        n.rejected_connections);
+	COUNTER(c, "rejected_no_fd",
+	        "connections refused through the reserve fd, out of fds",
+	        n.rejected_no_fd);
+	COUNTER(c, "listen_disabled_num",
+	        "times accepting was paused: out of fds, no reserve",
+	        n.listen_disabled_num);
+	GAUGE(c, "curr_memcache_connections", "memcache connections open now",
+	      atomic_load(&gd->proto_conns[0]));
+	GAUGE(c, "curr_http_connections", "HTTP connections open now",
+	      atomic_load(&gd->proto_conns[1]));
+	COUNTER(c, "auth_cmds", "memcache logins tried (--auth-file)",
+	        n.auth_cmds);
+	COUNTER(c, "auth_errors", "memcache logins that failed", n.auth_errors);
+	COUNTER(c, "memcache_denied",
+	        "memcache writes refused by the write policy", n.mc_denied);
 	GAUGE(c, "connection_structures", "connection structures allocated",
 	      atomic_load(&gd->curr_conns));
 	COUNTER(c, "cmd_get", "keys asked for by get, gets, gat, gats and mg",
@@ -246,7 +262,7 @@ static void stats_general(struct gd *gd, struct sink *c,
 	        n.store_too_large);
 	COUNTER(c, "store_no_memory", "puts the store refused for room",
 	        n.store_no_memory);
-	COUNTER(c, "idle_kicks", "connections closed by --idle-timeout",
+	COUNTER(c, "idle_kicks", "connections closed idle (--idle-timeout, --busy-idle-timeout)",
 	        n.idle_kicks);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
 	        n.bytes_read);
@@ -353,6 +369,12 @@ static void stats_settings(struct gd *gd, struct sink *c,
 	U64(c, "num_threads", gd->nworkers);
 	U64(c, "item_size_max", s->max_item);
 	U64(c, "idle_time", s->idle_timeout);
+	U64(c, "busy_idle_time", s->busy_idle_timeout);
+	U64(c, "memcache_maxconns", s->mc_max_conns);
+	U64(c, "http_maxconns", s->http_max_conns);
+	STR(c, "auth_enabled_ascii", NULL, s->auth_file ? "yes" : "no");
+	STR(c, "trusted_proxy", NULL,
+	    s->trusted_proxy ? s->trusted_proxy : "NULL");
 	STR(c, "cas_enabled", NULL, "yes");
 	STR(c, "binding_protocol", NULL, "ascii");
 	STR(c, "store_dir", NULL, s->store_dir);

@@ -5,6 +5,7 @@
  * an eventfd).  Connections are state machines driven by conn_drive();
  * the protocol lives in memcache.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -38,6 +39,20 @@
 #define HEAD_POLL_NS 50000
 #define STOP_GRACE 30		/* seconds in-flight requests get at exit */
 #define LINGER_SECS 2		/* an HTTP close drains input this long */
+/*
+ * Out of fds (accept4: EMFILE, ENFILE): the listener stays readable, so
+ * retrying at once spins.  Each worker keeps a reserve fd; it is closed
+ * to take one pending connection, answer it "Too many open connections"
+ * and close it (libev's and nginx's trick), so clients over the limit are
+ * told instead of waiting in the backlog.  When that cannot help either,
+ * the listener is switched off for PAUSE_MIN_MS, doubling up to
+ * PAUSE_MAX_MS (memcached pauses accepting the same way).  Failures are
+ * logged once per ACCEPT_LOG_SECS with a count.
+ */
+#define ACCEPT_BATCH 256	/* accepts per readable event */
+#define PAUSE_MIN_MS 10
+#define PAUSE_MAX_MS 1000
+#define ACCEPT_LOG_SECS 10
 
 /* epoll data of the loop's own fds: no conn is at these addresses */
 static char tag_listen, tag_http, tag_wake, tag_ring;
@@ -259,34 +274,106 @@ static void conn_close(struct conn *c)
 	close(c->fd);
 	w->nconns--;
 	atomic_fetch_sub(&w->gd->curr_conns, 1);
+	atomic_fetch_sub(&w->gd->proto_conns[c->http], 1);
 	free(c->rbuf);
 	free(c->wbuf);
 	free(c);
 }
 
-/* True when @fd's peer is 127.0.0.0/8, ::1 or a v4-mapped loopback. */
-static bool peer_loopback(int fd)
+/* ---- addresses ---- */
+
+static void addr_of_sockaddr(const struct sockaddr_storage *ss,
+			     struct gd_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		a->family = AF_INET;
+		memcpy(a->b, &((const struct sockaddr_in *)(const void *)ss)
+				      ->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *in6 =
+			&((const struct sockaddr_in6 *)(const void *)ss)
+				 ->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(in6)) {
+			a->family = AF_INET;
+			memcpy(a->b, in6->s6_addr + 12, 4);
+		} else {
+			a->family = AF_INET6;
+			memcpy(a->b, in6->s6_addr, 16);
+		}
+	}
+}
+
+int gd_addr_parse(const char *s, size_t len, struct gd_addr *out)
+{
+	char buf[INET6_ADDRSTRLEN + 1];
+	const char *e;
+	struct in6_addr in6;
+
+	if (len && s[0] == '[') {	/* "[v6]" or "[v6]:port" */
+		e = memchr(s, ']', len);
+		if (!e)
+			return -EINVAL;
+		s++;
+		len = (size_t)(e - s);
+	} else if ((e = memchr(s, ':', len)) && !memchr(e + 1, ':',
+							 len - (size_t)(e - s) - 1)) {
+		len = (size_t)(e - s);	/* "v4:port" */
+	}
+	if (!len || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, buf, out->b) == 1) {
+		out->family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, buf, &in6) != 1)
+		return -EINVAL;
+	if (IN6_IS_ADDR_V4MAPPED(&in6)) {
+		out->family = AF_INET;
+		memcpy(out->b, in6.s6_addr + 12, 4);
+	} else {
+		out->family = AF_INET6;
+		memcpy(out->b, in6.s6_addr, 16);
+	}
+	return 0;
+}
+
+bool gd_addr_loopback(const struct gd_addr *a)
+{
+	static const uint8_t v6_lo[16] = { [15] = 1 };
+
+	if (a->family == AF_INET)
+		return a->b[0] == 127;
+	return a->family == AF_INET6 && !memcmp(a->b, v6_lo, 16);
+}
+
+bool gd_addr_equal(const struct gd_addr *a, const struct gd_addr *b)
+{
+	return a->family == b->family &&
+	       !memcmp(a->b, b->b, a->family == AF_INET ? 4 : 16);
+}
+
+/* Where @c's peer is: loopback, and whether it is the trusted proxy. */
+static void peer_classify(struct conn *c)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
+	struct gd_addr a;
+	struct gd *gd = c->w->gd;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return false;
-	if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)&ss;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	if (getpeername(c->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return;		/* neither: the strict answer */
+	if (ss.ss_family == AF_UNIX) {
+		c->loopback = true;
+		return;
 	}
-	if (ss.ss_family == AF_INET6) {
-		const struct in6_addr *a =
-			&((const struct sockaddr_in6 *)(const void *)&ss)
-				 ->sin6_addr;
-
-		if (IN6_IS_ADDR_LOOPBACK(a))
-			return true;
-		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
-	}
-	return ss.ss_family == AF_UNIX;
+	addr_of_sockaddr(&ss, &a);
+	c->loopback = gd_addr_loopback(&a);
+	c->from_proxy = gd->has_proxy && gd_addr_equal(&a, &gd->proxy);
 }
 
 static void conn_new(struct worker *w, int fd, bool http)
@@ -299,6 +386,7 @@ static void conn_new(struct worker *w, int fd, bool http)
 		free(c);
 		close(fd);
 		atomic_fetch_sub(&w->gd->curr_conns, 1);
+		atomic_fetch_sub(&w->gd->proto_conns[http], 1);
 		gd_log(GD_LOG_ERROR, "out of memory for a connection");
 		return;
 	}
@@ -306,7 +394,7 @@ static void conn_new(struct worker *w, int fd, bool http)
 	c->w = w;
 	c->fd = fd;
 	c->http = http;
-	c->loopback = http && peer_loopback(fd);
+	peer_classify(c);
 	c->rcap = GD_RBUF;
 	c->events = e.events;
 	c->last_active = gd_mono_sec();
@@ -317,6 +405,7 @@ static void conn_new(struct worker *w, int fd, bool http)
 		free(c);
 		close(fd);
 		atomic_fetch_sub(&w->gd->curr_conns, 1);
+		atomic_fetch_sub(&w->gd->proto_conns[http], 1);
 		return;
 	}
 	c->next = w->conns;
@@ -327,38 +416,174 @@ static void conn_new(struct worker *w, int fd, bool http)
 	CNT(w, total_connections);
 }
 
+static int listener_fd(const struct worker *w, bool http)
+{
+	return http ? w->gd->http_fds[w->id] : w->gd->listen_fds[w->id];
+}
+
+/*
+ * Tell a client we will not serve it, as memcached does
+ * ("ERROR Too many open connections"; HTTP: 503 with Retry-After), and
+ * close.  What it sent already is read first: a close with unread input
+ * makes the kernel reset the connection, and the reset can destroy the
+ * reply before the client reads it.
+ */
+static void conn_refuse(struct worker *w, int fd, bool http)
+{
+	static const char msg[] = "ERROR Too many open connections\r\n";
+	static const char hmsg[] =
+		"HTTP/1.1 503 Service Unavailable\r\n"
+		"Content-Type: text/plain\r\n"
+		"Content-Length: 26\r\n"
+		"Retry-After: 1\r\n"
+		"Connection: close\r\n"
+		"\r\ntoo many open connections\n";
+
+	if (read(fd, w->scratch, GD_SCRATCH) < 0) {
+		/* nothing sent yet, or an error: we close anyway */
+	}
+	if (write(fd, http ? hmsg : msg, http ? sizeof(hmsg) - 1
+					      : sizeof(msg) - 1) < 0) {
+		/* closing anyway */
+	}
+	shutdown(fd, SHUT_WR);
+	if (read(fd, w->scratch, GD_SCRATCH) < 0) {
+		/* as above */
+	}
+	close(fd);
+	CNT(w, rejected_connections);
+}
+
+/* One warning per ACCEPT_LOG_SECS, with the count of what it stands for. */
+static void accept_log(struct worker *w, int err)
+{
+	int64_t now = gd_mono_sec();
+
+	w->accept_quiet++;
+	if (w->accept_logged && now - w->accept_log_at < ACCEPT_LOG_SECS)
+		return;
+	gd_log(GD_LOG_WARN, "worker %u: accept: %s (%llu times in the last "
+	       "%d s): clients over the limit are refused; see --max-conns "
+	       "and the open files limit (ulimit -n)", w->id, strerror(err),
+	       (unsigned long long)w->accept_quiet, ACCEPT_LOG_SECS);
+	w->accept_logged = true;
+	w->accept_log_at = now;
+	w->accept_quiet = 0;
+}
+
+/* Switch a listener off for a while: accepting fails for a reason that
+ * retrying at once will not change. */
+static void listener_pause(struct worker *w, bool http)
+{
+	struct epoll_event e = { .events = 0,
+				 .data.ptr = http ? &tag_http : &tag_listen };
+	unsigned ms = w->backoff_ms[http] ? w->backoff_ms[http] : PAUSE_MIN_MS;
+
+	epoll_ctl(w->epfd, EPOLL_CTL_MOD, listener_fd(w, http), &e);
+	w->paused_until[http] = mono_ns() + (int64_t)ms * 1000000;
+	w->backoff_ms[http] = ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : ms * 2;
+	CNT(w, listen_disabled_num);
+}
+
+/* Paused listeners whose time is up go back on.  Returns the ms until the
+ * next one is due, or -1 when none is paused. */
+static int listeners_resume(struct worker *w)
+{
+	int64_t now = mono_ns(), next = -1;
+
+	for (int http = 0; http < 2; http++) {
+		struct epoll_event e = { .events = EPOLLIN,
+					 .data.ptr = http ? &tag_http
+							  : &tag_listen };
+		int64_t left;
+
+		if (!w->paused_until[http])
+			continue;
+		left = w->paused_until[http] - now;
+		if (left > 0 && !w->stopping) {
+			left = (left + 999999) / 1000000;
+			if (next < 0 || left < next)
+				next = left;
+			continue;
+		}
+		w->paused_until[http] = 0;
+		if (!w->stopping)
+			epoll_ctl(w->epfd, EPOLL_CTL_MOD, listener_fd(w, http),
+				  &e);
+	}
+	return (int)next;
+}
+
+/*
+ * Out of fds: give up the reserve fd to take one pending connection and
+ * refuse it.  1: refused one, 0: the backlog is empty, -1: no help (the
+ * reserve is lost: something else took its slot; tried again next time).
+ */
+static int accept_on_reserve(struct worker *w, bool http)
+{
+	struct gd *gd = w->gd;
+	int fd = -1, err = 0, ret;
+
+	pthread_rwlock_wrlock(&gd->accept_lock);
+	if (gd->spare_fd < 0)
+		gd->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (gd->spare_fd < 0) {
+		ret = -1;
+		goto out;
+	}
+	close(gd->spare_fd);
+	fd = accept4(listener_fd(w, http), NULL, NULL,
+		     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	err = errno;
+	if (fd >= 0) {
+		conn_refuse(w, fd, http);
+		CNT(w, rejected_no_fd);
+	}
+	gd->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ret = fd >= 0 ? 1 : err == EAGAIN || err == EWOULDBLOCK ? 0 : -1;
+out:
+	pthread_rwlock_unlock(&gd->accept_lock);
+	return ret;
+}
+
 static void accept_all(struct worker *w, bool http)
 {
 	struct gd *gd = w->gd;
+	unsigned limit = http ? gd->set.http_max_conns : gd->set.mc_max_conns;
 
-	for (;;) {
-		int fd = accept4(http ? gd->http_fds[w->id]
-				      : gd->listen_fds[w->id], NULL, NULL,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+	for (int n = 0; n < ACCEPT_BATCH; n++) {
+		unsigned total, mine;
+		int fd, err, ret;
 
+		pthread_rwlock_rdlock(&gd->accept_lock);
+		fd = accept4(listener_fd(w, http), NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		err = errno;
+		pthread_rwlock_unlock(&gd->accept_lock);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
+			if (err == EINTR || err == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				gd_log(GD_LOG_WARN, "accept: %s",
-				       strerror(errno));
+			if (err == EAGAIN || err == EWOULDBLOCK)
+				return;
+			accept_log(w, err);
+			if (err == EMFILE || err == ENFILE) {
+				ret = accept_on_reserve(w, http);
+				if (ret > 0)
+					continue;
+				if (ret == 0)
+					return;
+			}
+			/* ENOBUFS, ENOMEM, a lost reserve: only time helps */
+			listener_pause(w, http);
 			return;
 		}
-		if (atomic_fetch_add(&gd->curr_conns, 1) >= gd->set.max_conns) {
-			static const char msg[] =
-				"ERROR Too many open connections\r\n";
-			static const char hmsg[] =
-				"HTTP/1.1 503 Service Unavailable\r\n"
-				"Content-Length: 27\r\nConnection: close\r\n"
-				"\r\ntoo many open connections\n";
-
+		w->backoff_ms[http] = 0;
+		total = atomic_fetch_add(&gd->curr_conns, 1);
+		mine = atomic_fetch_add(&gd->proto_conns[http], 1);
+		if (total >= gd->set.max_conns || mine >= limit) {
 			atomic_fetch_sub(&gd->curr_conns, 1);
-			CNT(w, rejected_connections);
-			if (write(fd, http ? hmsg : msg, http ? sizeof(hmsg) - 1
-							  : sizeof(msg) - 1) < 0) {
-				/* closing anyway */
-			}
-			close(fd);
+			atomic_fetch_sub(&gd->proto_conns[http], 1);
+			conn_refuse(w, fd, http);
 			continue;
 		}
 		conn_new(w, fd, http);
@@ -627,13 +852,33 @@ static void flush_due(struct gd *gd)
 		mc_flush(gd, at * 1000000000ll);
 }
 
+/*
+ * A protocol holding more than half of its connection limit is busy:
+ * its connections idle longer than --busy-idle-timeout are closed, so
+ * that idle pools cannot keep new clients out (--idle-timeout, 0 by
+ * default as in memcached, applies always).
+ */
+static unsigned idle_limit(const struct worker *w, bool http)
+{
+	const struct gd_settings *s = &w->gd->set;
+	unsigned cap = http ? s->http_max_conns : s->mc_max_conns;
+	unsigned busy = s->busy_idle_timeout;
+
+	if (busy && atomic_load(&w->gd->proto_conns[http]) * 2ull > cap &&
+	    (!s->idle_timeout || busy < s->idle_timeout))
+		return busy;
+	return s->idle_timeout;
+}
+
 static void idle_sweep(struct worker *w, int64_t now)
 {
-	unsigned limit = w->gd->set.idle_timeout;
+	unsigned limits[2] = { idle_limit(w, false), idle_limit(w, true) };
 	struct conn *c, *next;
 
 	flush_due(w->gd);
 	for (c = w->conns; c; c = next) {
+		unsigned limit = limits[c->http];
+
 		next = c->next;
 		if (c->lingering) {
 			if (now >= c->linger_until)
@@ -643,7 +888,8 @@ static void idle_sweep(struct worker *w, int64_t now)
 			       "%d s after the stop", STOP_GRACE);
 			conn_close(c);
 		} else if (limit && now - c->last_active > (int64_t)limit &&
-			   conn_idle(c) && !c->in_disk_wait) {
+			   conn_idle(c) && !c->in_disk_wait &&
+			   !conn_pending(c)) {
 			CNT(w, idle_kicks);
 			conn_close(c);
 		} else if (c->http && http_conn_expired(c, now)) {
@@ -751,8 +997,11 @@ static void *worker_main(void *arg)
 	int64_t last_sweep = gd_mono_sec();
 
 	while (!w->stopping || w->conns) {
-		if (poll_events(w, w->ready ? 0 : 1000) < 0 ||
-		    run_ready(w) < 0)
+		int paused = listeners_resume(w);
+		int timeout = w->ready ? 0 : paused >= 0 && paused < 1000
+						     ? paused : 1000;
+
+		if (poll_events(w, timeout) < 0 || run_ready(w) < 0)
 			break;
 		if (gd_mono_sec() != last_sweep) {
 			last_sweep = gd_mono_sec();

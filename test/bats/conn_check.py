@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Many connections to goblind at once, for the bats tests (issue 16).
+
+  flood PID MCPORT HPORT NMC NHTTP [HOLD]
+        open NMC memcache and NHTTP HTTP connections at once, send one
+        request on each ("version"; "GET /_goblin/stats") and wait up to
+        3 s for each answer; then, holding them all open, measure the CPU
+        time goblind (PID) uses over HOLD seconds (default 1).  Prints
+        key=value lines: mc_ok, mc_refused (ERROR Too many open
+        connections), http_ok, http_503 (with Retry-After), silent (no
+        answer in time), other, cpu_ticks (utime+stime, 1/CLK_TCK s).
+  hold PORT N SECS
+        open N memcache connections, check each answers "version", keep
+        them idle SECS seconds, then print open=K: how many goblind has
+        not closed meanwhile (it closes idle ones under pressure).
+"""
+import resource
+import selectors
+import socket
+import sys
+import time
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])	# utime, stime
+
+
+def classify(kind, data):
+    if kind == "mc":
+        if data.startswith(b"VERSION "):
+            return "mc_ok"
+        if data == b"ERROR Too many open connections\r\n":
+            return "mc_refused"
+        return "other"
+    head = data.split(b"\r\n\r\n", 1)[0]
+    if head.startswith(b"HTTP/1.1 200"):
+        return "http_ok"
+    if head.startswith(b"HTTP/1.1 503") and b"\r\nRetry-After: " in head:
+        return "http_503"
+    return "other"
+
+
+def complete(kind, data):
+    if kind == "mc":
+        return data.endswith(b"\r\n")
+    return b"\r\n\r\n" in data
+
+
+def flood(pid, mcport, hport, nmc, nhttp, hold=1.0):
+    sel = selectors.DefaultSelector()
+    socks = []
+    reqs = {"mc": b"version\r\n",
+            "http": b"GET /_goblin/stats HTTP/1.1\r\nHost: t\r\n\r\n"}
+    for kind, port, n in (("mc", mcport, nmc), ("http", hport, nhttp)):
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(reqs[kind])
+            s.setblocking(False)
+            st = {"kind": kind, "data": b"", "done": False}
+            sel.register(s, selectors.EVENT_READ, st)
+            socks.append((s, st))
+    deadline = time.monotonic() + 3
+    left = len(socks)
+    while left and time.monotonic() < deadline:
+        for key, _ in sel.select(0.1):
+            st = key.data
+            try:
+                d = key.fileobj.recv(1 << 16)
+            except (ConnectionResetError, BlockingIOError):
+                d = b""
+            if d:
+                st["data"] += d
+            if not d or complete(st["kind"], st["data"]):
+                if not st["done"]:
+                    st["done"] = True
+                    left -= 1
+                sel.unregister(key.fileobj)
+    counts = dict.fromkeys(["mc_ok", "mc_refused", "http_ok", "http_503",
+                            "silent", "other"], 0)
+    for _, st in socks:
+        if not st["data"]:
+            counts["silent"] += 1
+        else:
+            counts[classify(st["kind"], st["data"])] += 1
+    t0 = cpu_ticks(pid)
+    time.sleep(hold)
+    counts["cpu_ticks"] = cpu_ticks(pid) - t0
+    for k, v in counts.items():
+        print(f"{k}={v}")
+    for s, _ in socks:
+        s.close()
+
+
+def hold(port, n, secs):
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"version\r\n")
+        s.settimeout(3)
+        if not s.recv(256).startswith(b"VERSION "):
+            print("not served")
+            sys.exit(1)
+        socks.append(s)
+    time.sleep(secs)
+    still = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            still += s.recv(1) != b""	# b"": goblind closed it
+        except BlockingIOError:
+            still += 1
+        except ConnectionResetError:
+            pass
+        s.close()
+    print(f"open={still}")
+
+
+if __name__ == "__main__":
+    # a test may have lowered the open files limit for goblind's sake
+    _soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_hard, _hard))
+    if sys.argv[1] == "flood":
+        a = sys.argv[2:]
+        flood(int(a[0]), int(a[1]), int(a[2]), int(a[3]), int(a[4]),
+              float(a[5]) if len(a) > 5 else 1.0)
+    elif sys.argv[1] == "hold":
+        hold(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+    else:
+        sys.exit(__doc__)
