@@ -854,9 +854,9 @@ static void flush_due(struct gd *gd)
 
 /*
  * A protocol holding more than half of its connection limit is busy:
- * its connections idle longer than --busy-idle-timeout are closed, so
- * that idle pools cannot keep new clients out (--idle-timeout, 0 by
- * default as in memcached, applies always).
+ * its connections idle longer than --busy-idle-timeout are closed until
+ * it holds half again, so that idle pools cannot keep new clients out
+ * (--idle-timeout, 0 by default as in memcached, applies always).
  */
 static unsigned idle_limit(const struct worker *w, bool http)
 {
@@ -872,12 +872,11 @@ static unsigned idle_limit(const struct worker *w, bool http)
 
 static void idle_sweep(struct worker *w, int64_t now)
 {
-	unsigned limits[2] = { idle_limit(w, false), idle_limit(w, true) };
 	struct conn *c, *next;
 
 	flush_due(w->gd);
 	for (c = w->conns; c; c = next) {
-		unsigned limit = limits[c->http];
+		unsigned limit = idle_limit(w, c->http);
 
 		next = c->next;
 		if (c->lingering) {

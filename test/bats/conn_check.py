@@ -9,6 +9,13 @@
         key=value lines: mc_ok, mc_refused (ERROR Too many open
         connections), http_ok, http_503 (with Retry-After), silent (no
         answer in time), other, cpu_ticks (utime+stime, 1/CLK_TCK s).
+  steps HOST PORT FILE
+        FILE holds a Python list of connections, each a list of
+        requests (bytes); each request is sent alone and what comes back
+        until 0.3 s of quiet is printed, one repr a line (<closed> when
+        the server closed).  Run against two servers, outputs compare.
+  raw HOST PORT
+        send stdin on one connection, print what comes back (0.5 s quiet)
   hold PORT N SECS
         open N memcache connections, check each answers "version", keep
         them idle SECS seconds, then print open=K: how many goblind has
@@ -49,11 +56,13 @@ def complete(kind, data):
 
 
 def flood(pid, mcport, hport, nmc, nhttp, hold=1.0):
-    sel = selectors.DefaultSelector()
+    """The memcache connections first, all at once; then, holding them,
+    the HTTP ones."""
     socks = []
     reqs = {"mc": b"version\r\n",
             "http": b"GET /_goblin/stats HTTP/1.1\r\nHost: t\r\n\r\n"}
     for kind, port, n in (("mc", mcport, nmc), ("http", hport, nhttp)):
+        sel = selectors.DefaultSelector()
         for _ in range(n):
             s = socket.create_connection(("127.0.0.1", port))
             s.sendall(reqs[kind])
@@ -61,22 +70,22 @@ def flood(pid, mcport, hport, nmc, nhttp, hold=1.0):
             st = {"kind": kind, "data": b"", "done": False}
             sel.register(s, selectors.EVENT_READ, st)
             socks.append((s, st))
-    deadline = time.monotonic() + 3
-    left = len(socks)
-    while left and time.monotonic() < deadline:
-        for key, _ in sel.select(0.1):
-            st = key.data
-            try:
-                d = key.fileobj.recv(1 << 16)
-            except (ConnectionResetError, BlockingIOError):
-                d = b""
-            if d:
-                st["data"] += d
-            if not d or complete(st["kind"], st["data"]):
-                if not st["done"]:
+        deadline = time.monotonic() + 3
+        left = n
+        while left and time.monotonic() < deadline:
+            for key, _ in sel.select(0.1):
+                st = key.data
+                try:
+                    d = key.fileobj.recv(1 << 16)
+                except (ConnectionResetError, BlockingIOError):
+                    d = b""
+                if d:
+                    st["data"] += d
+                if not d or complete(st["kind"], st["data"]):
                     st["done"] = True
                     left -= 1
-                sel.unregister(key.fileobj)
+                    sel.unregister(key.fileobj)
+        sel.close()
     counts = dict.fromkeys(["mc_ok", "mc_refused", "http_ok", "http_503",
                             "silent", "other"], 0)
     for _, st in socks:
@@ -91,6 +100,43 @@ def flood(pid, mcport, hport, nmc, nhttp, hold=1.0):
         print(f"{k}={v}")
     for s, _ in socks:
         s.close()
+
+
+def quiet_read(s, quiet):
+    out = b""
+    s.settimeout(quiet)
+    try:
+        while True:
+            d = s.recv(1 << 16)
+            if not d:
+                return out + b"<closed>"
+            out += d
+    except socket.timeout:
+        return out
+    except ConnectionResetError:
+        return out + b"<reset>"
+
+
+def steps(host, port, file):
+    with open(file) as f:
+        conns = eval(f.read())	# a test's own literal list
+    for reqs in conns:
+        s = socket.create_connection((host, port))
+        for r in reqs:
+            s.sendall(r)
+            got = quiet_read(s, 0.3)
+            print(repr(r), "->", repr(got))
+            if got.endswith((b"<closed>", b"<reset>")):
+                break
+        s.close()
+        print("--")
+
+
+def raw(host, port):
+    s = socket.create_connection((host, port))
+    s.sendall(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(quiet_read(s, 0.5))
+    s.close()
 
 
 def hold(port, n, secs):
@@ -125,6 +171,10 @@ if __name__ == "__main__":
         a = sys.argv[2:]
         flood(int(a[0]), int(a[1]), int(a[2]), int(a[3]), int(a[4]),
               float(a[5]) if len(a) > 5 else 1.0)
+    elif sys.argv[1] == "steps":
+        steps(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "raw":
+        raw(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "hold":
         hold(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
     else:
