@@ -680,6 +680,24 @@ static void test_issue16_head_framing(void **state)
 	    HTTP_E_BARE_LF);
 }
 
+/* issue 16: the write gate reads the last X-Forwarded-For line: the one
+ * the nearest proxy appended to */
+static void test_forwarded(void **state)
+{
+	(void)state;
+	assert_int_equal(P("GET /k HTTP/1.1\r\nHost: h\r\n\r\n"),
+			 HTTP_PARSE_OK);
+	assert_null(req.x_forwarded_for.p);
+	assert_null(req.forwarded.p);
+	assert_int_equal(P("GET /k HTTP/1.1\r\nHost: h\r\n"
+			   "X-Forwarded-For: 127.0.0.1\r\n"
+			   "x-forwarded-for:  10.0.0.1, 192.0.2.7 \r\n"
+			   "Forwarded: for=a\r\nForwarded: for=b\r\n\r\n"),
+			 HTTP_PARSE_OK);
+	assert_str(req.x_forwarded_for, "10.0.0.1, 192.0.2.7");
+	assert_str(req.forwarded, "for=b");
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -708,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_issue16_chunk_framing),
 		cmocka_unit_test(test_issue16_head_framing),
 		cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_forwarded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
