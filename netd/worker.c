@@ -41,10 +41,10 @@
 #define LINGER_SECS 2		/* an HTTP close drains input this long */
 /*
  * Out of fds (accept4: EMFILE, ENFILE): the listener stays readable, so
- * retrying at once spins.  Each worker keeps a reserve fd; it is closed
- * to take one pending connection, answer it "Too many open connections"
- * and close it (libev's and nginx's trick), so clients over the limit are
- * told instead of waiting in the backlog.  When that cannot help either,
+ * retrying at once spins.  The process keeps one reserve fd
+ * (gd->spare_fd): it is closed to take one pending connection, answer it
+ * "Too many open connections" and close it (libev's and nginx's trick),
+ * so clients over the limit are told instead of waiting in the backlog.  When that cannot help either,
  * the listener is switched off for PAUSE_MIN_MS, doubling up to
  * PAUSE_MAX_MS (memcached pauses accepting the same way).  Failures are
  * logged once per ACCEPT_LOG_SECS with a count.

@@ -47,9 +47,9 @@ soft_nofile() {
 	[ "$(kv mc_refused)" -gt 0 ]
 	[ "$(kv http_503)" -gt 0 ]
 	[ $(($(kv mc_ok) + $(kv http_ok))) -le 10 ]
-	# while the flood holds every fd, the workers do not spin: under 20%
+	# while the flood holds every fd, the workers do not spin: under 10%
 	# of a CPU (a spinning worker takes a whole one)
-	[ "$(kv cpu_ticks)" -lt "$(($(getconf CLK_TCK) / 5))" ]
+	[ "$(kv cpu_ticks)" -lt "$(($(getconf CLK_TCK) / 10))" ]
 	# one warning per worker per 10 s, not one per failed accept
 	ls -l "$LOG"
 	[ "$(grep -c 'accept' "$LOG")" -le 4 ]
