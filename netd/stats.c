@@ -262,7 +262,8 @@ static void stats_general(struct gd *gd, struct sink *c,
 	        n.store_too_large);
 	COUNTER(c, "store_no_memory", "puts the store refused for room",
 	        n.store_no_memory);
-	COUNTER(c, "idle_kicks", "connections closed idle (--idle-timeout, --busy-idle-timeout)",
+	COUNTER(c, "idle_kicks",
+	        "connections closed idle (--idle-timeout, --busy-idle-timeout)",
 	        n.idle_kicks);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
 	        n.bytes_read);
