@@ -11,9 +11,12 @@
         answer in time), other, cpu_ticks (utime+stime, 1/CLK_TCK s).
   steps HOST PORT FILE
         FILE holds a Python list of connections, each a list of
-        requests (bytes); each request is sent alone and what comes back
-        until 0.3 s of quiet is printed, one repr a line (<closed> when
-        the server closed).  Run against two servers, outputs compare.
+        requests: bytes, answered by a reply (read until it ends in
+        "\r\n" or the server closes, up to 3 s, then 0.1 s of quiet), or
+        ("quiet", bytes), answered by nothing (0.3 s of quiet).  Each is
+        sent alone; what comes back is printed, one repr a line
+        (<closed> when the server closed).  Run against two servers,
+        outputs compare.
   raw HOST PORT
         send stdin on one connection, print what comes back (0.5 s quiet)
   hold PORT N SECS
@@ -117,14 +120,35 @@ def quiet_read(s, quiet):
         return out + b"<reset>"
 
 
+def reply_read(s):
+    out = b""
+    s.settimeout(3)
+    try:
+        while not out.endswith(b"\r\n"):
+            d = s.recv(1 << 16)
+            if not d:
+                return out + b"<closed>"
+            out += d
+    except socket.timeout:
+        return out
+    except ConnectionResetError:
+        return out + b"<reset>"
+    return out + quiet_read(s, 0.1)
+
+
 def steps(host, port, file):
     with open(file) as f:
         conns = eval(f.read())	# a test's own literal list
     for reqs in conns:
         s = socket.create_connection((host, port))
         for r in reqs:
-            s.sendall(r)
-            got = quiet_read(s, 0.3)
+            if isinstance(r, tuple):
+                r = r[1]
+                s.sendall(r)
+                got = quiet_read(s, 0.3)
+            else:
+                s.sendall(r)
+                got = reply_read(s)
             print(repr(r), "->", repr(got))
             if got.endswith((b"<closed>", b"<reset>")):
                 break
