@@ -232,3 +232,35 @@ ncurl() {
 	[ "$(stat_of idle_kicks)" -eq $((15 - open)) ]
 	gd_stop
 }
+
+@test "issue 16: the access and limit options are goblin.conf keys" {
+	auth_file
+	cat >"$T/goblin.conf" <<-EOF
+	[goblind]
+	memcache-max-conns = 5
+	http-max-conns = 6
+	busy-idle-timeout = 7
+	trusted-proxy = 127.0.0.2
+	EOF
+	gd_start s --config "$T/goblin.conf" --max-conns 10
+	run stat_of memcache_maxconns settings
+	[ "$output" = 5 ]
+	run stat_of http_maxconns settings
+	[ "$output" = 6 ]
+	run stat_of busy_idle_time settings
+	[ "$output" = 7 ]
+	run stat_of trusted_proxy settings
+	[ "$output" = 127.0.0.2 ]
+	run stat_of auth_enabled_ascii settings
+	[ "$output" = no ]
+	gd_stop
+	printf 'auth-file = %s\n' "$T/auth" >>"$T/goblin.conf"
+	gd_start s --config "$T/goblin.conf" --max-conns 10
+	run "$PY" "$CC" raw 127.0.0.1 "$PORT" \
+		<<<$'set a 0 0 12\r\nalice secret\r\nstats settings\r'
+	[[ "$output" == *"STAT auth_enabled_ascii yes"* ]]
+	gd_stop
+	printf 'busy-idle-timeout = soon\n' >>"$T/goblin.conf"
+	run -129 "$GD" --config "$T/goblin.conf" --store "$T/s"
+	[[ "$output" == *"busy-idle-timeout = 'soon': not a number of seconds"* ]]
+}
