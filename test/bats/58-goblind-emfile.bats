@@ -89,3 +89,27 @@ soft_nofile() {
 	gd_start s --max-conns 100
 	gd_stop
 }
+
+@test "issue 16: out of fds with no reserve either, accepting backs off and resumes when fds are back" {
+	gd_start s --max-conns 1000
+	# below every fd goblind holds: even the reserve cannot be reopened
+	prlimit --pid "$GPID" --nofile=3:
+	run "$PY" "$CC" flood "$GPID" "$PORT" "$HPORT" 20 10 1
+	echo "$output"
+	# they wait in the backlog, and the workers wait with them: no spin
+	[ "$(kv silent)" -eq 30 ]
+	[ "$(kv cpu_ticks)" -lt "$(($(getconf CLK_TCK) / 10))" ]
+	[ "$(grep -c 'accept' "$LOG")" -le 4 ]
+	prlimit --pid "$GPID" --nofile=4096:
+	# the paused listeners come back within the longest pause (1 s)
+	run mc <<<$'set k 0 0 2\r\nhi\r\nget k\r\nstats\r\nquit\r'
+	[[ "$output" == *"STORED"*"VALUE k 0 2"*"hi"*"END"* ]]
+	local paused
+	paused=$(tr -d '\r' <<<"$output" | awk '$2 == "listen_disabled_num" { print $3 }')
+	echo "listen_disabled_num $paused"
+	[ "$paused" -gt 0 ]
+	# bounded retry: at most one pause per 10 ms per listener per worker
+	# over these ~4 s, far fewer since the pause doubles up to 1 s
+	[ "$paused" -lt 100 ]
+	gd_stop
+}
