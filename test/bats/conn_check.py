@@ -18,7 +18,8 @@
         (<closed> when the server closed).  Run against two servers,
         outputs compare.
   raw HOST PORT
-        send stdin on one connection, print what comes back (0.5 s quiet)
+        send stdin on one connection, print what comes back: the first
+        reply (up to 3 s), then all until 0.5 s of quiet
   hold PORT N SECS
         open N memcache connections, check each answers "version", keep
         them idle SECS seconds, then print open=K: how many goblind has
@@ -159,7 +160,10 @@ def steps(host, port, file):
 def raw(host, port):
     s = socket.create_connection((host, port))
     s.sendall(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(quiet_read(s, 0.5))
+    out = reply_read(s)
+    if not out.endswith((b"<closed>", b"<reset>")):
+        out += quiet_read(s, 0.5)
+    sys.stdout.buffer.write(out)
     s.close()
 
 
