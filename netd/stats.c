@@ -463,6 +463,18 @@ static void stats_tiers(struct sink *c, const struct gs_stats *st)
 	      st->journal_bytes);
 	GAUGE(c, "io_buffer_bytes", "bytes of the O_DIRECT I/O buffers mapped",
 	      st->io_buffer_bytes);
+	COUNTER(c, "write_errors", "data or journal writes that failed",
+	        st->write_errors);
+	COUNTER(c, "read_errors", "data or journal reads that failed",
+	        st->read_errors);
+	/* GOBLIN_FAULTS's injections (goblinctl(1)); 0 in normal operation */
+	COUNTER(c, "faults_eio", "injected faults: EIO", st->faults_eio);
+	COUNTER(c, "faults_short", "injected faults: short I/O",
+	        st->faults_short);
+	COUNTER(c, "faults_enospc", "injected faults: ENOSPC",
+	        st->faults_enospc);
+	COUNTER(c, "faults_torn", "injected faults: torn writes",
+	        st->faults_torn);
 }
 
 static bool arg_is(const char *arg, size_t len, const char *s)

@@ -71,3 +71,17 @@ metric() {
 	[ "$(stat_of get_hits)" = 1 ]
 	[ -n "$(stat_of ssd:read_avg_us tiers)" ]
 }
+
+@test "issue 16: injected store faults show in stats tiers and /metrics" {
+	GOBLIN_FAULTS=7:commit:eio:1 gd_start s
+	run -0 mc <<<$'set a 0 0 1\r\nx\r\nget a\r\nquit\r'
+	[[ "$output" == *"SERVER_ERROR I/O error storing object"* ]]
+	[[ "$output" != *VALUE* ]]
+	[ "$(stat_of faults_eio tiers)" -ge 1 ]
+	[ "$(stat_of write_errors tiers)" -ge 1 ]
+	[ "$(stat_of faults_torn tiers)" = 0 ]
+	curl -sf "http://127.0.0.1:$HPORT/metrics" >"$T/m"
+	[ "$(metric goblin_faults_eio_total)" -ge 1 ]
+	[ "$(metric goblin_write_errors_total)" -ge 1 ]
+	run -0 python3 "$PC" <"$T/m"
+}
