@@ -2,7 +2,7 @@
 /*
  * goblinfs: the FUSE low-level operations over a Goblin Store.  Reads
  * stream head-first from pinned store readers; writes are store puts of
- * unknown size committed at the last close; names live in ns.c.
+ * unknown size committed at close; names live in ns.c.
  */
 #define FUSE_USE_VERSION 312
 
@@ -56,17 +56,17 @@ struct gfs_fh {
 	struct gs_reader *r;
 	bool fill;			/* opened on a mirror's fill: gs_read
 					 * (waits for the bytes), no ring */
+	bool cached;			/* counted in node->cached_readers */
 	struct gfs_ring *ring;
 	uint64_t size;			/* of the pinned version */
 	uint64_t pos;			/* next byte the reader hands out... */
 	const uint8_t *lo;		/* ...from here first: the rest of */
 	size_t lolen;			/* the last chunk, [pos, pos+lolen) */
 	/* writing */
-	struct gs_writer *w;
+	struct gs_writer *w;		/* NULL: committed, nothing written since */
 	uint64_t written;
 	int werr;			/* first write error, reported again */
-	bool flushed;			/* counted in node->closing */
-	uint64_t cas;			/* from the commit */
+	uint64_t cas;			/* from the last commit, 0: none yet */
 	char *key;			/* the key the put began with */
 	size_t klen;
 };
@@ -151,30 +151,52 @@ static void node_entry(struct gfs *fs, struct gfs_node *n,
 }
 
 /*
- * close() returns before FUSE's release (where the commit happens) has
- * run.  So that "write, close, then open or rename" sees the new version,
- * an operation on a file whose writers have all been flushed waits for
- * their commit, at most o.commit_wait seconds (a dup()ed descriptor may
- * still write).  Called with fs->lock held.
+ * File @t is about to lose its name to file @n (a rename over it, or
+ * node_fork).  A path walk may have found @t just before and be about to
+ * open it: that open gets @n, the file now under the name, rather than
+ * ENOENT (rename(2) promises the old file or the new one; the old
+ * version is gone from the store).  Called with fs->lock held.
  */
-static void wait_commit(struct gfs *fs, struct gfs_node *n)
+static void node_succeed(struct gfs_node *t, struct gfs_node *n)
 {
-	struct timespec dl;
-	double w = fs->o.commit_wait;
+	assert(!t->successor && !t->dir && !n->dir);
+	t->successor = n;
+	n->refs++;
+}
 
-	if (!n || n->dir || !n->writers || n->closing < n->writers)
-		return;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += (time_t)w;
-	dl.tv_nsec += (long)((w - (double)(time_t)w) * 1e9);
-	if (dl.tv_nsec >= 1000000000l) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000l;
-	}
-	while (n->writers && n->closing >= n->writers)
-		if (pthread_cond_timedwait(&fs->commit_cond, &fs->lock, &dl) ==
-		    ETIMEDOUT)
-			break;
+/*
+ * A writer is about to open file @n while readers hold it open through the
+ * kernel's page cache.  Written through, @n's inode would change under
+ * them: the kernel sets its size to 0 at an O_TRUNC open and grows it with
+ * every write, and drops its pages, so that those readers would see a
+ * short file, zeros past their version's end, or pages of the next
+ * version.  So the name goes to a new node that shows the same committed
+ * version, and the writer opens that one; the readers' inode keeps
+ * describing their version to the end.  Readers of the new node go past
+ * the page cache until the writer has opened it.  Returns the new node or
+ * NULL (ENOMEM).  Called with fs->lock held.
+ */
+static struct gfs_node *node_fork(struct gfs *fs, struct gfs_node *n)
+{
+	struct gfs_node *n2 = ns_replace(fs, n);
+
+	if (!n2)
+		return NULL;
+	n2->committed = n->committed;
+	n2->size = n->size;
+	n2->mtime_ns = n->mtime_ns;
+	n2->cas = n->cas;
+	n2->rewrite_pending = true;
+	node_succeed(n, n2);
+	return n2;
+}
+
+/* The file a path walk that found @n opens: see node_succeed. */
+static struct gfs_node *node_current(struct gfs_node *n)
+{
+	while (!n->attached && n->successor)
+		n = n->successor;
+	return n;
 }
 
 /*
@@ -662,7 +684,6 @@ static void writer_undo(struct gfs *fs, struct gfs_node *n, bool lookup)
 	} else {
 		ns_put(fs, n);
 	}
-	pthread_cond_broadcast(&fs->commit_cond);
 }
 
 /* ---- operations ---- */
@@ -717,7 +738,6 @@ static void gfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			return;
 		}
 	}
-	wait_commit(fs, n);
 	if (!n || !n->attached) {
 		pthread_mutex_unlock(&fs->lock);
 		memset(&e, 0, sizeof(e));	/* a cached negative entry */
@@ -771,7 +791,6 @@ static void gfs_getattr(fuse_req_t req, fuse_ino_t ino,
 	(void)fi;
 	pthread_mutex_lock(&fs->lock);
 	n = node_of(fs, ino);
-	wait_commit(fs, n);
 	node_attr(fs, n, &st);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_attr(req, &st, fs->o.attr_timeout);
@@ -915,7 +934,6 @@ static void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, parent);
 	n = find_child(fs, d, name, strlen(name));
-	wait_commit(fs, n);
 	if (!n)
 		ret = -ENOENT;
 	else if (n->dir)
@@ -961,8 +979,6 @@ static void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	nd = node_of(fs, newparent);
 	n = find_child(fs, d, name, strlen(name));
 	t = find_child(fs, nd, newname, nlen);
-	wait_commit(fs, n);
-	wait_commit(fs, t);
 	if (!n) {
 		ret = -ENOENT;
 		goto out;
@@ -1014,6 +1030,8 @@ static void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (ret < 0)
 		goto out;
+	if (t && !t->dir && !n->dir)
+		node_succeed(t, n);
 	if (t)
 		ns_detach(fs, t);
 	ret = ns_move(fs, n, nd, newname, nlen);
@@ -1088,17 +1106,31 @@ static int open_fill(struct gfs *fs, struct gfs_node *n, const char *key,
 	return ret;
 }
 
-/* Open @n for reading; fills @fi.  0 or -errno. */
+/*
+ * Open @n for reading; fills @fi.  0 or -errno.
+ *
+ * The kernel keeps one size and one page cache per inode, and reads
+ * through the page cache stop at that size and fill pages from whichever
+ * open file asks first.  So a reader uses the page cache only when its
+ * inode can describe nothing but the version it pins for as long as it is
+ * open: the version is the node's, no writer is on the node (node_fork
+ * keeps writers off it later), and the inode is the node's own (not one
+ * left behind by a rename).  Any other reader reads past the page cache
+ * (direct I/O), where a read returns the bytes of its version and stops at
+ * its end, whatever size the kernel believes.
+ */
 static int open_reader(struct gfs *fs, struct gfs_node *n,
 		       struct fuse_file_info *fi)
 {
 	char key[GFS_KEYBUF];
 	const struct gs_meta *m;
 	struct gfs_fh *fh;
+	bool moved;
 	int ret, klen;
 
 	pthread_mutex_lock(&fs->lock);
-	wait_commit(fs, n);
+	moved = !n->attached && n->successor;
+	n = node_current(n);
 	if (!n->committed)
 		ret = -ENOENT;	/* only being created: not there yet */
 	else
@@ -1143,21 +1175,37 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		fi->keep_cache = 0;
 		n->cached_cas = 0;
 	} else {
-		if (m->cas != n->cas && !n->writers) {
+		bool mine = m->cas == n->cas && m->size == n->size;
+
+		/*
+		 * A rename may have taken the name from @n since the key was
+		 * read: then @m is the new file's, which is fine to read, but
+		 * not through @n's page cache, and not to describe @n.
+		 */
+		moved = moved || !n->attached;
+		if (!mine && !n->writers && !moved) {
 			/* replaced behind our back (another front-end) */
 			n->size = m->size;
 			n->mtime_ns = gfs_meta_mtime(fs, m);
 			n->cas = m->cas;
 		}
-		fi->keep_cache = n->cached_cas == m->cas;
-		n->cached_cas = m->cas;
+		fh->cached = mine && !moved && !n->writers &&
+			     !n->rewrite_pending;
 		/*
-		 * Big files go past the page cache: filling it 4 KiB
+		 * Big files go past the page cache too: filling it 4 KiB
 		 * folio by folio halves a stream's speed here, and the
 		 * store caches these bytes already.
 		 */
-		if (fs->o.direct_read && m->size >= fs->o.direct_read) {
+		if (fs->o.direct_read && m->size >= fs->o.direct_read)
+			fh->cached = false;
+		if (fh->cached) {
+			fi->keep_cache = n->cached_cas == m->cas;
+			n->cached_cas = m->cas;
+			n->cached_readers++;
+		} else {
 			fi->direct_io = 1;
+		}
+		if (fs->o.direct_read && m->size >= fs->o.direct_read) {
 			/* reads come GFS_MAX_IO at a time, one after the
 			 * other: keep several in flight while one is
 			 * answered (1G read through the mount here, 3
@@ -1231,17 +1279,27 @@ static void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_open(req, fi);
 		return;
 	}
-	/* writing: only a whole new version */
+	/*
+	 * Writing: only a whole new version.  ESTALE makes the kernel look
+	 * the name up again and retry the open once (do_filp_open), so the
+	 * writer lands on the node that has the name now: after node_fork,
+	 * or when a rename gave the name to another file meanwhile.
+	 */
 	if (fs->mirror)
 		ret = -EROFS;
 	else if (!(fi->flags & O_TRUNC))
 		ret = -EPERM;
+	else if (!n->attached && n->successor)
+		ret = -ESTALE;
+	else if (n->attached && n->cached_readers)
+		ret = node_fork(fs, n) ? -ESTALE : -ENOMEM;
 	else
 		ret = ns_key(n, false, key);
 	if (ret >= 0) {
 		n->writers++;
 		n->refs++;
 		n->wsize = 0;
+		n->rewrite_pending = false;
 	}
 	pthread_mutex_unlock(&fs->lock);
 	if (ret >= 0 && (ret = open_writer(fs, n, key, (size_t)ret, fi)) < 0) {
@@ -1286,6 +1344,10 @@ static void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	ret = ns_child_key(d, name, len, false, key);
 	if (ret < 0)
 		goto fail;
+	if (n && n->cached_readers && !(n = node_fork(fs, n))) {
+		ret = -ENOMEM;	/* the reply names the new node: no ESTALE */
+		goto fail;
+	}
 	if (!n && !(n = ns_add(fs, d, name, len, false))) {
 		ret = -ENOMEM;
 		goto fail;
@@ -1293,6 +1355,7 @@ static void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	n->writers++;
 	n->refs++;
 	n->wsize = 0;
+	n->rewrite_pending = false;
 	node_entry(fs, n, &e);
 	pthread_mutex_unlock(&fs->lock);
 
@@ -1349,12 +1412,120 @@ static void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	pthread_mutex_unlock(&fh->lock);
 }
 
+/*
+ * Publish what @fh has written: commit its put as the version of the file
+ * under the name the file has now, and show that version in the tree.
+ * Returns 0, 1 when the file has no name any more (unlinked, or replaced
+ * by a rename, while being written: it is never committed, and the put is
+ * left for release to abort), or -errno when the commit failed (the put is
+ * gone).  Called with fh->lock held.
+ */
+static int fh_commit(struct gfs *fs, struct gfs_fh *fh)
+{
+	struct gfs_node *n = fh->node;
+	char key[GFS_KEYBUF];
+	struct gs_meta *m;
+	int klen, ret;
+
+	pthread_mutex_lock(&fs->lock);
+	klen = ns_key(n, false, key);	/* where the file is now */
+	pthread_mutex_unlock(&fs->lock);
+	if (klen < 0)
+		return 1;
+	m = malloc(sizeof(*m));
+	if (!m) {
+		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+		return -ENOMEM;
+	}
+	ret = writer_call(fs, fh, WRITER_COMMIT, NULL, 0);
+	if (ret == 0 && ((size_t)klen != fh->klen ||
+			 memcmp(key, fh->key, fh->klen))) {
+		/* renamed while being written */
+		char *nk = malloc((size_t)klen + 1);
+
+		ret = nk ? gs_rename(fs->s, fh->key, fh->klen, key,
+				     (size_t)klen)
+			 : -ENOMEM;
+		if (ret < 0) {
+			gs_delete(fs->s, fh->key, fh->klen);
+			free(nk);
+		} else {
+			/* writes after this commit go on under the new key */
+			memcpy(nk, key, (size_t)klen + 1);
+			free(fh->key);
+			fh->key = nk;
+			fh->klen = (size_t)klen;
+		}
+	}
+	if (ret == 0)
+		ret = gs_stat(fs->s, key, (size_t)klen, m);
+	if (ret < 0) {
+		fprintf(stderr, "goblinfs: cannot commit '%s': %s\n", key,
+			gs_strerror(ret));
+	} else {
+		pthread_mutex_lock(&fs->lock);
+		if (n->attached) {
+			n->committed = true;
+			n->size = m->size;
+			n->mtime_ns = m->mtime_ns;
+			n->cas = m->cas;
+		}
+		pthread_mutex_unlock(&fs->lock);
+	}
+	free(m);
+	return ret;
+}
+
+/*
+ * A write after a close committed this handle's bytes (a dup()ed
+ * descriptor or a shell's redirection writes on): a new put that starts
+ * with the version that close committed, so that the next close commits
+ * all of it.  That version must still be the one under the key: if it was
+ * replaced or deleted meanwhile, the write fails with EIO rather than
+ * bring it back.  Called with fh->lock held.
+ */
+static int writer_reopen(struct gfs *fs, struct gfs_fh *fh)
+{
+	struct gs_reader *r = NULL;
+	uint8_t *buf = thread_buf();
+	uint64_t off = 0;
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ret = writer_call(fs, fh, WRITER_BEGIN, NULL, 0);
+	if (ret < 0 || fh->written == 0)
+		return ret;
+	ret = gs_get_open(fs->s, fh->key, fh->klen, 0, &r);
+	if (ret == 0 && (gs_reader_meta(r)->cas != fh->cas ||
+			 gs_reader_meta(r)->size != fh->written))
+		ret = -EIO;
+	while (ret == 0 && off < fh->written) {
+		uint64_t left = fh->written - off;
+		ssize_t got = gs_read(r, buf, left < GFS_MAX_IO ? left
+							 : GFS_MAX_IO, off);
+
+		if (got <= 0)
+			ret = got < 0 ? (int)got : -EIO;
+		else if ((ret = writer_call(fs, fh, WRITER_WRITE, buf,
+					    (size_t)got)) == 0)
+			off += (uint64_t)got;
+	}
+	if (r)
+		gs_reader_close(r);
+	if (ret < 0) {
+		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+		return ret == -ENOENT ? -EIO : ret;
+	}
+	return 0;
+}
+
 static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
-	int ret;
+	int ret = 0;
 
 	(void)ino;
 	if (!fh->writing) {
@@ -1366,7 +1537,9 @@ static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		ret = fh->werr;
 	else if ((uint64_t)off != fh->written)
 		ret = -ESPIPE;	/* objects are written front to back */
-	else
+	else if (!fh->w)
+		ret = writer_reopen(fs, fh);
+	if (ret == 0)
 		ret = writer_call(fs, fh, WRITER_WRITE, buf, size);
 	if (ret == 0)
 		fh->written += size;
@@ -1374,11 +1547,6 @@ static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fh->werr = ret;
 	pthread_mutex_lock(&fs->lock);
 	fh->node->wsize = fh->written;
-	if (fh->flushed) {	/* a dup()ed descriptor writes on */
-		fh->flushed = false;
-		fh->node->closing--;
-		pthread_cond_broadcast(&fs->commit_cond);
-	}
 	pthread_mutex_unlock(&fs->lock);
 	pthread_mutex_unlock(&fh->lock);
 	if (ret < 0)
@@ -1388,10 +1556,22 @@ static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 }
 
 /*
- * flush (every close) does not commit: a dup()ed descriptor, or a shell's
- * redirection closing its first descriptor, may write on.  It reports a
- * write error seen so far, and marks the writer as closing so that opens
- * of the file wait for the commit at release.
+ * flush: every close(2) of a descriptor of the file, dup()ed ones too.
+ * The commit happens here, before close returns to the writer, and not at
+ * release, which the kernel sends later and without waiting: so a file
+ * whose close returned is committed (visible to every open, stat and
+ * rename, and journalled: it survives a kill -9 of goblinfs), and close
+ * reports a failed commit.
+ *
+ * There can be more than one flush per handle: each close of a dup()ed
+ * descriptor, or a shell that opens the file, dup2()s it to 1 and closes
+ * the original before the program writes.  Each flush commits what was
+ * written so far; a flush with nothing new written since the last one
+ * does nothing.  Writes after a flush go on: writer_reopen begins a new
+ * put with the committed bytes, and the next flush commits the longer
+ * version.  Writes that come after the last flush (through a reference
+ * that is no descriptor, e.g. an io_uring with the file registered) are
+ * committed at release.
  */
 static void gfs_flush(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi)
@@ -1404,60 +1584,51 @@ static void gfs_flush(fuse_req_t req, fuse_ino_t ino,
 	if (fh->writing) {
 		pthread_mutex_lock(&fh->lock);
 		ret = fh->werr;
-		pthread_mutex_lock(&fs->lock);
-		if (!fh->flushed) {
-			fh->flushed = true;
-			fh->node->closing++;
+		if (!ret && fh->w) {
+			ret = fh_commit(fs, fh);
+			if (ret < 0)
+				fh->werr = ret;
+			else
+				ret = 0;
 		}
-		pthread_mutex_unlock(&fs->lock);
 		pthread_mutex_unlock(&fh->lock);
 	}
 	fuse_reply_err(req, -ret);
 }
 
-/* The last close of a writer: commit (or abort), then publish. */
+/*
+ * The last close of a writer: commit what no flush committed (or abort),
+ * then let go of the node.
+ */
 static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 {
 	struct gfs_node *n = fh->node;
-	char key[GFS_KEYBUF], gone[GFS_NAME_MAX + 1];
-	struct gs_meta *m = malloc(sizeof(*m));
-	fuse_ino_t gone_parent = 0;
+	char gone[GFS_NAME_MAX + 1];
+	fuse_ino_t gone_parent = 0, ino;
 	size_t gone_len = 0;
-	int klen, ret;
 
+	if (fh->w) {
+		int ret = fh->werr ? fh->werr : fh_commit(fs, fh);
+
+		if (ret != 0 && fh->w)
+			writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+	}
+
+	/*
+	 * The kernel may hold a size for the file that no version has: the
+	 * O_TRUNC open and the writes set it, and a getattr answered before
+	 * the commit may land after it.  Invalidating its attributes bumps
+	 * their version, so that no answer to an earlier request is taken
+	 * any more, and makes the next read ask again.  Before the writer
+	 * count drops: until it does, readers stay off the page cache.
+	 */
 	pthread_mutex_lock(&fs->lock);
-	klen = ns_key(n, false, key);	/* where the file is now */
+	ino = n->attached && n->committed ? ino_of(fs, n) : 0;
 	pthread_mutex_unlock(&fs->lock);
-
-	if (fh->werr || klen < 0 || !m) {
-		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
-		ret = fh->werr ? fh->werr : klen < 0 ? 0 : -ENOMEM;
-	} else {
-		ret = writer_call(fs, fh, WRITER_COMMIT, NULL, 0);
-		if (ret == 0 && ((size_t)klen != fh->klen ||
-				 memcmp(key, fh->key, fh->klen))) {
-			/* renamed while being written */
-			ret = gs_rename(fs->s, fh->key, fh->klen, key,
-					(size_t)klen);
-			if (ret < 0)
-				gs_delete(fs->s, fh->key, fh->klen);
-		}
-		if (ret == 0)
-			ret = gs_stat(fs->s, key, (size_t)klen, m);
-	}
-	if (ret < 0)
-		fprintf(stderr, "goblinfs: cannot commit '%s': %s\n", key,
-			gs_strerror(ret));
+	if (ino)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 
 	pthread_mutex_lock(&fs->lock);
-	if (ret == 0 && klen > 0 && n->attached) {
-		n->committed = true;
-		n->size = m->size;
-		n->mtime_ns = m->mtime_ns;
-		n->cas = m->cas;
-	}
-	if (fh->flushed)
-		n->closing--;
 	n->writers--;
 	n->refs--;
 	if (!n->committed && !n->writers && n->attached) {
@@ -1472,12 +1643,10 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 	} else {
 		ns_put(fs, n);
 	}
-	pthread_cond_broadcast(&fs->commit_cond);
 	pthread_mutex_unlock(&fs->lock);
 	if (gone_len)
 		fuse_lowlevel_notify_inval_entry(fs->se, gone_parent, gone,
 						 gone_len);
-	free(m);
 }
 
 static void release_reader(struct gfs *fs, struct gfs_fh *fh)
@@ -1491,6 +1660,10 @@ static void release_reader(struct gfs *fs, struct gfs_fh *fh)
 	if (fh->ring)
 		ring_put(fs, fh->ring);
 	pthread_mutex_lock(&fs->lock);
+	if (fh->cached) {
+		assert(n->cached_readers > 0);
+		n->cached_readers--;
+	}
 	n->refs--;
 	ns_put(fs, n);
 	pthread_mutex_unlock(&fs->lock);
@@ -1520,7 +1693,7 @@ static void gfs_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
-/* Durability comes with the commit at release (and --sync). */
+/* Durability comes with the commit at close (flush), and --sync. */
 static void gfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
@@ -1931,7 +2104,6 @@ void gfs_options_init(struct gfs_options *o)
 	o->max_threads = 16;
 	o->entry_timeout = 1.0;
 	o->attr_timeout = 1.0;
-	o->commit_wait = 2.0;
 	o->negative_timeout = -1.0;
 	o->direct_read = 64ull << 20;
 }
@@ -1965,7 +2137,6 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 	pthread_mutex_init(&fs->ring_lock, NULL);
 	pthread_mutex_init(&fs->fetch_lock, NULL);
 	pthread_mutex_init(&fs->drop_lock, NULL);
-	pthread_cond_init(&fs->commit_cond, NULL);
 	pthread_cond_init(&fs->drop_cond, NULL);
 	if (fs->o.mirror &&
 	    !(fs->mirror = mirror_new(fs->o.mirror, mwhy, sizeof(mwhy)))) {
@@ -2071,7 +2242,8 @@ void gfs_free(struct gfs *fs)
 
 		fh_unlink(fs, fh);
 		if (fh->writing) {
-			writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+			if (fh->w)	/* what no close committed */
+				writer_call(fs, fh, WRITER_ABORT, NULL, 0);
 		} else {
 			if (fh->ring)
 				fh_seek(fh, fh->size);
@@ -2094,7 +2266,6 @@ void gfs_free(struct gfs *fs)
 	pthread_mutex_destroy(&fs->ring_lock);
 	pthread_mutex_destroy(&fs->fetch_lock);
 	pthread_mutex_destroy(&fs->drop_lock);
-	pthread_cond_destroy(&fs->commit_cond);
 	pthread_cond_destroy(&fs->drop_cond);
 	while (fs->drops) {
 		struct gfs_drop *d = fs->drops;

@@ -47,8 +47,17 @@ struct gfs_node {
 	uint64_t cas;			/* of the committed version */
 	uint64_t cached_cas;		/* version the page cache may hold */
 	unsigned writers;		/* write handles not released */
-	unsigned closing;		/* of which flushed, no write since */
+	unsigned cached_readers;	/* read handles on the page cache */
+	bool rewrite_pending;		/* made for a writer's retried open:
+					 * readers go past the page cache */
 	uint64_t wsize;			/* bytes written by the last writer */
+	/*
+	 * Detached files: the file that took this one's name (renamed over
+	 * it, or given it for a rewrite), which holds a refs reference from
+	 * here.  An open of this node (a path walk that found it before
+	 * the name moved) opens the end of the chain instead.
+	 */
+	struct gfs_node *successor;
 	size_t namelen;
 	char *name;			/* NUL-terminated, owned by the node */
 };
@@ -68,7 +77,6 @@ struct gfs {
 	int64_t start_ns;		/* mtime of directories */
 
 	pthread_mutex_t lock;		/* the tree: every gfs_node field */
-	pthread_cond_t commit_cond;	/* a writer closed or wrote */
 	struct gfs_node *root;
 	struct gfs_node **hash;		/* (parent, name) -> node */
 	size_t hsize, hcount;
@@ -136,10 +144,17 @@ struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir,
 			const char *name, size_t len, bool isdir);
 /* Take @n out of the tree; freed once unreferenced (ns_put). */
 void ns_detach(struct gfs *fs, struct gfs_node *n);
+/*
+ * Give the name of attached file @n to a new file node (the caller fills
+ * in its version) and detach @n, which stays referenced by the caller.
+ * Returns the new node, or NULL (ENOMEM) with @n untouched.
+ */
+struct gfs_node *ns_replace(struct gfs *fs, struct gfs_node *n);
 /* Move attached @n to (@dir, @name); the name must be free in @dir. */
 int ns_move(struct gfs *fs, struct gfs_node *n, struct gfs_node *dir,
 	    const char *name, size_t len);
-/* Free @n if it is detached and unreferenced. */
+/* Free @n if it is detached and unreferenced (and so on down its
+ * successors, whose references it held). */
 void ns_put(struct gfs *fs, struct gfs_node *n);
 
 /*

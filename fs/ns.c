@@ -233,13 +233,34 @@ int ns_move(struct gfs *fs, struct gfs_node *n, struct gfs_node *dir,
 	return 0;
 }
 
+struct gfs_node *ns_replace(struct gfs *fs, struct gfs_node *n)
+{
+	struct gfs_node *dir = n->parent, *n2;
+
+	assert(n->attached && !n->dir);
+	n2 = node_new(fs, n->name, n->namelen, false);
+	if (!n2)
+		return NULL;
+	unlink_child(fs, n);	/* the hash keeps its count: no growth */
+	n->attached = false;
+	link_child(fs, dir, n2);
+	return n2;
+}
+
 void ns_put(struct gfs *fs, struct gfs_node *n)
 {
-	(void)fs;
-	if (!n->attached && n != fs->root && n->nlookup == 0 &&
-	    n->refs == 0) {
+	/* a loop, not recursion: a chain of replaced files can be long */
+	while (n && !n->attached && n != fs->root && n->nlookup == 0 &&
+	       n->refs == 0) {
+		struct gfs_node *next = n->successor;
+
 		free(n->name);
 		free(n);
+		if (next) {
+			assert(next->refs > 0);
+			next->refs--;
+		}
+		n = next;
 	}
 }
 
