@@ -66,6 +66,8 @@ struct gfs_fh {
 	struct gs_writer *w;		/* NULL: committed, nothing written since */
 	uint64_t written;
 	int werr;			/* first write error, reported again */
+	bool flushed;			/* closed with nothing written: counted
+					 * in node->closing (see gfs_flush) */
 	uint64_t cas;			/* from the last commit, 0: none yet */
 	char *key;			/* the key the put began with */
 	size_t klen;
@@ -148,6 +150,33 @@ static void node_entry(struct gfs *fs, struct gfs_node *n,
 	e->attr_timeout = fs->o.attr_timeout;
 	e->entry_timeout = fs->o.entry_timeout;
 	n->nlookup++;
+}
+
+/*
+ * A file closed with nothing written is committed at release, which
+ * close() does not wait for (see gfs_flush).  So that "touch, then open or
+ * stat" sees it, an operation on a file whose writers are all closed so
+ * waits for the commit, at most o.commit_wait seconds (a dup()ed
+ * descriptor may still write).  Called with fs->lock held.
+ */
+static void wait_commit(struct gfs *fs, struct gfs_node *n)
+{
+	struct timespec dl;
+	double w = fs->o.commit_wait;
+
+	if (!n || n->dir || !n->writers || n->closing < n->writers)
+		return;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)w;
+	dl.tv_nsec += (long)((w - (double)(time_t)w) * 1e9);
+	if (dl.tv_nsec >= 1000000000l) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000l;
+	}
+	while (n->writers && n->closing >= n->writers)
+		if (pthread_cond_timedwait(&fs->commit_cond, &fs->lock, &dl) ==
+		    ETIMEDOUT)
+			break;
 }
 
 /*
@@ -684,6 +713,7 @@ static void writer_undo(struct gfs *fs, struct gfs_node *n, bool lookup)
 	} else {
 		ns_put(fs, n);
 	}
+	pthread_cond_broadcast(&fs->commit_cond);
 }
 
 /* ---- operations ---- */
@@ -738,6 +768,7 @@ static void gfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			return;
 		}
 	}
+	wait_commit(fs, n);
 	if (!n || !n->attached) {
 		pthread_mutex_unlock(&fs->lock);
 		memset(&e, 0, sizeof(e));	/* a cached negative entry */
@@ -791,6 +822,7 @@ static void gfs_getattr(fuse_req_t req, fuse_ino_t ino,
 	(void)fi;
 	pthread_mutex_lock(&fs->lock);
 	n = node_of(fs, ino);
+	wait_commit(fs, n);
 	node_attr(fs, n, &st);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_attr(req, &st, fs->o.attr_timeout);
@@ -934,6 +966,7 @@ static void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, parent);
 	n = find_child(fs, d, name, strlen(name));
+	wait_commit(fs, n);
 	if (!n)
 		ret = -ENOENT;
 	else if (n->dir)
@@ -979,6 +1012,8 @@ static void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	nd = node_of(fs, newparent);
 	n = find_child(fs, d, name, strlen(name));
 	t = find_child(fs, nd, newname, nlen);
+	wait_commit(fs, n);
+	wait_commit(fs, t);
 	if (!n) {
 		ret = -ENOENT;
 		goto out;
@@ -1129,6 +1164,7 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	int ret, klen;
 
 	pthread_mutex_lock(&fs->lock);
+	wait_commit(fs, n);
 	moved = !n->attached && n->successor;
 	n = node_current(n);
 	if (!n->committed)
@@ -1547,6 +1583,11 @@ static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fh->werr = ret;
 	pthread_mutex_lock(&fs->lock);
 	fh->node->wsize = fh->written;
+	if (fh->flushed) {	/* a dup()ed descriptor writes on */
+		fh->flushed = false;
+		fh->node->closing--;
+		pthread_cond_broadcast(&fs->commit_cond);
+	}
 	pthread_mutex_unlock(&fs->lock);
 	pthread_mutex_unlock(&fh->lock);
 	if (ret < 0)
@@ -1564,14 +1605,22 @@ static void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
  * reports a failed commit.
  *
  * There can be more than one flush per handle: each close of a dup()ed
- * descriptor, or a shell that opens the file, dup2()s it to 1 and closes
- * the original before the program writes.  Each flush commits what was
- * written so far; a flush with nothing new written since the last one
- * does nothing.  Writes after a flush go on: writer_reopen begins a new
- * put with the committed bytes, and the next flush commits the longer
- * version.  Writes that come after the last flush (through a reference
- * that is no descriptor, e.g. an io_uring with the file registered) are
- * committed at release.
+ * descriptor, of a descriptor a child inherited, or a shell that opens the
+ * file, dup2()s it to 1 and closes the original before the program
+ * writes.  A flush cannot tell the last close from the others, so each
+ * one commits what was written so far, and a flush with nothing new since
+ * the last commit does nothing.  Writes after a flush go on: writer_reopen
+ * begins a new put with the committed bytes, and the next flush commits
+ * the longer version.
+ *
+ * Except a flush of a handle that has written nothing at all: that is the
+ * shell's redirection far more often than an empty file, and committing
+ * it would replace the file with an empty one (or show a new one, empty)
+ * while the program runs.  It is left to release, as writes that come
+ * after the last flush (through a reference that is no descriptor, e.g.
+ * an io_uring with the file registered) are; meanwhile opens, stats and
+ * renames of the file wait for it (wait_commit).  So an empty file is the
+ * one whose close does not make it durable at once.
  */
 static void gfs_flush(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi)
@@ -1584,7 +1633,14 @@ static void gfs_flush(fuse_req_t req, fuse_ino_t ino,
 	if (fh->writing) {
 		pthread_mutex_lock(&fh->lock);
 		ret = fh->werr;
-		if (!ret && fh->w) {
+		if (!ret && fh->w && fh->written == 0 && !fh->cas) {
+			pthread_mutex_lock(&fs->lock);
+			if (!fh->flushed) {
+				fh->flushed = true;
+				fh->node->closing++;
+			}
+			pthread_mutex_unlock(&fs->lock);
+		} else if (!ret && fh->w) {
 			ret = fh_commit(fs, fh);
 			if (ret < 0)
 				fh->werr = ret;
@@ -1629,6 +1685,8 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 
 	pthread_mutex_lock(&fs->lock);
+	if (fh->flushed)
+		n->closing--;
 	n->writers--;
 	n->refs--;
 	if (!n->committed && !n->writers && n->attached) {
@@ -1643,6 +1701,7 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 	} else {
 		ns_put(fs, n);
 	}
+	pthread_cond_broadcast(&fs->commit_cond);
 	pthread_mutex_unlock(&fs->lock);
 	if (gone_len)
 		fuse_lowlevel_notify_inval_entry(fs->se, gone_parent, gone,
@@ -2104,6 +2163,7 @@ void gfs_options_init(struct gfs_options *o)
 	o->max_threads = 16;
 	o->entry_timeout = 1.0;
 	o->attr_timeout = 1.0;
+	o->commit_wait = 2.0;
 	o->negative_timeout = -1.0;
 	o->direct_read = 64ull << 20;
 }
@@ -2137,6 +2197,7 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 	pthread_mutex_init(&fs->ring_lock, NULL);
 	pthread_mutex_init(&fs->fetch_lock, NULL);
 	pthread_mutex_init(&fs->drop_lock, NULL);
+	pthread_cond_init(&fs->commit_cond, NULL);
 	pthread_cond_init(&fs->drop_cond, NULL);
 	if (fs->o.mirror &&
 	    !(fs->mirror = mirror_new(fs->o.mirror, mwhy, sizeof(mwhy)))) {
@@ -2266,6 +2327,7 @@ void gfs_free(struct gfs *fs)
 	pthread_mutex_destroy(&fs->ring_lock);
 	pthread_mutex_destroy(&fs->fetch_lock);
 	pthread_mutex_destroy(&fs->drop_lock);
+	pthread_cond_destroy(&fs->commit_cond);
 	pthread_cond_destroy(&fs->drop_cond);
 	while (fs->drops) {
 		struct gfs_drop *d = fs->drops;

@@ -19,6 +19,8 @@ struct gfs_options {
 	unsigned max_threads;	/* FUSE worker threads (--threads) */
 	double entry_timeout;	/* seconds the kernel caches names */
 	double attr_timeout;	/* seconds the kernel caches attributes */
+	double commit_wait;	/* seconds an open waits for an empty file's
+				 * commit (see goblinfs(1), WRITING) */
 	const char *fsname;	/* shown in /proc/mounts, NULL: "goblinfs" */
 	const char *mirror;	/* origin URL: read-through, read-only */
 	double negative_timeout; /* seconds the kernel caches a missing name */
@@ -27,7 +29,7 @@ struct gfs_options {
 
 /*
  * Defaults: 16 threads, 1 s timeouts (5 s for missing names with a
- * mirror), no mirror, direct reads from 64 MiB.  A negative_timeout below 0 means
+ * mirror), 2 s commit wait, no mirror, direct reads from 64 MiB.  A negative_timeout below 0 means
  * entry_timeout (without a mirror) or 5 s (with one).
  */
 void gfs_options_init(struct gfs_options *o);

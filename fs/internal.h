@@ -47,6 +47,8 @@ struct gfs_node {
 	uint64_t cas;			/* of the committed version */
 	uint64_t cached_cas;		/* version the page cache may hold */
 	unsigned writers;		/* write handles not released */
+	unsigned closing;		/* of which closed with nothing
+					 * written, commit at release */
 	unsigned cached_readers;	/* read handles on the page cache */
 	bool rewrite_pending;		/* made for a writer's retried open:
 					 * readers go past the page cache */
@@ -77,6 +79,7 @@ struct gfs {
 	int64_t start_ns;		/* mtime of directories */
 
 	pthread_mutex_t lock;		/* the tree: every gfs_node field */
+	pthread_cond_t commit_cond;	/* a writer released or wrote */
 	struct gfs_node *root;
 	struct gfs_node **hash;		/* (parent, name) -> node */
 	size_t hsize, hcount;

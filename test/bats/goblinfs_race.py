@@ -162,21 +162,39 @@ def stress(mode, secs, nreaders, d):
 def close_kill(d, pid, rnd):
     """Rewrite f (O_TRUNC) and create new.ROUND, then kill -9 @pid as soon
     as the last close returned: both closes happened before the kill.
-    Every other round writes new.ROUND through two descriptors of one open
-    file, as a shell's redirection does: the first is closed (a flush)
-    after part of the file, and the rest is written on through the dup()ed
-    one, so the file sees two flushes and writes after the first."""
+    new.ROUND is written in one of three ways, by turns: open, write,
+    close; through two descriptors of one open file, the first closed (a
+    flush) after half of it, the rest written through the dup()ed one (two
+    flushes, writes after the first); or as a shell's redirection does it,
+    by a child that opens the file, dup2()s it to 1, closes the original
+    (a flush with nothing written), writes through 1 and exits."""
     put(os.path.join(d, "f"), version(rnd))
     data = version(rnd)
     path = os.path.join(d, "new.%d" % rnd)
-    if rnd % 2:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    if rnd % 3 == 1:
+        fd = os.open(path, flags, 0o644)
         half = len(data) // 2
         write_all(fd, data[:half])
         fd2 = os.dup(fd)
         os.close(fd)
         write_all(fd2, data[half:])
         os.close(fd2)
+    elif rnd % 3 == 2:
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                fd = os.open(path, flags, 0o644)
+                os.dup2(fd, 1)
+                os.close(fd)
+                write_all(1, data)
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+        if status != 0:
+            fail("the redirected child failed (status %d)" % status)
     else:
         put(path, data)
     os.kill(pid, signal.SIGKILL)
