@@ -1220,10 +1220,28 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		 */
 		moved = moved || !n->attached;
 		if (!mine && !n->writers && !moved) {
-			/* replaced behind our back (another front-end) */
-			n->size = m->size;
-			n->mtime_ns = gfs_meta_mtime(fs, m);
-			n->cas = m->cas;
+			/*
+			 * Replaced behind our back (another front-end).  If
+			 * readers hold the old version through @n's page
+			 * cache, @n must keep describing it: the new one
+			 * gets a node of its own, as for a rewrite.
+			 */
+			struct gfs_node *n2 = n->cached_readers
+					      ? node_fork(fs, n) : n;
+
+			if (n2 && n2 != n) {
+				n2->rewrite_pending = false;
+				n2->refs++;	/* fh's reference moves */
+				n->refs--;
+				fh->node = n2;
+				n = n2;
+				moved = true;	/* the open's inode is the old one */
+			}
+			if (n2) {
+				n->size = m->size;
+				n->mtime_ns = gfs_meta_mtime(fs, m);
+				n->cas = m->cas;
+			}
 		}
 		fh->cached = mine && !moved && !n->writers &&
 			     !n->rewrite_pending;
