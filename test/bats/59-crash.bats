@@ -26,16 +26,14 @@ teardown() {
 	gd_teardown
 }
 
-# --allow-mount-stale-size: mount reads cut short, or padded with NUL
-# bytes, at the kernel's cached size of the file (a file replaced by
-# another front-end keeps the size the mount saw last; a file rewritten
-# through the mount looks as long as what was written so far, issue 16
-# item 2) are two known goblinfs bugs reported with issue 16; they are
-# counted and printed, not failed.  Drop the option once they are fixed.
+# --mount-ack close: a mount write is acknowledged when close() returns
+# (goblinfs commits at close, issue 16 item 3).  Mount reads cut short or
+# padded with NULs at a stale size (issue 16 item 2) fail the test: no
+# --allow-mount-stale-size.
 
 @test "issue 16: kill -9 under memcache, HTTP and mount writers loses no acknowledged write" {
 	run "$PY" "$CRASH" --goblind "$GD" --dir "$T/run" \
-		--duration "${CRASH_SECONDS:-55}" --allow-mount-stale-size
+		--duration "${CRASH_SECONDS:-55}" --mount-ack close
 	echo "$output" | grep -E '^crash: (seed|[0-9]+ rounds|final|[0-9]+ ack)' >&3
 	# on failure bats shows what the test printed: the seed, every fault
 	echo "$output" | grep -vE '^crash: (round|known bug)'
