@@ -192,6 +192,7 @@ same_tree() {
 }
 
 @test "kill -9 of goblinfs leaves no hung mount; a restart shows the files" {
+	local i
 	mktree "$T/src"
 	mount_fs
 	cp -r "$T/src" "$M/src"
@@ -203,8 +204,15 @@ same_tree() {
 	python3 -c 'import os, sys, time
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 os.write(fd, os.urandom(5000000))
-time.sleep(5)' "$M/partial" 2>/dev/null &
-	sleep 0.5
+open(sys.argv[2], "w").close()
+time.sleep(5)' "$M/partial" "$T/written" 2>/dev/null &
+	# killed once the writes are in and the mount is idle (a kill in the
+	# middle of requests sometimes keeps fusermount3 from unmounting)
+	for i in $(seq 100); do
+		[ -e "$T/written" ] && break
+		sleep 0.1
+	done
+	[ -e "$T/written" ]
 	kill -9 "$GPID"
 	wait "$GPID" || true
 	GPID=
