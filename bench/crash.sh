@@ -42,11 +42,11 @@ done
 rm -rf "$dir/run"
 mkdir -p "$dir"
 log=$dir/crash.log
-# --allow-mount-stale-size: mount reads cut short or padded with NULs at
-# the kernel's cached file size are two known goblinfs bugs (issue 16);
-# counted in the report, not failed.  Drop it once they are fixed.
+# A mount write is acknowledged when close() returns (goblinfs commits at
+# FLUSH), and a mount read at a stale size fails the run like any other
+# wrong byte (both goblinfs bugs of issue 16 are fixed).
 cmd=(/usr/bin/python3 "$root/test/crash/crashtest.py" --long
-     --duration "$((minutes * 60))" --dir "$dir/run" --allow-mount-stale-size
+     --duration "$((minutes * 60))" --dir "$dir/run" --mount-ack close
      ${seed:+--seed "$seed"})
 echo "crash: ${cmd[*]}" >&2
 start=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -95,14 +95,9 @@ with open(out, "w") as f:
 - operations: {ops}
 
 A write counts as acknowledged on memcache STORED, HTTP 201/204, and for
-the mount when close() has returned and memcache shows the new version
-(the commit runs at FUSE RELEASE, which close() does not wait for; issue
-16 item 3).  Mount reads cut short, or padded with NUL bytes, at the
-kernel's cached size of the file are two known goblinfs bugs (a file
-replaced by another front-end keeps the size the mount saw last; a file
-rewritten through the mount looks as long as what was written so far,
-issue 16 item 2); they are counted above (--allow-mount-stale-size) and
-not failed.  Every other wrong byte fails the run.
+the mount when close() has returned (goblinfs commits at FUSE FLUSH,
+before close() returns).  Every wrong byte fails the run, mount reads cut
+short or padded at a stale size included.
 
 ## Machine
 

@@ -985,10 +985,10 @@ def main():
                     "padded with NULs by the two known bugs of the "
                     "kernel's cached file size (see mount_stale())")
     ap.add_argument("--mount-ack", choices=("visible", "close"),
-                    default="visible",
+                    default="close",
                     help="a mount write is acknowledged when close() has "
-                    "returned and memcache shows it (visible, the default) "
-                    "or when close() has returned (close)")
+                    "returned (close, the default: goblinfs commits at "
+                    "FLUSH) or only once memcache also shows it (visible)")
     ap.add_argument("--plant", type=int, metavar="ROUND",
                     help="at the start of ROUND, lose one object and cut "
                     "another behind the model's back (checks the checks)")
