@@ -99,6 +99,7 @@ struct bthread {
 	struct rec *recs;
 	size_t nrec, cap;
 	uint64_t unrecorded, errors, reqs, bytes;
+	uint64_t wrong;		/* --verify: values of the wrong size or bytes */
 	uint64_t status[BENCH_STATUS_MAX];	/* http: responses by status */
 	bool populate;
 	char scratch[BENCH_WBUF];
@@ -225,6 +226,9 @@ static void bconn_done(struct bthread *t, struct bconn *c, int st)
 		c->cur.first = c->cur.last;
 	if (st == ST_ERROR)
 		t->errors++;
+	/* a wrong value, not a failed request: the soak's "wrong bytes" */
+	if (c->bad)
+		t->wrong++;
 	c->retried = false;
 	t->reqs++;
 	t->bytes += c->cur.bytes;
@@ -479,8 +483,10 @@ static int http_outcome(struct bthread *t, struct bconn *c)
 		return ST_MISS;
 	if (c->status != 200 || c->bad)
 		return ST_ERROR;
-	if (t->o->verify && c->voff != t->ks->size[c->cur.key])
-		return ST_ERROR;	/* a chunked body of the wrong size */
+	if (t->o->verify && c->voff != t->ks->size[c->cur.key]) {
+		c->bad = true;	/* a chunked body of the wrong size */
+		return ST_ERROR;
+	}
 	return ST_HIT;
 }
 
@@ -852,7 +858,8 @@ static void write_csv(const char *path, struct bthread *th, unsigned nt,
 }
 
 struct totals {
-	uint64_t reqs, gets, hits, misses, sets, errors, bytes, unrecorded;
+	uint64_t reqs, gets, hits, misses, sets, errors, wrong, bytes;
+	uint64_t unrecorded;
 	uint64_t status[BENCH_STATUS_MAX];	/* http responses by status */
 	uint64_t *ttfb, *pttfb, *done;
 	size_t nttfb, npttfb, ndone;
@@ -873,6 +880,7 @@ static void collect(struct bthread *th, unsigned nt, struct totals *s)
 	for (unsigned i = 0; i < nt; i++) {
 		s->reqs += th[i].reqs;
 		s->errors += th[i].errors;
+		s->wrong += th[i].wrong;
 		s->bytes += th[i].bytes;
 		s->unrecorded += th[i].unrecorded;
 		for (unsigned k = 0; k < BENCH_STATUS_MAX; k++)
@@ -916,17 +924,23 @@ static void report(const struct bench_opts *o, struct bthread *th,
 {
 	struct totals s;
 	struct bspec_pct pt, pp, pd;
-	char statuses[1024];
+	char statuses[1024], wrongs[32] = "";
 
 	collect(th, nt, &s);
+	if (o->verify)
+		snprintf(wrongs, sizeof(wrongs), " wrong=%" PRIu64, s.wrong);
 	if (o->http)
 		status_list(&s, statuses, sizeof(statuses));
 	printf("requests       %" PRIu64 " in %.3f s: %.0f/s, %.2f MiB/s "
 	       "payload\n",
 	       s.reqs, secs, s.reqs / secs, s.bytes / secs / 1048576.0);
 	printf("gets %" PRIu64 " hits %" PRIu64 " misses %" PRIu64
-	       " sets %" PRIu64 " errors %" PRIu64 "\n",
-	       s.gets, s.hits, s.misses, s.sets, s.errors);
+	       " sets %" PRIu64 " errors %" PRIu64 "%s\n",
+	       s.gets, s.hits, s.misses, s.sets, s.errors,
+	       o->verify ? "" : " (values not checked: --verify)");
+	if (o->verify)
+		printf("verify         %" PRIu64 " values of the wrong size or "
+		       "bytes\n", s.wrong);
 	if (o->http)
 		printf("statuses       %s\n", statuses);
 	if (s.unrecorded)
@@ -951,14 +965,14 @@ static void report(const struct bench_opts *o, struct bthread *th,
 	printf("RESULT proto=%s conns=%u threads=%u secs=%.3f "
 	       "requests=%" PRIu64 " ops_per_s=%.0f mib_per_s=%.2f "
 	       "gets=%" PRIu64 " hits=%" PRIu64 " misses=%" PRIu64
-	       " sets=%" PRIu64 " errors=%" PRIu64
+	       " sets=%" PRIu64 " errors=%" PRIu64 "%s"
 	       " ttfb_us=%.1f/%.1f/%.1f/%.1f"
 	       " payload_ttfb_us=%.1f/%.1f/%.1f/%.1f"
 	       " completion_us=%.1f/%.1f/%.1f/%.1f"
 	       " client_cpu_s=%.2f server_cpu_s=%.2f%s%s\n",
 	       o->http ? "http" : "memcache", o->conns, nt, secs, s.reqs, s.reqs / secs,
 	       s.bytes / secs / 1048576.0, s.gets, s.hits, s.misses, s.sets,
-	       s.errors, pt.p50 / 1e3, pt.p90 / 1e3, pt.p99 / 1e3,
+	       s.errors, wrongs, pt.p50 / 1e3, pt.p90 / 1e3, pt.p99 / 1e3,
 	       pt.p999 / 1e3, pp.p50 / 1e3, pp.p90 / 1e3, pp.p99 / 1e3,
 	       pp.p999 / 1e3, pd.p50 / 1e3, pd.p90 / 1e3, pd.p99 / 1e3,
 	       pd.p999 / 1e3, ccpu, scpu, o->http ? " statuses=" : "",
