@@ -6,6 +6,11 @@
  * checks, so a multi-GiB corpus needs no disk.  A thread per connection
  * (a cache in front opens few), keep-alive, HEAD, one Range, and a count of
  * the object requests at GET /_origin/stats.
+ *
+ * --fail-pct P makes P% of the object requests fail (bench/soak.sh), in
+ * turn each of the three ways an origin fails a cache: a 503, a reset
+ * before any answer, and a reset half way through the body (the cache
+ * must drop that partial object, not store it).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -48,6 +53,8 @@ static size_t nobjects;
 static double rate_bps;			/* --rate in bytes/s, 0: unlimited */
 static atomic_uint_fast64_t requests;	/* object requests: GET/HEAD of a key */
 static atomic_uint_fast64_t bytes_sent;	/* body bytes of those */
+static double fail_pct;			/* --fail-pct: share failed, 0..100 */
+static atomic_uint_fast64_t failed[3];	/* 503, reset, reset mid-body */
 
 struct request {
 	char method[8];
@@ -299,17 +306,46 @@ static int send_body(int fd, uint64_t seed, uint64_t first, uint64_t last,
 	return 0;
 }
 
+/* Make the close of @fd (conn_thread's) a TCP reset, not a FIN. */
+static void reset_conn(int fd)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+/* Which failure this request gets under --fail-pct: -1 none, else 0..2. */
+static int pick_failure(unsigned *rnd)
+{
+	static atomic_uint next_kind;
+
+	if (fail_pct <= 0 || rand_r(rnd) % 10000 >= fail_pct * 100)
+		return -1;
+	return (int)(atomic_fetch_add(&next_kind, 1) % 3);
+}
+
 /* Answer one object request; -1 when the connection is to be closed. */
-static int serve_object(int fd, struct request *r, unsigned char *buf)
+static int serve_object(int fd, struct request *r, unsigned char *buf,
+			unsigned *rnd)
 {
 	char head[1024], etag[40], date[64];
 	uint64_t size, seed, first = 0, last;
-	int n;
+	int n, fail;
 
 	atomic_fetch_add(&requests, 1);
 	if (object_size(r->key, &size) < 0)
 		return send_simple(fd, 404, "Not Found", "not found\n",
 				   r->close);
+	fail = pick_failure(rnd);
+	if (fail >= 0)
+		atomic_fetch_add(&failed[fail], 1);
+	if (fail == 0)
+		return send_simple(fd, 503, "Service Unavailable",
+				   "injected failure\n", r->close);
+	if (fail == 1) {
+		reset_conn(fd);
+		return -1;
+	}
 	seed = workload_payload_seed(r->key, size);
 	snprintf(etag, sizeof(etag), "\"%016" PRIx64 "\"", seed);
 	http_date(date, sizeof(date));
@@ -357,6 +393,12 @@ static int serve_object(int fd, struct request *r, unsigned char *buf)
 		return -1;
 	if (r->head || !size)
 		return 0;
+	if (fail == 2 && last > first) {
+		/* half the body, then the reset */
+		send_body(fd, seed, first, first + (last - first) / 2, buf);
+		reset_conn(fd);
+		return -1;
+	}
 	return send_body(fd, seed, first, last, buf);
 }
 
@@ -365,8 +407,13 @@ static int serve_stats(int fd, struct request *r)
 	char body[128];
 
 	snprintf(body, sizeof(body), "requests %" PRIu64 "\nbytes %" PRIu64
-		 "\n", (uint64_t)atomic_load(&requests),
-		 (uint64_t)atomic_load(&bytes_sent));
+		 "\nfailed_503 %" PRIu64 "\nfailed_reset %" PRIu64
+		 "\nfailed_mid_body %" PRIu64 "\n",
+		 (uint64_t)atomic_load(&requests),
+		 (uint64_t)atomic_load(&bytes_sent),
+		 (uint64_t)atomic_load(&failed[0]),
+		 (uint64_t)atomic_load(&failed[1]),
+		 (uint64_t)atomic_load(&failed[2]));
 	return send_simple(fd, 200, "OK", body, r->close);
 }
 
@@ -377,6 +424,7 @@ static void *conn_thread(void *arg)
 	char *buf = malloc(HEAD_MAX + 1);
 	unsigned char *piece = malloc(PIECE);
 	size_t have = 0;
+	unsigned rnd = (unsigned)fd * 2654435761u ^ (unsigned)now_ns();
 
 	if (!buf || !piece)
 		goto out;
@@ -419,7 +467,7 @@ static void *conn_thread(void *arg)
 		if (!strcmp(r.key, "_origin/stats"))
 			rc = serve_stats(fd, &r);
 		else
-			rc = serve_object(fd, &r, piece);
+			rc = serve_object(fd, &r, piece, &rnd);
 		if (rc < 0 || r.close)
 			break;
 		memmove(buf, buf + hlen, have - hlen);
@@ -436,14 +484,17 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [--host ADDR] [--port N] [--port-file FILE]\n"
-		"          [--manifest FILE] [--rate MBPS]\n"
+		"          [--manifest FILE] [--rate MBPS] [--fail-pct P]\n"
 		"  --host ADDR       listen address (127.0.0.1)\n"
 		"  --port N          port (default 0: any free one)\n"
 		"  --port-file FILE  write the port there once listening\n"
 		"  --manifest FILE   'key size' lines: GET /key serves size bytes\n"
 		"                    (other keys: a name ending in @SIZE, e.g.\n"
 		"                    /x@1G; anything else is a 404)\n"
-		"  --rate MBPS       send each body at most MBPS x 10^6 bytes/s\n",
+		"  --rate MBPS       send each body at most MBPS x 10^6 bytes/s\n"
+		"  --fail-pct P      fail P%% of object requests (default 0): in\n"
+		"                    turn a 503, a reset before the answer, and\n"
+		"                    a reset half way through the body\n",
 		prog);
 	exit(129);
 }
@@ -456,6 +507,7 @@ int main(int argc, char **argv)
 		{ "port-file", required_argument, NULL, 'P' },
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "rate", required_argument, NULL, 'r' },
+		{ "fail-pct", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -475,6 +527,11 @@ int main(int argc, char **argv)
 			rate_bps = strtod(optarg, NULL) * 1e6;
 			if (!(rate_bps > 0))
 				die("bad --rate '%s'", optarg);
+			break;
+		case 'f':
+			fail_pct = strtod(optarg, NULL);
+			if (!(fail_pct >= 0 && fail_pct <= 100))
+				die("bad --fail-pct '%s' (0 to 100)", optarg);
 			break;
 		default: usage();
 		}
