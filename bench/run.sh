@@ -6,8 +6,9 @@
 #                [--rocksdb [ENGINE-VS-ROCKSDB OPTIONS]]
 # Options before --goblinfs go to bench/engine-vs-fio.sh, those after it to
 # bench/goblinfs.sh (e.g. bench/run.sh --reps 5 --goblinfs --reps 5).
-# bench/coldtail.sh, bench/overload.sh, bench/vs-memcached.sh and
-# bench/crash.sh (20 minutes of kill -9 rounds) run with their defaults.
+# bench/coldtail.sh, bench/overload.sh, bench/vs-memcached.sh,
+# bench/crash.sh (20 minutes of kill -9 rounds) and, last, bench/soak.sh
+# (30 minutes) run with their defaults.
 # bench/engine-vs-rocksdb.sh runs only when --rocksdb is given (WEB at 1/8,
 # long), with the options after it (bench/run.sh --rocksdb --quick).
 set -euo pipefail
@@ -39,3 +40,4 @@ bash bench/crash.sh
 if [ "$rocksdb" = 1 ]; then
 	bash bench/engine-vs-rocksdb.sh "${rocksdb_args[@]}"
 fi
+bash bench/soak.sh
