@@ -97,6 +97,51 @@ field() {
 	[ "$(field hits)" = 1 ]
 }
 
+@test "issue 16: origin --fail-pct fails requests three ways; --verify counts wrong values apart" {
+	run -128 "$ORIGIN" --fail-pct 101
+	[[ "$output" == *"bad --fail-pct"* ]]
+	printf 'obj:a 100000\n' >"$T/real"
+	printf 'obj:a 100001\n' >"$T/lie"
+	start_origin --manifest "$T/real" --fail-pct 50
+	# each curl a new connection: 200s whole, the rest a 503, a reset
+	# before any answer, or a body cut half way
+	local i ok=0 unavail=0 cut=0 reset=0 out
+	for i in $(seq 30); do
+		out=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' \
+			"http://127.0.0.1:$PORT/obj:a") && rc=0 || rc=$?
+		case "$rc $out" in
+		"0 200 100000") ok=$((ok + 1)) ;;
+		"0 503 "*) unavail=$((unavail + 1)) ;;
+		"18 200 "*|"56 200 "*) cut=$((cut + 1)) ;;
+		"56 000 0"|"52 000 0") reset=$((reset + 1)) ;;
+		*) echo "unexpected: rc $rc, $out" >&2; return 1 ;;
+		esac
+	done
+	echo "ok $ok 503 $unavail reset $reset cut $cut"
+	[ "$ok" -gt 0 ] && [ "$unavail" -gt 0 ] && [ "$reset" -gt 0 ] && [ "$cut" -gt 0 ]
+	run -0 curl -sf "http://127.0.0.1:$PORT/_origin/stats"
+	[[ "$output" == *"failed_503 $unavail"* ]]
+	[[ "$output" == *"failed_reset $reset"* ]]
+	[[ "$output" == *"failed_mid_body $cut"* ]]
+	kill "$OPID"; wait "$OPID" || true
+	# a failed request is an error, not a wrong value; a lie is both
+	rm -f "$T/port"
+	start_origin --manifest "$T/real" --fail-pct 100
+	run -0 "$GCTL" bench --proto http --port "$PORT" --no-store --verify \
+		--sweep --conns 1 --size "manifest:$T/real"
+	[ "$(field statuses)" = "503:1" ]
+	[ "$(field errors)" = 1 ]
+	[ "$(field wrong)" = 0 ]
+	kill "$OPID"; wait "$OPID" || true
+	rm -f "$T/port"
+	start_origin --manifest "$T/real"
+	run -0 "$GCTL" bench --proto http --port "$PORT" --no-store --verify \
+		--sweep --conns 1 --size "manifest:$T/lie"
+	[ "$(field errors)" = 1 ]
+	[ "$(field wrong)" = 1 ]
+	[[ "$output" == *"verify         1 values of the wrong size or bytes"* ]]
+}
+
 @test "bench --proto http: 404s are misses, --path-prefix, sizes in names, timed runs" {
 	printf 'k:0 1000\nk:1 2000\n' >"$T/man"
 	# k:2 is in no manifest of the origin; x@64K is sized by its name
