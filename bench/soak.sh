@@ -214,11 +214,16 @@ STATS
 # the sampler, every 10 s
 echo "t,main_rss_kib,main_fds,mirror_rss_kib,mirror_fds,main_evictions,main_conns,mirror_evictions" \
 	>"$dir/samples.csv"
+# alive PID: running (a child that died is a zombie until waited for,
+# and kill -0 still reaches a zombie)
+alive() {
+	[ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
+}
 crashed=
 while :; do
 	now=$(date +%s)
 	for p in "$MPID" "$RPID" "$OPID"; do
-		kill -0 "$p" 2>/dev/null || crashed+=" $p"
+		alive "$p" || crashed+=" $p"
 	done
 	[ -z "$crashed" ] || break
 	echo "$((now - t0)),$(awk '/^VmRSS/ { print $2 }' /proc/$MPID/status),$(ls /proc/$MPID/fd | wc -l),$(awk '/^VmRSS/ { print $2 }' /proc/$RPID/status),$(ls /proc/$RPID/fd | wc -l),$(stats_of "$mport" evictions curr_connections),$(stats_of "$rmport" evictions)" \
@@ -246,7 +251,7 @@ for p in "$MPID" "$RPID"; do
 	fi
 	exits+=" $rc"
 done
-origin_stats=$(kill -0 "$OPID" 2>/dev/null && curl -s "http://127.0.0.1:$oport/_origin/stats" | tr '\n' ' ' || echo "origin died")
+origin_stats=$(alive "$OPID" && curl -s "http://127.0.0.1:$oport/_origin/stats" | tr '\n' ' ' || echo "origin died")
 kill "$OPID" 2>/dev/null || true
 wait "$OPID" 2>/dev/null || true
 pids=()
@@ -376,7 +381,7 @@ L = ["# Soak: goblind under mixed load, hostile connections, eviction and a fail
      "## What ran", "",
      "- main goblind: `%s`" % " ".join(["--memory 64M --small-memory 16M --ssd-size 512M --max-conns 2048 --http-timeout 10 --cores 2 --no-hugetlb --no-mlock"]),
      "- mirror goblind: `--memory 32M --small-memory 8M --ssd-size 256M --max-conns 512 --http-timeout 10 --mirror http://127.0.0.1:ORIGIN --mirror-timeout 5`",
-     "- `bench/origin --fail-pct 5`: 5%% of object requests fail, in turn a 503, a reset before the answer, a reset half way through the body",
+     "- `bench/origin --fail-pct 5`: 5% of object requests fail, in turn a 503, a reset before the answer, a reset half way through the body",
      "- busy load, goblinctl bench in runs of 10 s back to back, every value got checked (`--verify`): memcache 24 conns and HTTP 12 conns on the main goblind (60% gets, 40% sets), HTTP 12 conns on the mirror (gets of distinct URLs)",
      "- main key set: %s keys, 70%% 1-64 KiB, 25%% 64-512 KiB, 5%% 512 KiB-2 MiB (several times the 512 MiB SSD tier + 64 MiB RAM: eviction all the time); mirror key set: %s URLs up to 1 MiB" % (
          sum(1 for _ in open(os.path.join(d, "keys"))),
@@ -410,7 +415,19 @@ for name, t in tot.items():
         name, t["runs"], t["requests"], t["gets"], t["hits"], t["misses"],
         t["sets"], t["errors"], t["wrong"],
         ", ".join("%s: %d" % kv for kv in sorted(t["statuses"].items())) or "-"))
-L += ["", "Errors are requests that failed without a wrong byte: on the mirror the origin's injected failures (502/503 passed on, bodies cut); on the main goblind sets refused while eviction makes room, and connections the runs' ends cut. A wrong value counts separately.", "",
+L += ["", "Errors are failed requests; a wrong value is counted apart (the wrong column). On the mirror they are the origin's injected failures: its 503s passed on, 502s, and responses cut when the origin reset half way through a body.", "",
+      "goblind's warnings and errors (their lines, by message):", "", "```"]
+for who in ("main", "mirror"):
+    msgs = {}
+    for line in open(os.path.join(d, who + ".log"), errors="replace"):
+        if ": info: " in line:
+            continue
+        m = re.sub(r"\d+", "N", line.strip())[:160]
+        msgs[m] = msgs.get(m, 0) + 1
+    L.append("%s: %d lines" % (who, sum(msgs.values())))
+    for m, c in sorted(msgs.items(), key=lambda kv: -kv[1])[:8]:
+        L.append("  %7d  %s" % (c, m))
+L += ["```", "",
       "Connections (bench/soakconns.py, at the end):", "", "```",
       " ".join("%s=%s" % kv for kv in conns.items()), "```", "",
       "![RSS, fds and latency over time](%s)" % os.path.basename(png), "",
