@@ -6,6 +6,7 @@
 #   make bench      install what the benchmarks need, run them (long; results
 #                   under bench/results/)
 #   make fuzz       build the libFuzzer targets (clang)
+#   make fuzz-long  run each of them FUZZ_TIME=600 s, two at once, grow the corpora
 #   make install    PREFIX=/usr/local, DESTDIR honoured; make uninstall
 #   make deps       install the packages of make run and make test
 #                   (deps-build, deps-run, deps-test, deps-bench: one purpose each)
@@ -261,34 +262,57 @@ bench: deps-build deps-run deps-test deps-bench
 	@bash bench/run.sh
 
 # libFuzzer targets: `make fuzz` builds them; make test replays their corpora;
-# build/fuzz/fuzz_x -max_total_time=60 test/fuzz/corpus_x fuzzes for real.
+# make fuzz-long fuzzes them for real (or build/fuzz/fuzz_x test/fuzz/corpus_x).
+# undefined behaviour stops a target as a crash does (else it is a line
+# in a log nobody reads)
+FUZZ_CFLAGS = $(STD) -g -O1 -fsanitize=fuzzer,address,undefined \
+	      -fno-sanitize-recover=all
 FUZZ_SRC = $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(B)/fuzz/%)
 fuzz: $(FUZZ_BIN)
 
 $(B)/fuzz/fuzz_mc_proto: test/fuzz/fuzz_mc_proto.c netd/mc_proto.c netd/mc_proto.h
 	@mkdir -p $(dir $@)
-	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/mc_proto.c
 
 $(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/http_proto.h
 	@mkdir -p $(dir $@)
-	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/http_proto.c -lhttp_parser
 
 $(B)/fuzz/fuzz_http_sem: test/fuzz/fuzz_http_sem.c netd/http_sem.c netd/http_sem.h
 	@mkdir -p $(dir $@)
-	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/http_sem.c
 
 $(B)/fuzz/fuzz_http_attr: test/fuzz/fuzz_http_attr.c netd/http_attr.c netd/http_attr.h
 	@mkdir -p $(dir $@)
-	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -Inetd \
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/http_attr.c
+
+# the connection state machines: netd less main.c (worker.c is #included
+# by the target, which runs its loop) over socketpairs, on a real store
+FUZZ_CONN_SRC = $(filter-out netd/main.c netd/worker.c,$(NETD_SRC))
+$(B)/fuzz/fuzz_conn: test/fuzz/fuzz_conn.c $(FUZZ_CONN_SRC) netd/worker.c \
+		$(wildcard netd/*.h) $(STORE_SRC) $(wildcard store/*.h)
+	@mkdir -p $(dir $@)
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
+	    -iquote store -o $@ $< $(FUZZ_CONN_SRC) $(STORE_SRC) $(LIBS) \
+	    -lcurl -lhttp_parser
+
+# make fuzz-long: every target for FUZZ_TIME seconds, FUZZ_JOBS at once,
+# new coverage merged into test/fuzz/corpus_*, the summary in
+# bench/results/fuzz.md (test/fuzz/fuzz-long.sh)
+FUZZ_TIME ?= 600
+FUZZ_JOBS ?= 2
+fuzz-long: fuzz
+	@CLANG=$(CLANG) FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) \
+	    bash test/fuzz/fuzz-long.sh
 
 $(B)/fuzz/%: test/fuzz/%.c $(STORE_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CLANG) $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -iquote store \
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -iquote store \
 	    -o $@ $< $(STORE_SRC) $(LIBS)
 
 # make install: the three programs, their manual pages, an example
@@ -347,6 +371,6 @@ clean:
 
 FORCE:
 .PHONY: all programs deps deps-build deps-run deps-test deps-bench units \
-	test run bench fuzz install uninstall clean FORCE
+	test run bench fuzz fuzz-long install uninstall clean FORCE
 -include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(NETD_OBJ:.o=.d) \
 	 $(BENCH_BIN:=.d)
