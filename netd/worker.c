@@ -164,10 +164,12 @@ static int conn_flush(struct conn *c)
 		if ((size_t)got >= wl) {
 			c->wstart = c->wend = 0;
 			got -= (ssize_t)wl;
-			c->chunk += got;
-			c->chunk_len -= (size_t)got;
-			if (!c->chunk_len)
-				c->chunk = NULL;
+			if (got) {	/* no pointer arithmetic on a NULL chunk */
+				c->chunk += got;
+				c->chunk_len -= (size_t)got;
+				if (!c->chunk_len)
+					c->chunk = NULL;
+			}
 		} else {
 			c->wstart += (size_t)got;
 		}
