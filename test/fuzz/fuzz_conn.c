@@ -518,10 +518,13 @@ static long http_clen(const uint8_t *p, const uint8_t *end)
 
 static void check_oracle(const struct client *k, bool flushed)
 {
-	const uint8_t *p = k->rx.p, *end = k->rx.p + k->rx.len, *he;
+	const uint8_t *p = k->rx.p, *end, *he;
 	char line[128];
 	long cl1;
 	int n;
+
+	CHECK(k->rx.len);	/* an oracle always gets a reply */
+	end = p + k->rx.len;
 
 	if (!k->http) {
 		n = snprintf(line, sizeof(line), "STORED\r\nVALUE %s %u %zu\r\n",
@@ -725,30 +728,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 
-	/* everything delivered, every reply read */
+	/*
+	 * Everything delivered, every reply read.  An oracle is done when
+	 * its connection is quiet with its reply in: go on while bytes move
+	 * or an oracle's reply is short (a store read in flight, a server
+	 * that took a while to get through a body of 1-byte chunks).
+	 */
 	for (unsigned i = 0; i < ncl; i++)
 		cl[i].reading = true;
-	for (unsigned r = 0; r < 64; r++) {
-		size_t sent = 0;
-
-		for (unsigned i = 0; i < ncl; i++)
-			sent += client_send(&cl[i], SIZE_MAX);
-		pump(64);
-		if (!sent && !wk.ready && !wk.disk_wait)
-			break;
-	}
-	/* an oracle is done when its connection is quiet: pump more while
-	 * its reply is still short (a store read in flight, a busy worker) */
-	for (unsigned r = 0; r < 200; r++) {
+	for (unsigned r = 0, quiet = 0; r < 4000 && quiet < 3; r++) {
+		size_t sent = 0, got = 0;
 		bool short_reply = false;
 
-		for (unsigned i = 0; i < ncl; i++)
+		for (unsigned i = 0; i < ncl; i++) {
+			sent += client_send(&cl[i], SIZE_MAX);
+			got += cl[i].rx.len;
+		}
+		pump(64);
+		for (unsigned i = 0; i < ncl; i++) {
+			got -= cl[i].rx.len;
 			if (cl[i].oracle && !cl[i].eof &&
 			    cl[i].rx.len < cl[i].vlen + 8)
 				short_reply = true;
-		if (!short_reply)
-			break;
-		pump(16);
+		}
+		if (sent || got || wk.ready || wk.disk_wait || short_reply)
+			quiet = 0;
+		else
+			quiet++;
 	}
 	gd_counters_sum(&gd, &after);
 	flushed = after.cmd_flush != before.cmd_flush ||
