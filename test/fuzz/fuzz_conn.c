@@ -571,7 +571,7 @@ static void trace_client(unsigned i)
 	fprintf(stderr, "client %u: %s%s, sent %zu of %zu, got %zu%s:\n  ", i,
 		k->http ? "http" : "memcache", k->oracle ? " oracle" : "",
 		k->tx_off, k->tx.len, k->rx.len, k->eof ? " and EOF" : "");
-	for (size_t j = 0; j < k->rx.len && j < 600; j++) {
+	for (size_t j = 0; j < k->rx.len && j < 8192; j++) {
 		uint8_t c = k->rx.p[j];
 
 		if (c == '\n')
