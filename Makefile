@@ -78,7 +78,8 @@ RUN_DEPS = netcat-openbsd curl libmemcached-tools attr
 # test: unit and fuzz frameworks, reference servers and real clients
 TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
 	    clang-14 libclang-rt-14-dev time fio memcached libmemcached-tools \
-	    nutcracker netcat-openbsd curl attr iproute2 procps prometheus
+	    nutcracker netcat-openbsd curl attr iproute2 procps prometheus \
+	    groff-base
 # bench: the peers compared with and the tools that draw the results
 BENCH_DEPS = librocksdb-dev gnuplot-nox varnish nginx-light memcached fio \
 	     time python3 curl
