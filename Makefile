@@ -240,25 +240,29 @@ $(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
 
-# The RocksDB comparison also links librocksdb (a Debian package of DEPS).
+# The RocksDB comparison also links librocksdb (of BENCH_DEPS).
 $(B)/bench/vsrocks: bench/vsrocks.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lrocksdb -lm
 
 units: $(UNIT_BIN)
 
-# Each command installs its packages first and builds after, in a second
-# make: under -j nothing compiles while apt-get runs, and the build reads
-# pkg-config once the -dev packages are there.
-test: deps-build deps-run deps-test
+# Each command installs its packages first, in one apt run (so never two
+# at once under -j), then builds in a second make: nothing compiles while
+# apt-get runs, and the build reads pkg-config once the -dev packages are
+# there.
+test:
+	$(call apt_install,$(BUILD_DEPS) $(RUN_DEPS) $(TEST_DEPS),tests)
 	@$(MAKE) --no-print-directory all units fuzz
 	@bash test/run.sh
 
-run: deps-build deps-run
+run:
+	$(call apt_install,$(BUILD_DEPS) $(RUN_DEPS),make run)
 	@$(MAKE) --no-print-directory programs
 	@bash netd/run.sh
 
-bench: deps-build deps-run deps-test deps-bench
+bench:
+	$(call apt_install,$(BUILD_DEPS) $(RUN_DEPS) $(TEST_DEPS) $(BENCH_DEPS),benchmarks)
 	@$(MAKE) --no-print-directory all $(BENCH_ROCKS)
 	@bash bench/run.sh
 
