@@ -308,6 +308,21 @@ EARLY = [
 ]
 
 
+def recv_until(s, got, done, timeout):
+    """Read from @s onto @got until done(got), a close or @timeout s of
+    silence."""
+    s.settimeout(timeout)
+    try:
+        while not done(got):
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+    except socket.timeout:
+        pass
+    return got
+
+
 def bigline(port, mcsock):
     bad = 0
     for send, want in BIGLINES:
@@ -321,30 +336,13 @@ def bigline(port, mcsock):
         s = conn(port)
         t0 = time.monotonic()
         s.sendall(line)
-        s.settimeout(2.0)
-        got = b""
-        try:
-            while len(got) < len(want):
-                d = s.recv(4096)
-                if not d:
-                    break
-                got += d
-        except socket.timeout:
-            pass
+        got = recv_until(s, b"", lambda g: len(g) >= len(want), 2.0)
         dt = time.monotonic() - t0
         if block is not None:    # the block is then taken, framing kept
             s.sendall(b"y" * block + b"\r\nmn\r\n")
         else:
             s.sendall(b"mn\r\n")
-        s.settimeout(5.0)
-        try:
-            while not got.endswith(b"MN\r\n"):
-                d = s.recv(4096)
-                if not d:
-                    break
-                got += d
-        except socket.timeout:
-            pass
+        got = recv_until(s, got, lambda g: g.endswith(b"MN\r\n"), 5.0)
         s.close()
         print("%r: first reply after %.3f s" % (line, dt))
         if got != want + b"MN\r\n" or dt > 1.0:
