@@ -106,35 +106,33 @@ def flood(pid, mcport, hport, nmc, nhttp, hold=1.0):
         s.close()
 
 
-def quiet_read(s, quiet):
+def read_until(s, timeout, done=None):
+    """What @s sends until done(bytes so far), a close ("<closed>" added),
+    a reset ("<reset>" added) or @timeout s of silence."""
     out = b""
-    s.settimeout(quiet)
+    s.settimeout(timeout)
     try:
-        while True:
+        while done is None or not done(out):
             d = s.recv(1 << 16)
             if not d:
                 return out + b"<closed>"
             out += d
     except socket.timeout:
-        return out
+        pass
     except ConnectionResetError:
         return out + b"<reset>"
+    return out
+
+
+def quiet_read(s, quiet):
+    return read_until(s, quiet)
 
 
 def reply_read(s):
-    out = b""
-    s.settimeout(3)
-    try:
-        while not out.endswith(b"\r\n"):
-            d = s.recv(1 << 16)
-            if not d:
-                return out + b"<closed>"
-            out += d
-    except socket.timeout:
-        return out
-    except ConnectionResetError:
-        return out + b"<reset>"
-    return out + quiet_read(s, 0.1)
+    """A reply line (3 s for it to start), then whatever follows it
+    within 0.1 s."""
+    out = read_until(s, 3, lambda o: o.endswith(b"\r\n"))
+    return out + quiet_read(s, 0.1) if out.endswith(b"\r\n") else out
 
 
 def steps(host, port, file):
