@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * goblinfs internals shared by the files of fs/: the in-memory namespace
- * (ns.c) and the filesystem handle.  Not for other folders: they include
- * goblinfs.h.
+ * goblinfs internals shared by the rooms of fs/ (see fs/README.md): the
+ * filesystem, its nodes and open files, and what each room offers the
+ * others.  Not for other folders: they include goblinfs.h.
  */
 #ifndef GOBLINFS_INTERNAL_H
 #define GOBLINFS_INTERNAL_H
 
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312
+#endif
+
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
+
+#include <fuse_lowlevel.h>
 
 #include "../store/goblin.h"
 #include "goblinfs.h"
@@ -127,8 +136,110 @@ struct gfs {
 
 #define GFS_ABSENT_SLOTS 4096	/* a power of two */
 
-/* The mtime of the object described by @m (a mirror's: Last-Modified). */
-int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m);
+/*
+ * An open file: a pinned reader, or a writer.  Fields under fh->lock,
+ * except the list links (fs->lock).
+ */
+struct gfs_fh {
+	pthread_mutex_t lock;
+	struct gfs_fh *next, *prev;	/* in fs->open_fhs */
+	struct gfs_node *node;		/* holds a node->refs reference */
+	bool writing;
+	/* reading */
+	struct gs_reader *r;
+	bool fill;			/* opened on a mirror's fill: gs_read
+					 * (waits for the bytes), no ring */
+	bool cached;			/* counted in node->cached_readers */
+	struct gfs_ring *ring;
+	uint64_t size;			/* of the pinned version */
+	uint64_t pos;			/* next byte the reader hands out... */
+	const uint8_t *lo;		/* ...from here first: the rest of */
+	size_t lolen;			/* the last chunk, [pos, pos+lolen) */
+	/* writing */
+	struct gs_writer *w;		/* NULL: committed, nothing written since */
+	uint64_t written;
+	int werr;			/* first write error, reported again */
+	bool flushed;			/* closed with nothing written: counted
+					 * in node->closing (see gfs_flush) */
+	uint64_t cas;			/* from the last commit, 0: none yet */
+	char *key;			/* the key the put began with */
+	size_t klen;
+};
+
+/*
+ * ---- clocks: every clock_gettime of fs/ is here ----
+ */
+
+static inline int64_t now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static inline int64_t now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* CLOCK_REALTIME @s seconds from now: a pthread_cond_timedwait deadline. */
+static inline void realtime_after(double s, struct timespec *dl)
+{
+	clock_gettime(CLOCK_REALTIME, dl);
+	dl->tv_sec += (time_t)s;
+	dl->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	if (dl->tv_nsec >= 1000000000l) {
+		dl->tv_sec++;
+		dl->tv_nsec -= 1000000000l;
+	}
+}
+
+static inline void ns_to_ts(int64_t ns, struct timespec *ts)
+{
+	ts->tv_sec = ns / 1000000000ll;
+	ts->tv_nsec = ns % 1000000000ll;
+}
+
+/* ---- small helpers of every room ---- */
+
+static inline struct gfs *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* Called with fs->lock held (the root is never freed). */
+static inline struct gfs_node *node_of(struct gfs *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? fs->root : (struct gfs_node *)ino;
+}
+
+static inline fuse_ino_t ino_of(struct gfs *fs, struct gfs_node *n)
+{
+	return n == fs->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+/* A committed version is visible; a file only being created is not. */
+static inline bool node_visible(const struct gfs_node *n)
+{
+	return n->dir || n->committed;
+}
+
+/*
+ * With --mirror: every change is refused.  Replies EROFS and returns true
+ * on a mirror mount (the kernel refuses most changes itself: goblinfs
+ * mounts it with "ro").
+ */
+static inline bool refuse_ro(fuse_req_t req)
+{
+	if (!req_fs(req)->mirror)
+		return false;
+	fuse_reply_err(req, EROFS);
+	return true;
+}
 
 /* ---- the namespace (ns.c); every function: called with fs->lock held ---- */
 
@@ -174,5 +285,111 @@ int ns_child_key(const struct gfs_node *dir, const char *name, size_t len,
 int ns_name_check(const char *name, size_t len);
 
 #define GFS_KEYBUF (GS_KEY_MAX + 2)
+
+/* The mtime of the object described by @m (a mirror's: Last-Modified). */
+int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m);
+
+/* ---- nodes as the kernel sees them (node.c): with fs->lock held ---- */
+
+void node_attr(struct gfs *fs, const struct gfs_node *n, struct stat *st);
+/* Fills @e for a reply and counts the lookup it gives. */
+void node_entry(struct gfs *fs, struct gfs_node *n,
+		struct fuse_entry_param *e);
+/* Wait (at most o.commit_wait) for a commit left to release. */
+void wait_commit(struct gfs *fs, struct gfs_node *n);
+/* File @t loses its name to file @n: opens of @t get @n. */
+void node_succeed(struct gfs_node *t, struct gfs_node *n);
+/* The name of @n to a new node with its version; NULL: ENOMEM. */
+struct gfs_node *node_fork(struct gfs *fs, struct gfs_node *n);
+/* The file a path walk that found @n opens. */
+struct gfs_node *node_current(struct gfs_node *n);
+/* Give directory @d, left empty, its marker object. */
+void keep_dir(struct gfs *fs, struct gfs_node *d);
+/* The child @name of @dir, from the tree or else the store; or NULL. */
+struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
+			    const char *name, size_t len);
+
+/* ---- --mirror: the origin (origin.c) ---- */
+
+/* A name the store lacks, asked of the origin; drops fs->lock meanwhile. */
+struct gfs_node *origin_child(struct gfs *fs, struct gfs_node *dir,
+			      const char *name, size_t len, int *err);
+/* Open the fill of @key (not in the store), starting it if need be. */
+int open_fill(struct gfs *fs, struct gfs_node *n, const char *key,
+	      size_t klen, struct gs_reader **r);
+/* The value of user.goblin.origin of @ino into @out; or -ENODATA. */
+int origin_string(struct gfs *fs, fuse_ino_t ino, char *out, size_t outlen);
+
+/* ---- reading (read.c) ---- */
+
+/* The thread's GFS_MAX_IO-byte reply buffer, or NULL (ENOMEM). */
+void *thread_buf(void);
+/* Give reader @fh a ring and attach it; 0 or -errno (no ring then). */
+int fh_ring_attach(struct gfs *fs, struct gfs_fh *fh);
+/* Close reader @fh's store reader and give its ring back. */
+void fh_reader_close(struct gfs *fs, struct gfs_fh *fh);
+/* Free the idle rings (gfs_free). */
+void rings_free(struct gfs *fs);
+
+/* ---- files (file.c) ---- */
+
+/* Close every file the kernel never released (gfs_free). */
+void fh_close_all(struct gfs *fs);
+
+/* ---- objects the store drops (drop.c) ---- */
+
+void drops_start(struct gfs *fs);
+/* Stop listening to the store and finish the queue (before unmount). */
+void drops_stop(struct gfs *fs);
+void drops_free(struct gfs *fs);
+
+/* ---- the FUSE operations, by room (see session.c's table) ---- */
+
+/* dir.c */
+void gfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void gfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void gfs_forget_multi(fuse_req_t req, size_t count,
+		      struct fuse_forget_data *forgets);
+void gfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		 int to_set, struct fuse_file_info *fi);
+void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       mode_t mode);
+void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		fuse_ino_t newparent, const char *newname,
+		unsigned int flags);
+void gfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+	      const char *newname);
+void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		 const char *name);
+void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       mode_t mode, dev_t rdev);
+void gfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void gfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+void gfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi);
+/* file.c */
+void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		mode_t mode, struct fuse_file_info *fi);
+void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+	       off_t off, struct fuse_file_info *fi);
+void gfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void gfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void gfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+	       struct fuse_file_info *fi);
+/* read.c */
+void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	      struct fuse_file_info *fi);
+/* xattr.c */
+void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		  size_t size);
+void gfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void gfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		  const char *value, size_t size, int flags);
+void gfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
 #endif

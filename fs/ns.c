@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mirror.h"
 
 static uint64_t name_hash(const struct gfs_node *dir, const char *name,
 			  size_t len)
@@ -406,4 +407,9 @@ static int add_key_locked(void *arg, const void *kv, size_t klen,
 int ns_load(struct gfs *fs)
 {
 	return gs_iterate(fs->s, "", 0, add_key_locked, fs);
+}
+
+int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m)
+{
+	return fs->mirror ? mirror_meta_mtime(m) : m->mtime_ns;
 }
