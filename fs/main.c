@@ -2,7 +2,7 @@
 /*
  * goblinfs(1): mount a Goblin Store directory.  Parses the store and mount
  * options, daemonizes, opens the store in the process that serves it and
- * runs the filesystem of goblinfs.c until it is unmounted.
+ * runs the filesystem (goblinfs.h) until it is unmounted.
  */
 #define FUSE_USE_VERSION 312
 
