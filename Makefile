@@ -155,9 +155,6 @@ $(B)/%.o: %.c $(FLAGS_STAMP)
 $(B)/libgoblin.a: $(STORE_OBJ)
 	$(QAR)rm -f $@ && ar rcs $@ $^
 
-# bench_spec.c includes bench/workload.h, which includes "goblin.h"
-$(B)/cli/bench_spec.o: FINAL_CFLAGS += -iquote store
-
 $(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS) -lm
 
@@ -219,31 +216,35 @@ $(B)/test/test_http_client: test/unit/test_http_client.c $(B)/cli/http_client.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/cli/http_client.o -lcmocka
 
-$(B)/test/test_bench_spec: test/unit/test_bench_spec.c $(B)/cli/bench_spec.o $(B)/libgoblin.a
+BENCH_SPEC_OBJ = $(B)/cli/bench_spec.o $(B)/cli/workload.o
+$(B)/test/test_bench_spec: test/unit/test_bench_spec.c $(BENCH_SPEC_OBJ) $(B)/libgoblin.a
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Icli $(FINAL_LDFLAGS) -o $@ $< \
-	    $(B)/cli/bench_spec.o $(B)/libgoblin.a $(LIBS) -lcmocka -lm
+	    $(BENCH_SPEC_OBJ) $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
-# Tests, benchmarks and fuzz targets see store/ headers as "x.h" only
+# Tests and fuzz targets see store/ headers as "x.h" only
 # (-iquote): store/numa.h must not hide libnuma's <numa.h>.
 $(B)/test/%: test/unit/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lcmocka -lm
 
-# the emulated HDD is a FUSE file system, not a libgoblin client
-$(B)/bench/hddemu: bench/hddemu.c $(FLAGS_STAMP)
+# the emulated HDD is a FUSE file system, not a libgoblin client: of
+# store/ it takes only the programs' scaffolding
+$(B)/bench/hddemu: bench/hddemu.c $(B)/store/prog.o $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) $(FINAL_LDFLAGS) -o $@ $< \
-	    $(FUSE_LIBS) -lpthread
+	    $(B)/store/prog.o $(FUSE_LIBS) -lpthread
 
-$(B)/bench/%: bench/%.c $(B)/libgoblin.a $(FLAGS_STAMP)
+# The drivers share goblinctl's workload code (cli/workload.c).
+BENCH_LIB = $(B)/cli/workload.o $(B)/libgoblin.a
+$(B)/bench/%: bench/%.c $(BENCH_LIB) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS) -o $@ $< $(BENCH_LIB) $(LIBS) -lm
 
 # The RocksDB comparison also links librocksdb (of BENCH_DEPS).
-$(B)/bench/vsrocks: bench/vsrocks.c $(B)/libgoblin.a $(FLAGS_STAMP)
+$(B)/bench/vsrocks: bench/vsrocks.c $(BENCH_LIB) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store $(FINAL_LDFLAGS) -o $@ $< $(B)/libgoblin.a $(LIBS) -lrocksdb -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS) -o $@ $< $(BENCH_LIB) $(LIBS) -lrocksdb -lm
 
 units: $(UNIT_BIN)
 

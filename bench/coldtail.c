@@ -22,8 +22,15 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
-#include "workload.h"
+
+#include "../cli/workload.h"
+#include "../store/clock.h"
+#include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define PIECE (1u << 20)
 
@@ -83,7 +90,7 @@ static void read_one(struct gs_store *s, struct obj *o, double rate,
 	int rc;
 
 	gs_stats_get(s, &st0);
-	t0 = now_ns();
+	t0 = gs_mono_ns();
 	rc = gs_get_open(s, o->key, strlen(o->key), 0, &r);
 	if (rc) {
 		count_error(errors, "gs_get_open '%s': %s", o->key,
@@ -91,7 +98,7 @@ static void read_one(struct gs_store *s, struct obj *o, double rate,
 		return;
 	}
 	while ((rc = gs_reader_next(r, &c)) == 1) {
-		double ready = (double)(now_ns() - t0);
+		double ready = (double)(gs_mono_ns() - t0);
 
 		if (!got)
 			o->ttfb_ns = (uint64_t)ready;
@@ -116,7 +123,7 @@ static void read_one(struct gs_store *s, struct obj *o, double rate,
 		}
 		got += c.len;
 	}
-	o->done_ns = (uint64_t)(now_ns() - t0);
+	o->done_ns = (uint64_t)(gs_mono_ns() - t0);
 	gs_reader_close(r);
 	if (rc < 0)
 		count_error(errors, "'%s' at %" PRIu64 ": %s", o->key, got,
@@ -154,7 +161,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int ch, rc;
 
-	prog = "coldtail";
+	prog_name = "coldtail";
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		usage(argc < 2 ? 129 : 0);
 	if (strcmp(argv[1], "populate") && strcmp(argv[1], "read"))
@@ -223,13 +230,13 @@ int main(int argc, char **argv)
 		order[i] = i;
 	}
 	if (populate) {
-		int64_t t0 = now_ns(), gen = 0;
+		int64_t t0 = gs_mono_ns(), gen = 0;
 		double secs;
 
 		for (uint64_t i = 0; i < count; i++)
 			gen += workload_gs_put(s, objs[i].key, objs[i].size,
 					       objs[i].seed, buf, PIECE);
-		secs = (double)(now_ns() - t0) / 1e9;
+		secs = (double)(gs_mono_ns() - t0) / 1e9;
 		gs_stats_get(s, &st);
 		gs_close(s);
 		printf("RESULT step=populate objects=%" PRIu64 " bytes=%" PRIu64

@@ -19,13 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "goblin.h"
-#include "workload.h"
+#include "../cli/workload.h"
+#include "../store/clock.h"
+#include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define PUT_PIECE (1 * MiB)	/* gs_put_write() unit */
 #define KEY_LEN 32
 
-static const char *prog = "engine";
 
 
 static void usage(void)
@@ -50,7 +51,7 @@ static void usage(void)
 		"  --no-verify       skip byte verification\n"
 		"  --keep            leave the store directory behind\n"
 		"  --csv FILE        per-request ns timestamps\n",
-		prog);
+		prog_name);
 	exit(129);
 }
 
@@ -248,16 +249,16 @@ static void read_object(struct bench *b, const char *key, const struct obj *o,
 	int rc;
 
 	rec->verified = verify;
-	rec->t_open = now_ns();
+	rec->t_open = gs_mono_ns();
 	rc = gs_get_open(b->s, key, strlen(key), 0, &r);
-	rec->t_opened = now_ns();
+	rec->t_opened = gs_mono_ns();
 	if (rc) {
-		rec->t_first = rec->t_last = now_ns();
+		rec->t_first = rec->t_last = gs_mono_ns();
 		berror(b, "gs_get_open '%s': %s", key, gs_strerror(rc));
 		return;
 	}
 	rc = gs_reader_next(r, &c);
-	rec->t_first = now_ns();
+	rec->t_first = gs_mono_ns();
 	if (gs_reader_meta(r)->size != o->size) {
 		berror(b, "'%s': size %" PRIu64 ", expected %" PRIu64, key,
 		       gs_reader_meta(r)->size, o->size);
@@ -279,7 +280,7 @@ static void read_object(struct bench *b, const char *key, const struct obj *o,
 		got += c.len;
 		rc = gs_reader_next(r, &c);
 	}
-	rec->t_last = now_ns();
+	rec->t_last = gs_mono_ns();
 	if (rc < 0) {
 		berror(b, "gs_reader_next '%s' at %" PRIu64 ": %s", key, got,
 		       gs_strerror(rc));
@@ -293,7 +294,7 @@ static void read_object(struct bench *b, const char *key, const struct obj *o,
 	rec->ok = 1;
 out:
 	if (!rec->ok)
-		rec->t_last = now_ns();
+		rec->t_last = gs_mono_ns();
 	gs_reader_close(r);
 }
 
@@ -431,6 +432,7 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	int opt, rc;
 
+	prog_name = "engine";
 	gs_options_init(&o);
 	o.create = true;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -508,7 +510,7 @@ int main(int argc, char **argv)
 	if (posix_memalign((void **)&b.buf, 4096, PUT_PIECE) ||
 	    posix_memalign((void **)&b.scratch, 4096, PUT_PIECE))
 		die("out of memory");
-	b.epoch = now_ns();
+	b.epoch = gs_mono_ns();
 
 	store_prepare(dir);
 	rc = gs_open(dir, &o, &b.s, err, sizeof(err));
@@ -536,14 +538,14 @@ int main(int argc, char **argv)
 
 	/* Phase 1: populate. */
 	uint64_t art_total = 0;
-	int64_t gen_ns = 0, t0 = now_ns(), pop_ns;
+	int64_t gen_ns = 0, t0 = gs_mono_ns(), pop_ns;
 
 	for (size_t i = 0; i < n; i++) {
 		art_key(key, sizeof(key), i);
 		gen_ns += put_object(&b, key, objs[i].size, objs[i].seed);
 		art_total += objs[i].size;
 	}
-	pop_ns = now_ns() - t0;
+	pop_ns = gs_mono_ns() - t0;
 	double pop_mibps = mibps(art_total, pop_ns);
 	printf("populate: %zu objects, %" PRIu64 " bytes in %.3f s: "
 	       "%.1f MiB/s (%.1f MiB/s excluding %.3f s of payload "
@@ -633,7 +635,7 @@ int main(int argc, char **argv)
 		locate_head(&b, key, &objs[i]);
 	}
 	gs_stats_get(b.s, &s0);
-	t0 = now_ns();
+	t0 = gs_mono_ns();
 	for (size_t i = 0; i < n; i++) {
 		struct rec *r = rec_new(&b);
 
@@ -647,7 +649,7 @@ int main(int argc, char **argv)
 			tail_bytes += objs[i].size - objs[i].head_ram;
 		}
 	}
-	tail_ns = now_ns() - t0;
+	tail_ns = gs_mono_ns() - t0;
 	gs_stats_get(b.s, &s1);
 	double art_tail_mibps = mibps(tail_bytes, tail_ns);
 	printf("tail: %zu objects in key order in %.3f s: beyond-head bytes "
@@ -675,9 +677,9 @@ int main(int argc, char **argv)
 		snprintf(key, sizeof(key), "big:%08d", 0);
 		big.size = big_size;
 		big.seed = workload_payload_seed(key, big_size);
-		t0 = now_ns();
+		t0 = gs_mono_ns();
 		g = put_object(&b, key, big.size, big.seed);
-		pop_ns = now_ns() - t0;
+		pop_ns = gs_mono_ns() - t0;
 		big_put_mibps = mibps(big_size, pop_ns);
 		printf("big put: %" PRIu64 " bytes in %.3f s: %.1f MiB/s "
 		       "(%.1f MiB/s excluding generation)\n",
@@ -720,7 +722,7 @@ int main(int argc, char **argv)
 		write_csv(&b, csv, objs, big_size);
 	gs_close(b.s);
 	if (!keep && nftw(dir, rm_one, 64, FTW_DEPTH | FTW_PHYS))
-		fprintf(stderr, "%s: cannot clear '%s': %s\n", prog, dir,
+		fprintf(stderr, "%s: cannot clear '%s': %s\n", prog_name, dir,
 			strerror(errno));
 
 	printf("errors: %" PRIu64 " (of which byte mismatches: %" PRIu64 ")\n",

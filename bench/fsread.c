@@ -19,21 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../store/clock.h"
+#include "../store/prog.h"
+
 #define RBUF (1u << 20)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void die(const char *msg, const char *what)
-{
-	fprintf(stderr, "fsread: %s '%s': %s\n", msg, what, strerror(errno));
-	exit(128);
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -53,22 +42,22 @@ static double pct(uint64_t *v, size_t n, double p)
 static uint64_t read_file(const char *path, void *buf, uint64_t *t_first,
 			  uint64_t *t_end)
 {
-	uint64_t t0 = now_ns(), total = 0;
+	uint64_t t0 = gs_mono_ns(), total = 0;
 	int fd = open(path, O_RDONLY);
 	ssize_t n;
 
 	if (fd < 0)
-		die("cannot open", path);
+		die("cannot open '%s': %s", path, strerror(errno));
 	while ((n = read(fd, buf, RBUF)) > 0) {
 		if (total == 0 && t_first)
-			*t_first = now_ns() - t0;
+			*t_first = gs_mono_ns() - t0;
 		total += (uint64_t)n;
 	}
 	if (n < 0)
-		die("cannot read", path);
+		die("cannot read '%s': %s", path, strerror(errno));
 	close(fd);
 	if (t_end)
-		*t_end = now_ns() - t0;
+		*t_end = gs_mono_ns() - t0;
 	return total;
 }
 
@@ -77,7 +66,7 @@ static void *xalloc(size_t n)
 	void *p = NULL;
 
 	if (posix_memalign(&p, 4096, n))
-		die("out of memory", "buffer");
+		die("out of memory '%s': %s", "buffer", strerror(errno));
 	return p;
 }
 
@@ -97,15 +86,15 @@ static int cmd_first4k(int n, char **paths)
 	char *buf = xalloc(4096);
 
 	for (int i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = gs_mono_ns();
 		int fd = open(paths[i], O_RDONLY);
 
 		if (fd < 0)
-			die("cannot open", paths[i]);
+			die("cannot open '%s': %s", paths[i], strerror(errno));
 		if (pread(fd, buf, 4096, 0) < 0)
-			die("cannot read", paths[i]);
+			die("cannot read '%s': %s", paths[i], strerror(errno));
 		close(fd);
-		t[i] = now_ns() - t0;
+		t[i] = gs_mono_ns() - t0;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_u64);
 	printf("RESULT n=%d p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f\n",
@@ -133,7 +122,7 @@ static int cmd_par(int n, char **paths)
 {
 	pthread_t *t = malloc(sizeof(*t) * (size_t)n);
 	struct par_arg *a = calloc((size_t)n, sizeof(*a));
-	uint64_t t0 = now_ns(), bytes = 0, el;
+	uint64_t t0 = gs_mono_ns(), bytes = 0, el;
 
 	for (int i = 0; i < n; i++) {
 		a[i].path = paths[i];
@@ -143,7 +132,7 @@ static int cmd_par(int n, char **paths)
 		pthread_join(t[i], NULL);
 		bytes += a[i].bytes;
 	}
-	el = now_ns() - t0;
+	el = gs_mono_ns() - t0;
 	printf("RESULT readers=%d bytes=%" PRIu64 " seconds=%.3f mibps=%.1f\n",
 	       n, bytes, el / 1e9, bytes / 1048576.0 / (el / 1e9));
 	return 0;
@@ -156,11 +145,11 @@ static int cmd_replay(const char *root, const char *manifest)
 	unsigned long long size;
 	size_t n = 0, cap = 1024;
 	uint64_t *ttfb = malloc(cap * 8), *done = malloc(cap * 8);
-	uint64_t bytes = 0, t0 = now_ns(), el;
+	uint64_t bytes = 0, t0 = gs_mono_ns(), el;
 	void *buf = xalloc(RBUF);
 
 	if (!f)
-		die("cannot open", manifest);
+		die("cannot open '%s': %s", manifest, strerror(errno));
 	while (fscanf(f, "%4095s %llu", key, &size) == 2) {
 		uint64_t got;
 
@@ -184,7 +173,7 @@ static int cmd_replay(const char *root, const char *manifest)
 		n++;
 	}
 	fclose(f);
-	el = now_ns() - t0;
+	el = gs_mono_ns() - t0;
 	qsort(ttfb, n, 8, cmp_u64);
 	qsort(done, n, 8, cmp_u64);
 	printf("RESULT requests=%zu bytes=%" PRIu64 " seconds=%.3f mibps=%.1f "
@@ -197,6 +186,7 @@ static int cmd_replay(const char *root, const char *manifest)
 
 int main(int argc, char **argv)
 {
+	prog_name = "fsread";
 	if (argc == 3 && !strcmp(argv[1], "seq"))
 		return cmd_seq(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "first4k"))

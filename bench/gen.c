@@ -19,8 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "goblin.h"
-#include "workload.h"
+#include "../cli/workload.h"
+#include "../store/clock.h"
+#include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define KEY_MAX 256		/* FB_KEY_MAX plus the terminator, rounded */
 #define PIECE (1 * MiB)		/* payload write unit */
@@ -35,7 +37,6 @@
 #define TAG_WEB_REQ 0x57455251ULL
 #define TAG_BIG_SIZE 0x42494753ULL
 
-static const char *prog = "gen";
 
 
 static void usage(void)
@@ -58,7 +59,7 @@ static void usage(void)
 		"(default 24G)\n"
 		"  --passes N      ART/FB/BIG: measured requests = N x count "
 		"(default 3)\n",
-		prog, prog, prog);
+		prog_name, prog_name, prog_name);
 	exit(129);
 }
 
@@ -526,7 +527,7 @@ static int cmd_materialize(const char *dir, const char *manifest)
 	unsigned char *buf = xcalloc(PIECE, 1);
 	char line[1024], key[KEY_MAX], path[4096], tmp[4200];
 	uint64_t files = 0, kept = 0, bytes = 0, lineno = 0;
-	int64_t t0 = now_ns();
+	int64_t t0 = gs_mono_ns();
 	FILE *f = fopen(manifest, "r");
 
 	if (!f)
@@ -579,7 +580,7 @@ static int cmd_materialize(const char *dir, const char *manifest)
 	free(buf);
 	printf("materialize: %s -> %s: %" PRIu64 " files written (%" PRIu64
 	       " bytes), %" PRIu64 " already present, %.3f s\n",
-	       manifest, dir, files, bytes, kept, (now_ns() - t0) / 1e9);
+	       manifest, dir, files, bytes, kept, (gs_mono_ns() - t0) / 1e9);
 	return 0;
 }
 
@@ -613,9 +614,10 @@ int main(int argc, char **argv)
 	uint64_t count = 0, total = 0, ram = BIG_RAM, passes = 3;
 	bool stats_only = false, payload = false;
 	struct workload w;
-	int64_t t0 = now_ns();
+	int64_t t0 = gs_mono_ns();
 	int opt;
 
+	prog_name = "gen";
 	memset(&w, 0, sizeof(w));
 	w.seed = 1;
 	w.scale = 1.0;
@@ -677,7 +679,7 @@ int main(int argc, char **argv)
 		       BIG_RAM_FACTOR * (double)ram * w.scale);
 	if (w.kind == WL_ART && total)
 		printf(" total_target=%.0f", (double)total * w.scale);
-	printf(" generated in %.3f s\n", (now_ns() - t0) / 1e9);
+	printf(" generated in %.3f s\n", (gs_mono_ns() - t0) / 1e9);
 	print_stats(&w);
 	if (!stats_only) {
 		if (mkdir(out, 0755) && errno != EEXIST)
@@ -685,7 +687,7 @@ int main(int argc, char **argv)
 		write_manifest(&w, out, "population", false);
 		write_manifest(&w, out, "measured", true);
 	}
-	printf("done in %.3f s\n", (now_ns() - t0) / 1e9);
+	printf("done in %.3f s\n", (gs_mono_ns() - t0) / 1e9);
 	free(w.size);
 	free(w.klen);
 	free(w.req);

@@ -18,7 +18,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,9 +31,10 @@
 
 #include <fuse_lowlevel.h>
 
+#include "../store/clock.h"
+#include "../store/prog.h"
+
 #define NAME "hddemu"
-#define EXIT_DIE 128
-#define EXIT_USAGE 129
 #define MAX_IO (1u << 20)	/* max_write; the kernel sizes max_pages by it */
 #define DIO_ALIGN 4096		/* buffer alignment for O_DIRECT backing I/O */
 
@@ -138,21 +138,13 @@ static struct io_pool pool = {
  * in libfuse's passthrough_ll: an emulated disk holds a few big files). */
 static struct inode root = {.next = &root, .prev = &root, .fd = -1};
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the spindle ---- */
 
 /* Reserve the spindle for @len bytes at @off of @h; returns the deadline. */
 static uint64_t spindle_reserve(struct spindle *sp, const struct handle *h,
 				uint64_t off, uint64_t len, bool write)
 {
-	uint64_t now = now_ns(), cost;
+	uint64_t now = (uint64_t)gs_mono_ns(), cost;
 	bool seek;
 
 	seek = !sp->moved || h->dev != sp->dev || h->ino != sp->ino ||
@@ -841,37 +833,6 @@ static const char usage_line[] =
 	"usage: hddemu [--seek-ms N] [--mbps N] [-f] [-o opts] BACKING_DIR "
 	"MOUNTPOINT\n";
 
-static void vreport(const char *fmt, va_list ap)
-{
-	fprintf(stderr, "%s: ", NAME);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-__attribute__((noreturn, format(printf, 1, 2))) static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	exit(EXIT_DIE);
-}
-
-__attribute__((noreturn, format(printf, 1, 2))) static void
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%sRun '%s --help' for the options.\n", usage_line,
-		NAME);
-	exit(EXIT_USAGE);
-}
-
 static void usage_print(void)
 {
 	fputs(usage_line, stdout);
@@ -902,7 +863,7 @@ static double number_opt(const char *name, const char *val, double min,
 	errno = 0;
 	v = strtod(val, &end);
 	if (errno || end == val || *end || !(v >= min && v <= max))
-		usage_error("invalid value '%s' for --%s (%g to %g)", val,
+		usage_die("invalid value '%s' for --%s (%g to %g)", val,
 			    name, min, max);
 	return v;
 }
@@ -953,20 +914,20 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			c->mbps = number_opt("mbps", optarg, 0.001, 1e6);
 			break;
 		case ':':
-			usage_error("option '%s' needs a value",
+			usage_die("option '%s' needs a value",
 				    argv[optind - 1]);
 		default:
 			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
+				usage_die("unknown option '-%c'", optopt);
+			usage_die("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		usage_error("no backing directory given");
+		usage_die("no backing directory given");
 	if (optind + 1 >= argc)
-		usage_error("no mountpoint given");
+		usage_die("no mountpoint given");
 	if (optind + 2 < argc)
-		usage_error("too many arguments ('%s')", argv[optind + 2]);
+		usage_die("too many arguments ('%s')", argv[optind + 2]);
 	c->backing = argv[optind];
 	c->mountpoint = argv[optind + 1];
 }
@@ -1014,6 +975,8 @@ int main(int argc, char **argv)
 	char backing[PATH_MAX], *opts;
 	int ret;
 
+	prog_name = NAME;
+	prog_usage_line = usage_line;
 	add_arg(&c.args, NAME);
 	parse(&c, argc, argv);
 	disk.seek_ns = (uint64_t)(c.seek_ms * 1e6 + 0.5);
@@ -1038,5 +1001,5 @@ int main(int argc, char **argv)
 	inode_free_all();
 	fuse_opt_free_args(&c.args);
 	free(opts);
-	return ret < 0 ? EXIT_DIE : 0;
+	return ret < 0 ? PROG_EXIT_DIE : 0;
 }

@@ -15,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload.h"
+#include "../cli/workload.h"
+#include "../store/clock.h"
+#include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define MAX_RATES 16
 
-static const char *prog = "netsim";
 
 /* One link: its rate and where its sending has got to. */
 struct link {
@@ -36,7 +38,7 @@ static void usage(void)
 		"(default 0.937 and 10)\n"
 		"  FILE           \"ready_ns bytes\" lines, '#' comments "
 		"(default stdin)\n",
-		prog);
+		prog_name);
 	exit(129);
 }
 
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
 	FILE *f = stdin;
 	int opt;
 
+	prog_name = "netsim";
 	memset(links, 0, sizeof(links));
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (opt != 'r')

@@ -31,8 +31,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "goblin.h"
-#include "workload.h"
+#include "../cli/workload.h"
+#include "../store/clock.h"
+#include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define HEAD_MAX (16 * KiB)	/* a longer request head: 431, close */
 #define PIECE (256 * KiB)	/* generated and sent at a time */
@@ -40,7 +42,6 @@
 /* every object's Last-Modified: they never change */
 #define LAST_MODIFIED "Thu, 01 Jan 2026 00:00:00 GMT"
 
-static const char *prog = "origin";
 
 /* The manifest's objects, sorted by key for bsearch. */
 struct object {
@@ -276,7 +277,7 @@ static int send_body(int fd, uint64_t seed, uint64_t first, uint64_t last,
 		     unsigned char *buf)
 {
 	size_t piece = rate_bps > 0 ? 64 * KiB : PIECE;
-	int64_t t0 = now_ns();
+	int64_t t0 = gs_mono_ns();
 	uint64_t sent = 0;
 
 	for (uint64_t off = first; off <= last;) {
@@ -291,7 +292,7 @@ static int send_body(int fd, uint64_t seed, uint64_t first, uint64_t last,
 		atomic_fetch_add(&bytes_sent, n);
 		if (rate_bps > 0) {
 			int64_t due = t0 + (int64_t)((double)sent / rate_bps * 1e9);
-			int64_t now = now_ns();
+			int64_t now = gs_mono_ns();
 
 			if (due > now) {
 				struct timespec ts = {
@@ -424,7 +425,7 @@ static void *conn_thread(void *arg)
 	char *buf = malloc(HEAD_MAX + 1);
 	unsigned char *piece = malloc(PIECE);
 	size_t have = 0;
-	unsigned rnd = (unsigned)fd * 2654435761u ^ (unsigned)now_ns();
+	unsigned rnd = (unsigned)fd * 2654435761u ^ (unsigned)gs_mono_ns();
 
 	if (!buf || !piece)
 		goto out;
@@ -495,7 +496,7 @@ static void usage(void)
 		"  --fail-pct P      fail P%% of object requests (default 0): in\n"
 		"                    turn a 503, a reset before the answer, and\n"
 		"                    a reset half way through the body\n",
-		prog);
+		prog_name);
 	exit(129);
 }
 
@@ -517,6 +518,7 @@ int main(int argc, char **argv)
 	uint64_t port = 0;
 	int ch, lfd, one = 1;
 
+	prog_name = "origin";
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'H': host = optarg; break;

@@ -11,15 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "goblin.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "../store/clock.h"
+#include "../store/goblin.h"
 
 int main(int argc, char **argv)
 {
@@ -65,7 +58,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storeread: %s\n", err);
 		return 128;
 	}
-	t0 = now_ns();
+	t0 = gs_mono_ns();
 	ret = gs_get_open(s, key, strlen(key), 0, &r);
 	if (ret < 0) {
 		fprintf(stderr, "storeread: '%s': %s\n", key, gs_strerror(ret));
@@ -73,10 +66,10 @@ int main(int argc, char **argv)
 	}
 	while ((ret = gs_reader_next(r, &c)) == 1) {
 		if (!bytes)
-			t1 = now_ns() - t0;
+			t1 = gs_mono_ns() - t0;
 		bytes += c.len;
 	}
-	t0 = now_ns() - t0;
+	t0 = gs_mono_ns() - t0;
 	gs_reader_close(r);
 	gs_close(s);
 	if (ret < 0) {

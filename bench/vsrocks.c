@@ -21,15 +21,16 @@
 
 #include <rocksdb/c.h>
 
-#include "goblin.h"
-#include "workload.h"
+#include "../cli/workload.h"
+#include "../store/clock.h"
+#include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define PUT_PIECE (1 * MiB)	/* gs_put_write() unit, verification unit */
 #define KEY_LEN 16		/* "web:%08u" */
 #define HEAD (256 * KiB)	/* Goblin's default head slot */
 #define MAX_PUT_THREADS 64
 
-static const char *prog = "vsrocks";
 
 enum engine {
 	E_GOBLIN,
@@ -115,7 +116,7 @@ static void usage(void)
 		"  --no-verify         skip the byte check after the replay\n"
 		"Goblin's store options (--memory default: room for every large "
 		"object's head,\n--small-memory: for every small object):\n",
-		prog);
+		prog_name);
 	gs_option_help(stderr);
 	exit(129);
 }
@@ -258,7 +259,7 @@ static struct counters counters_now(void)
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	c.t_ns = now_ns();
+	c.t_ns = gs_mono_ns();
 	c.cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		  ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	c.dev_read = proc_field("/proc/self/io", "read_bytes:");
@@ -365,7 +366,7 @@ static void goblin_get(struct run *r, const char *key, uint64_t size,
 	struct gs_reader *rd;
 	struct gs_chunk c;
 	uint64_t got = 0;
-	int64_t t0 = now_ns(), t = t0, last = t0;
+	int64_t t0 = gs_mono_ns(), t = t0, last = t0;
 	int rc;
 
 	*ttfb = *done = 0;
@@ -376,7 +377,7 @@ static void goblin_get(struct run *r, const char *key, uint64_t size,
 	}
 	for (;;) {
 		rc = gs_reader_next(rd, &c);
-		t = now_ns();
+		t = gs_mono_ns();
 		if (rc != 1)
 			break;
 		if (!got)
@@ -512,11 +513,11 @@ static void rocks_open(struct run *r)
 static int64_t rocks_put(struct run *r, const char *key, uint64_t size,
 			 uint64_t seed, unsigned char *buf)
 {
-	int64_t t = now_ns(), gen;
+	int64_t t = gs_mono_ns(), gen;
 	char *err = NULL;
 
 	workload_payload_fill(seed, 0, buf, size);
-	gen = now_ns() - t;
+	gen = gs_mono_ns() - t;
 	rocksdb_put(r->db, r->wo, key, strlen(key), (const char *)buf,
 		    size, &err);
 	rocks_check(err, "put", key);
@@ -570,10 +571,10 @@ static void rocks_get(struct run *r, const char *key, uint64_t size,
 	const char *v;
 	size_t len = 0;
 	char *err = NULL;
-	int64_t t0 = now_ns(), t;
+	int64_t t0 = gs_mono_ns(), t;
 
 	ps = rocksdb_get_pinned(r->db, r->ro, key, strlen(key), &err);
-	t = now_ns();
+	t = gs_mono_ns();
 	*ttfb = *done = t - t0;
 	if (err || !ps) {
 		run_error(r, "rocksdb get '%s': %s", key, err ? err : "missing");
@@ -773,12 +774,12 @@ static void populate(struct run *r, const struct web *w, struct figures *f)
 		for (unsigned i = 0; i < r->put_threads; i++)
 			pthread_join(tid[i], NULL);
 	}
-	put_ns = now_ns() - c0.t_ns;
+	put_ns = gs_mono_ns() - c0.t_ns;
 	if (r->kind == E_GOBLIN)
 		goblin_persist(r);
 	else
 		rocks_persist(r);
-	persist_ns = now_ns() - c0.t_ns - put_ns;
+	persist_ns = gs_mono_ns() - c0.t_ns - put_ns;
 	if (r->kind != E_GOBLIN)
 		rocks_settle(r);
 	c1 = counters_now();
@@ -905,6 +906,7 @@ int main(int argc, char **argv)
 	struct web w;
 	int opt, kind = -1;
 
+	prog_name = "vsrocks";
 	memset(&r, 0, sizeof(r));
 	memset(&w, 0, sizeof(w));
 	memset(&f, 0, sizeof(f));
@@ -982,7 +984,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (drop && !(f.dropped = drop_caches()))
 		fprintf(stderr, "%s: warning: cannot drop the page cache "
-			"(not root?)\n", prog);
+			"(not root?)\n", prog_name);
 	printf("caches: %s\n", f.dropped ? "dropped before the replay"
 					 : "NOT dropped");
 	replay(&r, &w, &f);

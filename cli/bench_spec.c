@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * goblinctl bench's size specs, over bench/workload.h's distributions and
- * payloads: the one definition of the workloads, so that goblinctl bench
- * and the bench/ drivers draw the same sizes and bytes.
+ * goblinctl bench's size specs, over workload.h's distributions: the one
+ * definition of the workloads, so that goblinctl bench and the bench/
+ * drivers draw the same sizes and bytes.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bench/workload.h"
+#include "../store/goblin.h"
 #include "bench_spec.h"
+#include "workload.h"
 
 /* A finite decimal ending at @end ("," or NUL); advances *@p. */
 static int take_double(const char **p, double *out)
@@ -128,16 +129,6 @@ uint64_t bspec_size(const struct bspec *b, uint64_t seed, uint64_t i)
 		break;
 	}
 	return 0;
-}
-
-uint64_t bspec_payload_seed(const char *key, uint64_t size)
-{
-	return workload_payload_seed(key, size);
-}
-
-void bspec_payload_fill(uint64_t seed, uint64_t off, void *buf, size_t len)
-{
-	workload_payload_fill(seed, off, buf, len);
 }
 
 struct bspec_pct bspec_percentiles(uint64_t *v, size_t n)

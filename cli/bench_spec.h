@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * goblinctl bench: the value-size specs (--size) and the workload
- * functions it shares with bench/ (bench/workload.h: the ART/FB size
- * distributions, deterministic payloads, percentiles).  Pure: unit-tested
- * alone.
+ * goblinctl bench: the value-size specs (--size) over the workloads it
+ * shares with bench/ (workload.h: the ART/FB size distributions,
+ * deterministic payloads), and its percentiles.  Pure: unit-tested alone.
  */
 #ifndef GOBLINCTL_BENCH_SPEC_H
 #define GOBLINCTL_BENCH_SPEC_H
@@ -42,10 +41,6 @@ int bspec_parse(const char *s, struct bspec *b, const char **why);
  * and a later get run agree.
  */
 uint64_t bspec_size(const struct bspec *b, uint64_t seed, uint64_t i);
-
-/* bench/workload.h's payload stream of object (@key, @size). */
-uint64_t bspec_payload_seed(const char *key, uint64_t size);
-void bspec_payload_fill(uint64_t seed, uint64_t off, void *buf, size_t len);
 
 /* Percentiles of @v[0..n) (sorted in place), in the unit of @v. */
 struct bspec_pct {

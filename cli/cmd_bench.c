@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench_spec.h"
+#include "workload.h"
 #include "ctl.h"
 #include "http_client.h"
 #include "mc_client.h"
@@ -116,14 +117,6 @@ static const char *key_name(const struct keyset *ks, uint64_t i, char *buf)
 	return buf;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- one request ---- */
 
 /*
@@ -166,23 +159,23 @@ static void bconn_begin(struct bthread *t, struct bconn *c, uint64_t key,
 	if (t->o->http) {
 		/* the body is the payload alone: no CRLF after it */
 		c->psize = op == OP_SET ? ks->size[key] : 0;
-		c->seed = bspec_payload_seed(c->key, ks->size[key]);
+		c->seed = workload_payload_seed(c->key, ks->size[key]);
 		n = http_request_head(t->o, c, op);
 	} else if (op == OP_SET) {
 		c->psize = ks->size[key];
-		c->seed = bspec_payload_seed(c->key, c->psize);
+		c->seed = workload_payload_seed(c->key, c->psize);
 		c->crlf_sent = false;
 		n = snprintf(c->wbuf, BENCH_WBUF, "set %s 0 0 %" PRIu64 "\r\n",
 			     c->key, c->psize);
 	} else {
-		c->seed = bspec_payload_seed(c->key, ks->size[key]);
+		c->seed = workload_payload_seed(c->key, ks->size[key]);
 		n = snprintf(c->wbuf, BENCH_WBUF, "get %s\r\n", c->key);
 	}
 	c->woff = 0;
 	c->wlen = (size_t)n;
 	c->in_value = c->got_value = c->bad = false;
 	c->busy = true;
-	c->cur.sent = mono_ns();
+	c->cur.sent = gs_mono_ns();
 }
 
 /* Pick and start the next request; false when there is none. */
@@ -221,7 +214,7 @@ static bool bconn_next(struct bthread *t, struct bconn *c)
 static void bconn_done(struct bthread *t, struct bconn *c, int st)
 {
 	c->cur.st = (uint8_t)st;
-	c->cur.last = mono_ns();
+	c->cur.last = gs_mono_ns();
 	if (!c->cur.first)
 		c->cur.first = c->cur.last;
 	if (st == ST_ERROR)
@@ -334,7 +327,7 @@ static int bconn_send(struct bthread *t, struct bconn *c)
 				k = c->psize - c->poff < BENCH_WBUF
 					    ? (size_t)(c->psize - c->poff)
 					    : BENCH_WBUF;
-				bspec_payload_fill(c->seed, c->poff, c->wbuf,
+				workload_payload_fill(c->seed, c->poff, c->wbuf,
 						   k);
 				c->poff += k;
 				c->cur.bytes += k;
@@ -373,7 +366,7 @@ static void value_bytes(struct bthread *t, struct bconn *c, const char *p,
 			size_t n)
 {
 	if (!c->cur.payload)
-		c->cur.payload = mono_ns();
+		c->cur.payload = gs_mono_ns();
 	c->cur.bytes += n;
 	if (t->o->verify && !c->bad) {
 		for (size_t off = 0; off < n;) {
@@ -381,7 +374,7 @@ static void value_bytes(struct bthread *t, struct bconn *c, const char *p,
 					   ? n - off
 					   : sizeof(t->scratch);
 
-			bspec_payload_fill(c->seed, c->voff + off, t->scratch,
+			workload_payload_fill(c->seed, c->voff + off, t->scratch,
 					   k);
 			if (memcmp(t->scratch, p + off, k)) {
 				c->bad = true;
@@ -446,7 +439,7 @@ static int bconn_parse(struct bthread *t, struct bconn *c)
 			if (t->o->verify && r.bytes != t->ks->size[c->cur.key])
 				c->bad = true;
 			if (!r.bytes)
-				c->cur.payload = mono_ns();
+				c->cur.payload = gs_mono_ns();
 			continue;
 		case MCC_END:
 			if (c->cur.op != OP_GET)
@@ -506,7 +499,7 @@ static int http_head(struct bthread *t, struct bconn *c,
 	    r->length != t->ks->size[c->cur.key])
 		c->bad = true;
 	if (c->body.done)
-		c->cur.payload = mono_ns();
+		c->cur.payload = gs_mono_ns();
 	return 0;
 }
 
@@ -634,7 +627,7 @@ static int bconn_recv(struct bthread *t, struct bconn *c)
 			return -1;
 		}
 		if (c->busy && !c->cur.first)
-			c->cur.first = mono_ns();
+			c->cur.first = gs_mono_ns();
 		c->rend += (size_t)n;
 		if (!c->busy) {
 			bconn_kill(t, c, "reply without a request");
@@ -697,8 +690,8 @@ static void *bench_thread(void *arg)
 		if (!atomic_load(&stop_flag))
 			continue;
 		if (!drain_until)
-			drain_until = mono_ns() + BENCH_DRAIN_NS;
-		else if (mono_ns() > drain_until)
+			drain_until = gs_mono_ns() + BENCH_DRAIN_NS;
+		else if (gs_mono_ns() > drain_until)
 			for (i = 0; i < t->nc; i++)
 				if (!t->c[i].dead && t->c[i].busy)
 					bconn_kill(t, &t->c[i],
@@ -1270,13 +1263,13 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	spid = o.server_pid ? o.server_pid : discover_pid(&o);
 
 	if (!o.no_store) {
-		t0 = mono_ns();
+		t0 = gs_mono_ns();
 		c0 = self_cpu();
 		s0 = proc_cpu(spid, NULL);
 		atomic_store(&next_key, 0);
 		run_phase(th, nt, true);
 		join_all(th, nt);
-		t1 = mono_ns();
+		t1 = gs_mono_ns();
 		printf("populate       %" PRIu64 " keys in %.3f s\n", ks.n,
 		       (t1 - t0) / 1e9);
 	}
@@ -1290,14 +1283,14 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		atomic_store(&next_key, 0);	/* --sweep's cursor */
 		s0 = proc_cpu(spid, NULL);
 		c0 = self_cpu();
-		t0 = mono_ns();
+		t0 = gs_mono_ns();
 		run_phase(th, nt, false);
-		while (!o.sweep && mono_ns() - t0 < (int64_t)(o.duration * 1e9))
+		while (!o.sweep && gs_mono_ns() - t0 < (int64_t)(o.duration * 1e9))
 			usleep(10000);
 		if (!o.sweep)	/* a sweep ends when every key is read */
 			atomic_store(&stop_flag, 1);
 		join_all(th, nt);
-		t1 = mono_ns();
+		t1 = gs_mono_ns();
 	}
 	s1 = proc_cpu(spid, &rss);
 	report(&o, th, nt, (t1 - t0) / 1e9, self_cpu() - c0,

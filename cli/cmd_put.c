@@ -293,7 +293,7 @@ struct progress {
 static void progress_show(struct progress *p, size_t files, uint64_t bytes,
 			  bool done)
 {
-	double now = now_mono(), el = now - p->start;
+	double now = gs_mono_ns() / 1e9, el = now - p->start;
 	double pct = p->total_bytes ? 100.0 * (double)bytes /
 					      (double)p->total_bytes
 				    : 100.0;
@@ -369,7 +369,7 @@ int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	gs_stats_get(c->store, &st0);
 	memset(&prog, 0, sizeof(prog));
 	prog.tty = isatty(STDERR_FILENO);
-	prog.start = now_mono();
+	prog.start = gs_mono_ns() / 1e9;
 	prog.total_files = walk.nr;
 	prog.total_bytes = walk.bytes;
 	for (i = 0; i < walk.nr; i++) {
@@ -411,7 +411,7 @@ int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		progress_show(&prog, done, bytes, false);
 	}
 	progress_show(&prog, done, bytes, true);
-	el = now_mono() - prog.start;
+	el = gs_mono_ns() / 1e9 - prog.start;
 	fprintf(stderr,
 		"populated %zu objects, %" PRIu64 " bytes in %.2f s "
 		"(%.1f MiB/s)\n",

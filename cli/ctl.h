@@ -14,15 +14,17 @@
 #include <getopt.h>
 #include <sys/types.h>
 
+#include "../store/clock.h"
 #include "../store/goblin.h"
+#include "../store/prog.h"
 
 #define CTL_NAME "goblinctl"
 #define CTL_IO_BUF (1u << 20)	/* put/populate read unit: 1 MiB */
 
 /* Exit codes (git's idiom; 1 is "no such key"). */
 #define CTL_EXIT_MISS 1
-#define CTL_EXIT_DIE 128
-#define CTL_EXIT_USAGE 129
+#define CTL_EXIT_DIE PROG_EXIT_DIE
+#define CTL_EXIT_USAGE PROG_EXIT_USAGE
 
 struct ctl {
 	const char *dir;	 /* --store, else $GOBLIN_STORE, else NULL */
@@ -43,13 +45,8 @@ struct ctl_cmd {
 	bool online;		/* also works against goblind (--host) */
 };
 
-/* ---- errors (util.c) ---- */
+/* ---- errors (util.c; die() and error() are store/prog.h's) ---- */
 
-/* Print "goblinctl: <msg>" on stderr, close the store, exit 128. */
-__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
-							   ...);
-/* Print "goblinctl: <msg>" on stderr; returns -1. */
-__attribute__((format(printf, 1, 2))) int error(const char *fmt, ...);
 /* A usage error: message, the command's usage on stderr, exit 129. */
 __attribute__((noreturn, format(printf, 2, 3))) void
 usage_error(const struct ctl_cmd *cmd, const char *fmt, ...);
@@ -76,12 +73,8 @@ void ctl_print_stats(struct gs_store *s, FILE *f);
 int write_all(int fd, const void *buf, size_t len);
 /* Read up to @len bytes, retrying on EINTR and short reads; -1 on error. */
 ssize_t read_full(int fd, void *buf, size_t len);
-/* Parse an unsigned decimal or 0x hex number no larger than @max. */
-int parse_u64(const char *s, uint64_t max, uint64_t *out);
 /* Seconds since the epoch (with nanoseconds) as a local ISO 8601 string. */
 void fmt_time_ns(char *buf, size_t len, int64_t ns, bool frac);
-/* Monotonic seconds. */
-double now_mono(void);
 
 /* ---- put (cmd_put.c) ---- */
 

@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 	const char *env;
 	int ret;
 
+	prog_name = CTL_NAME;
 	memset(&c, 0, sizeof(c));
 	gs_option_getopt(&global_options[NGLOBAL], OPT_STORE_OPTION);
 	gs_options_init(&c.opts);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * goblinctl: git-style errors and usage, opening the store, option parsing
- * shared by the commands, small I/O and formatting helpers.
+ * goblinctl: usage errors (die() and error() are store/prog.h's), opening
+ * the store, option parsing shared by the commands, small I/O and
+ * formatting helpers.
  */
 #include <assert.h>
 #include <errno.h>
@@ -17,35 +18,10 @@
 /* The open store, so that die() can close it on the way out. */
 static struct ctl *open_ctl;
 
-static void vreport(const char *fmt, va_list ap)
+static void close_open_store(void)
 {
-	char msg[8192];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fflush(stdout);
-	fprintf(stderr, "%s: %s\n", CTL_NAME, msg);
-}
-
-void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
 	if (open_ctl)
 		ctl_close(open_ctl);
-	exit(CTL_EXIT_DIE);
-}
-
-int error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 void usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)
@@ -53,7 +29,7 @@ void usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(fmt, ap);
+	prog_vreport("", fmt, ap);
 	va_end(ap);
 	usage_exit(cmd);
 }
@@ -91,6 +67,7 @@ void ctl_open(struct ctl *c, bool create)
 		die("cannot open store '%s': %s", c->dir,
 		    *why ? why : gs_strerror(ret));
 	open_ctl = c;
+	prog_die_hook = close_open_store;
 }
 
 void ctl_close(struct ctl *c)
@@ -309,23 +286,6 @@ ssize_t read_full(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
-int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
 void fmt_time_ns(char *buf, size_t len, int64_t ns, bool frac)
 {
 	time_t t = (time_t)(ns / 1000000000);
@@ -347,12 +307,4 @@ void fmt_time_ns(char *buf, size_t len, int64_t ns, bool frac)
 		snprintf(buf, len, "%s.%09ld%s", date, rem, zone);
 	else
 		snprintf(buf, len, "%s%s", date, zone);
-}
-
-double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
