@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,58 +20,29 @@
 #include <fuse_opt.h>
 
 #include "../store/goblin.h"
+#include "../store/prog.h"
 #include "goblinfs.h"
 
 #define NAME "goblinfs"
-#define EXIT_DIE 128
-#define EXIT_USAGE 129
 
 /* In the background child: where the parent waits for "ok" or an error. */
 static int status_fd = -1;
 
-static void vreport(const char *fmt, va_list ap)
+/* A message in the background child goes to the parent to print. */
+static void report_to_parent(const char *msg)
 {
-	char msg[4096];
-	int n;
-
-	n = snprintf(msg, sizeof(msg), "%s: ", NAME);
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 	if (status_fd >= 0) {
 		/* the parent prints it: this process has no terminal */
 		if (write(status_fd, msg, strlen(msg)) < 0)
 			fputs(msg, stderr);
 		return;
 	}
-	fprintf(stderr, "%s\n", msg);
-}
-
-__attribute__((noreturn, format(printf, 1, 2))) static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	exit(EXIT_DIE);
+	prog_report_stderr(msg);
 }
 
 static const char usage_line[] =
 	"usage: goblinfs [store options] [mount options] --store DIR "
 	"MOUNTPOINT\n";
-
-__attribute__((noreturn, format(printf, 1, 2))) static void
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%sRun '%s --help' for the options.\n", usage_line,
-		NAME);
-	exit(EXIT_USAGE);
-}
 
 static void usage_print(FILE *f)
 {
@@ -145,7 +115,7 @@ static void store_option(struct gs_options *o, int i, const char *val)
 	const char *why;
 
 	if (gs_option_set(o, d->name, val, &why) < 0)
-		usage_error("invalid %s '%s' for --%s: %s",
+		usage_die("invalid %s '%s' for --%s: %s",
 			    !strcmp(d->arg, "SIZE") ? "size" : "value", val,
 			    d->name, why);
 }
@@ -158,7 +128,7 @@ static unsigned count_opt(const char *name, const char *val, unsigned max)
 	errno = 0;
 	v = strtoul(val, &end, 10);
 	if (errno || end == val || *end || v == 0 || v > max)
-		usage_error("invalid value '%s' for --%s", val, name);
+		usage_die("invalid value '%s' for --%s", val, name);
 	return (unsigned)v;
 }
 
@@ -170,7 +140,7 @@ static double seconds_opt(const char *name, const char *val)
 	errno = 0;
 	v = strtod(val, &end);
 	if (errno || end == val || *end || !(v >= 0 && v <= 86400))
-		usage_error("invalid value '%s' for --%s", val, name);
+		usage_die("invalid value '%s' for --%s", val, name);
 	return v;
 }
 
@@ -212,7 +182,7 @@ static void parse(struct cmdline *c, int argc, char **argv)
 		case OPT_MIRROR:
 			if (strncmp(optarg, "http://", 7) &&
 			    strncmp(optarg, "https://", 8))
-				usage_error("invalid URL '%s' for --mirror "
+				usage_die("invalid URL '%s' for --mirror "
 					    "(http:// or https://)", optarg);
 			c->fo.mirror = optarg;
 			break;
@@ -222,11 +192,11 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_DIRECT_READ:
 			if (gs_parse_size(optarg, &c->fo.direct_read) < 0)
-				usage_error("invalid size '%s' for "
+				usage_die("invalid size '%s' for "
 					    "--direct-read", optarg);
 			break;
 		case ':':
-			usage_error("option '%s' needs a value",
+			usage_die("option '%s' needs a value",
 				    argv[optind - 1]);
 		default:
 			if (ch >= OPT_STORE_OPTION &&
@@ -236,17 +206,17 @@ static void parse(struct cmdline *c, int argc, char **argv)
 				break;
 			}
 			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
+				usage_die("unknown option '-%c'", optopt);
+			usage_die("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		usage_error("no mountpoint given");
+		usage_die("no mountpoint given");
 	if (optind + 1 < argc)
-		usage_error("too many arguments ('%s')", argv[optind + 1]);
+		usage_die("too many arguments ('%s')", argv[optind + 1]);
 	c->mountpoint = argv[optind];
 	if (!c->dir || !*c->dir)
-		usage_error("no store given (use --store DIR)");
+		usage_die("no store given (use --store DIR)");
 }
 
 /* @path made absolute: the daemon runs in "/".  Caller frees. */
@@ -295,7 +265,7 @@ static void daemonize_begin(void)
 			_exit(0);
 		fprintf(stderr, "%s\n",
 			got ? msg : NAME ": the daemon died while starting");
-		_exit(EXIT_DIE);
+		_exit(PROG_EXIT_DIE);
 	}
 	close(p[0]);
 	status_fd = p[1];
@@ -318,7 +288,7 @@ static void daemonize_end(void)
 	if (fd > 2)
 		close(fd);
 	if (write(status_fd, "ok", 2) != 2)
-		_exit(EXIT_DIE);
+		_exit(PROG_EXIT_DIE);
 	close(status_fd);
 	status_fd = -1;
 }
@@ -343,6 +313,9 @@ int main(int argc, char **argv)
 	const char *env;
 	int ret;
 
+	prog_name = NAME;
+	prog_usage_line = usage_line;
+	prog_report_hook = report_to_parent;
 	memset(&c, 0, sizeof(c));
 	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
 	gs_options_init(&c.so);
@@ -400,7 +373,7 @@ int main(int argc, char **argv)
 	if (ret < 0) {
 		fprintf(stderr, "%s: the session failed: %s\n", NAME,
 			strerror(-ret));
-		return EXIT_DIE;
+		return PROG_EXIT_DIE;
 	}
 	return 0;
 }

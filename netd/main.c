@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <netdb.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,42 +28,9 @@
 
 #include "goblind.h"
 #include "../fs/goblinfs.h"
-
-#define EXIT_DIE 128
-#define EXIT_USAGE 129
+#include "../store/prog.h"
 
 static struct gd gd;
-
-static void vreport(const char *fmt, va_list ap)
-{
-	char msg[1024];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "%s: %s\n", GD_NAME, msg);
-}
-
-__attribute__((noreturn, format(printf, 1, 2))) static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	exit(EXIT_DIE);
-}
-
-__attribute__((noreturn, format(printf, 1, 2))) static void
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "Run '%s --help' for the options.\n", GD_NAME);
-	exit(EXIT_USAGE);
-}
 
 static void usage_print(FILE *f)
 {
@@ -376,7 +342,7 @@ static void read_config(const char *file)
 	if (ret == -2)
 		die("out of memory reading '%s'", file);
 	if (ret > 0)
-		usage_error("%s:%d: %s", file, ret,
+		usage_die("%s:%d: %s", file, ret,
 			    *cx.msg ? cx.msg : "not 'name = value'");
 }
 
@@ -408,25 +374,25 @@ static void parse(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, ":hV", options, &idx)) != -1) {
 		switch (ch) {
 		case ':':
-			usage_error("option '%s' needs a value",
+			usage_die("option '%s' needs a value",
 				    argv[optind - 1]);
 		case '?':
 			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
+				usage_die("unknown option '-%c'", optopt);
+			usage_die("unknown option '%s'", argv[optind - 1]);
 		case OPT_CONFIG:
 			continue;
 		}
 		why = set_option(options[idx].name, optarg, false);
 		if (why)
-			usage_error("invalid value '%s' for --%s: %s",
+			usage_die("invalid value '%s' for --%s: %s",
 				    optarg ? optarg : "", options[idx].name,
 				    why);
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		usage_die("unexpected argument '%s'", argv[optind]);
 	if (!gd.set.store_dir || !*gd.set.store_dir)
-		usage_error("no store given (use --store DIR)");
+		usage_die("no store given (use --store DIR)");
 }
 
 /* ---- listening ---- */
@@ -582,10 +548,10 @@ static void limits_settle(void)
 	if (!s->http_max_conns)
 		s->http_max_conns = both ? share : s->max_conns;
 	if (s->mc_max_conns > s->max_conns)
-		usage_error("--memcache-max-conns %u is over --max-conns %u",
+		usage_die("--memcache-max-conns %u is over --max-conns %u",
 			    s->mc_max_conns, s->max_conns);
 	if (s->http_max_conns > s->max_conns)
-		usage_error("--http-max-conns %u is over --max-conns %u",
+		usage_die("--http-max-conns %u is over --max-conns %u",
 			    s->http_max_conns, s->max_conns);
 }
 
@@ -789,14 +755,15 @@ int main(int argc, char **argv)
 	char why[512] = "";
 	int sfd, sig, ret;
 
+	prog_name = GD_NAME;
 	defaults();
 	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
 	parse(argc, argv);
 	if (!gd.set.memcache && !gd.set.http && !gd.set.mount)
-		usage_error("--no-memcache and --no-http without --mount "
+		usage_die("--no-memcache and --no-http without --mount "
 			    "serve nothing");
 	if (gd.set.mirror && !gd.set.http)
-		usage_error("--mirror needs HTTP (drop --no-http)");
+		usage_die("--mirror needs HTTP (drop --no-http)");
 	limits_settle();
 	if (gd.set.auth_file)
 		auth_load(gd.set.auth_file);
