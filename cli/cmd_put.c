@@ -318,6 +318,45 @@ static void progress_show(struct progress *p, size_t files, uint64_t bytes,
 	fflush(stderr);
 }
 
+/*
+ * Store file @f of the walk under @prefix + its path below @root.
+ * Returns 0, or -1 after printing an error.
+ */
+static int populate_one(struct ctl *c, const char *prefix, const char *root,
+			struct pop_file *f, void *buf)
+{
+	struct put_opts po = {0, 0};
+	struct stat st;
+	char *path, *key;
+	size_t klen;
+	int fd, ret = -1;
+
+	if (asprintf(&key, "%s%s", prefix, f->path) < 0 ||
+	    asprintf(&path, "%s/%s", root, f->path) < 0)
+		die("out of memory");
+	klen = strlen(key);
+	if (klen > GS_KEY_MAX) {
+		error("cannot store '%s': key longer than %d bytes", path,
+		      GS_KEY_MAX);
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	/* the size now, not at the walk: it may have changed */
+	if (fstat(fd, &st) == 0)
+		f->size = (uint64_t)st.st_size;
+	if (ctl_put_fd(c, key, klen, fd, f->size, &po, path, buf) == 0)
+		ret = 0;
+	close(fd);
+out:
+	free(path);
+	free(key);
+	return ret;
+}
+
 int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		 char **argv)
 {
@@ -326,11 +365,10 @@ int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		{"prefix", required_argument, NULL, 'p'},
 		{NULL, 0, NULL, 0},
 	};
-	struct put_opts po = {0, 0};
 	struct progress prog;
 	const char *prefix = "";
 	char *root;
-	size_t i, klen, done = 0, failed = 0;
+	size_t i, done = 0, failed = 0;
 	uint64_t bytes = 0, evicted;
 	struct gs_stats st0, st1;
 	struct stat st;
@@ -373,41 +411,12 @@ int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	prog.total_files = walk.nr;
 	prog.total_bytes = walk.bytes;
 	for (i = 0; i < walk.nr; i++) {
-		struct pop_file *f = &walk.files[i];
-		char *path, *key;
-		int fd;
-
-		if (asprintf(&key, "%s%s", prefix, f->path) < 0 ||
-		    asprintf(&path, "%s/%s", root, f->path) < 0)
-			die("out of memory");
-		klen = strlen(key);
-		if (klen > GS_KEY_MAX) {
-			error("cannot store '%s': key longer than %d bytes",
-			      path, GS_KEY_MAX);
-			failed++;
-			free(key);
-			free(path);
-			continue;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			error("cannot open '%s': %s", path, strerror(errno));
+		if (populate_one(c, prefix, root, &walk.files[i], buf) < 0) {
 			failed++;
 		} else {
-			/* the size now, not at the walk: it may have changed */
-			if (fstat(fd, &st) == 0)
-				f->size = (uint64_t)st.st_size;
-			if (ctl_put_fd(c, key, klen, fd, f->size, &po, path,
-				       buf) < 0) {
-				failed++;
-			} else {
-				done++;
-				bytes += f->size;
-			}
-			close(fd);
+			done++;
+			bytes += walk.files[i].size;
 		}
-		free(path);
-		free(key);
 		progress_show(&prog, done, bytes, false);
 	}
 	progress_show(&prog, done, bytes, true);
