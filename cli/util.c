@@ -4,7 +4,6 @@
  * the store, option parsing shared by the commands, small I/O and
  * formatting helpers.
  */
-#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -83,122 +82,25 @@ void ctl_close(struct ctl *c)
 	open_ctl = NULL;
 }
 
-/*
- * Every field of struct gs_stats by name, in header order.  A field added
- * to the header and not here trips the layout assertion in
- * ctl_print_stats() (fields must tile the struct).
- */
-#define STAT_U64(f) {#f, offsetof(struct gs_stats, f), sizeof(uint64_t)}
-#define STAT_BOOL(f) {#f, offsetof(struct gs_stats, f), sizeof(bool)}
-static const struct {
-	const char *name;
-	size_t off;
-	size_t size;
-} stat_fields[] = {
-	STAT_U64(objects),
-	STAT_U64(small_objects),
-	STAT_U64(bytes),
-	STAT_U64(gets),
-	STAT_U64(get_hits),
-	STAT_U64(get_misses),
-	STAT_U64(head_hits),
-	STAT_U64(head_misses),
-	STAT_U64(small_hits),
-	STAT_U64(puts),
-	STAT_U64(put_aborts),
-	STAT_U64(deletes),
-	STAT_U64(expired),
-	STAT_U64(bytes_read_ram),
-	STAT_U64(bytes_read_ssd),
-	STAT_U64(bytes_written_ssd),
-	STAT_U64(bytes_read_hdd),
-	STAT_U64(bytes_written_hdd),
-	STAT_U64(evictions_ssd),
-	STAT_U64(evictions_hdd),
-	STAT_U64(ssd_prefix_drops),
-	STAT_U64(evictions_small),
-	STAT_U64(small_chills),
-	STAT_U64(small_warms),
-	STAT_U64(evictions_head),
-	STAT_U64(head_promotions),
-	STAT_U64(csum_failures),
-	STAT_U64(recovered),
-	STAT_U64(recovery_dropped),
-	STAT_U64(compactions),
-	STAT_U64(journal_rewrites),
-	STAT_U64(ssd_reads),
-	STAT_U64(ssd_read_ns),
-	{"ssd_read_hist", offsetof(struct gs_stats, ssd_read_hist),
-	 sizeof(((struct gs_stats *)0)->ssd_read_hist)},
-	STAT_U64(hdd_reads),
-	STAT_U64(hdd_read_ns),
-	STAT_U64(ram_capacity),
-	STAT_U64(ram_slots),
-	STAT_U64(ram_slots_used),
-	STAT_U64(small_capacity),
-	STAT_U64(small_used),
-	STAT_U64(small_live),
-	STAT_U64(small_cold),
-	STAT_U64(small_cold_bytes),
-	STAT_U64(ssd_capacity),
-	STAT_U64(ssd_used),
-	STAT_U64(hdd_capacity),
-	STAT_U64(hdd_used),
-	STAT_U64(journal_bytes),
-	STAT_U64(io_buffer_bytes),
-	STAT_U64(numa_nodes),
-	STAT_U64(numa_promotions),
-	STAT_U64(numa_bytes_moved),
-	STAT_U64(numa_swap_ns_total),
-	STAT_U64(numa_swap_ns_max),
-	STAT_U64(numa_move_failures),
-	STAT_U64(write_errors),
-	STAT_U64(read_errors),
-	STAT_U64(faults_eio),
-	STAT_U64(faults_short),
-	STAT_U64(faults_enospc),
-	STAT_U64(faults_torn),
-	STAT_BOOL(hugetlb),
-	STAT_BOOL(mlocked),
-};
-
+/* Every field of struct gs_stats, in goblin.h's GS_STATS order. */
 void ctl_print_stats(struct gs_store *s, FILE *f)
 {
 	struct gs_stats st;
-	const char *base = (const char *)&st;
-	size_t i, j;
-
-	for (i = 1, j = stat_fields[0].off + stat_fields[0].size;
-	     i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++) {
-		assert(stat_fields[i].off == j);
-		j = stat_fields[i].off + stat_fields[i].size;
-	}
-	assert((j + 7) / 8 * 8 == sizeof(st));
 
 	memset(&st, 0, sizeof(st));
 	gs_stats_get(s, &st);
-	for (i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++) {
-		const char *p = base + stat_fields[i].off;
-		uint64_t v;
+	for (unsigned i = 0; i < GS_NSTATS; i++) {
+		const struct gs_stat_field *sf = &gs_stat_fields[i];
 
-		if (stat_fields[i].size == sizeof(bool)) {
-			bool b;
-
-			memcpy(&b, p, sizeof(b));
-			fprintf(f, "%s %d\n", stat_fields[i].name, b ? 1 : 0);
+		if (sf->kind != GS_STAT_HIST) {
+			fprintf(f, "%s %" PRIu64 "\n", sf->name,
+				gs_stat_value(&st, sf, 0));
 			continue;
 		}
 		/* arrays: one line per element, name_<index> */
-		if (stat_fields[i].size > sizeof(uint64_t)) {
-			for (j = 0; j < stat_fields[i].size / sizeof(v); j++) {
-				memcpy(&v, p + j * sizeof(v), sizeof(v));
-				fprintf(f, "%s_%zu %" PRIu64 "\n",
-					stat_fields[i].name, j, v);
-			}
-			continue;
-		}
-		memcpy(&v, p, sizeof(v));
-		fprintf(f, "%s %" PRIu64 "\n", stat_fields[i].name, v);
+		for (unsigned j = 0; j < sf->n; j++)
+			fprintf(f, "%s_%u %" PRIu64 "\n", sf->name, j,
+				gs_stat_value(&st, sf, j));
 	}
 }
 

@@ -179,6 +179,15 @@ static void sink_seconds(struct sink *k, const char *name, const char *help,
 	gd_buf_printf(k->b, " %.9f\n", (double)ns / 1e9);
 }
 
+/* Prometheus only: a gauge of seconds from one of nanoseconds. */
+static void sink_seconds_gauge(struct sink *k, const char *name,
+			       const char *help, uint64_t ns)
+{
+	prom_family(k->b, name, "_seconds", "gauge", help);
+	prom_name(k->b, name, "_seconds");
+	gd_buf_printf(k->b, " %.9f\n", (double)ns / 1e9);
+}
+
 /* Every name has its help text: it is the HELP line of /metrics. */
 #define COUNTER(c, name, help, v) \
 	sink_u64(c, name, M_COUNTER, help, (uint64_t)(v))
@@ -187,14 +196,29 @@ static void sink_seconds(struct sink *k, const char *name, const char *help,
 #define U64(c, name, v) sink_u64(c, name, M_GAUGE, NULL, (uint64_t)(v))
 #define STR(c, name, help, v) sink_str(c, name, help, v)
 
-static void stats_general(struct gd *gd, struct sink *c,
-			  const struct gs_stats *st)
+/*
+ * Store field @id of @st under @name: its kind and help are goblin.h's
+ * GS_STATS.  Histograms are not single values: the callers that show one
+ * say how (stats_ssd_latency).
+ */
+static void sink_store(struct sink *c, const char *name,
+		       const struct gs_stats *st, enum gs_stat_id id)
 {
-	struct gd_counters n;
+	const struct gs_stat_field *f = &gs_stat_fields[id];
+
+	if (f->kind == GS_STAT_HIST)
+		return;
+	sink_u64(c, name, f->kind == GS_STAT_COUNTER ? M_COUNTER : M_GAUGE,
+		 f->help, gs_stat_value(st, f, 0));
+}
+
+/* The process and its connections. */
+static void stats_process(struct gd *gd, struct sink *c,
+			  const struct gd_counters *cn)
+{
 	struct rusage ru;
 	int64_t now = time(NULL);
 
-	gd_counters_sum(gd, &n);
 	getrusage(RUSAGE_SELF, &ru);
 	GAUGE(c, "pid", "process id of goblind", getpid());
 	GAUGE(c, "uptime", "seconds since goblind started",
@@ -209,66 +233,73 @@ static void stats_general(struct gd *gd, struct sink *c,
 	GAUGE(c, "curr_connections", "connections open now",
 	      atomic_load(&gd->curr_conns));
 	COUNTER(c, "total_connections", "connections accepted",
-	        n.total_connections);
+	        cn->total_connections);
 	COUNTER(c, "rejected_connections",
 	        "connections refused: over --max-conns or a protocol's limit, "
 	        "or out of file descriptors",
-	        n.rejected_connections);
+	        cn->rejected_connections);
 	COUNTER(c, "rejected_no_fd",
 	        "connections refused through the reserve fd, out of fds",
-	        n.rejected_no_fd);
+	        cn->rejected_no_fd);
 	COUNTER(c, "listen_disabled_num",
 	        "times accepting was paused: out of fds, no reserve",
-	        n.listen_disabled_num);
+	        cn->listen_disabled_num);
 	GAUGE(c, "curr_memcache_connections", "memcache connections open now",
 	      atomic_load(&gd->proto_conns[0]));
 	GAUGE(c, "curr_http_connections", "HTTP connections open now",
 	      atomic_load(&gd->proto_conns[1]));
 	COUNTER(c, "auth_cmds", "memcache logins tried (--auth-file)",
-	        n.auth_cmds);
-	COUNTER(c, "auth_errors", "memcache logins that failed", n.auth_errors);
+	        cn->auth_cmds);
+	COUNTER(c, "auth_errors", "memcache logins that failed", cn->auth_errors);
 	COUNTER(c, "memcache_denied",
-	        "memcache writes refused by the write policy", n.mc_denied);
+	        "memcache writes refused by the write policy", cn->mc_denied);
 	GAUGE(c, "connection_structures", "connection structures allocated",
 	      atomic_load(&gd->curr_conns));
+}
+
+/* memcache's commands, hits and misses, and the store's totals. */
+static void stats_commands(struct gd *gd, struct sink *c,
+			   const struct gd_counters *cn,
+			   const struct gs_stats *st)
+{
 	COUNTER(c, "cmd_get", "keys asked for by get, gets, gat, gats and mg",
-	        n.cmd_get);
+	        cn->cmd_get);
 	COUNTER(c, "cmd_set",
 	        "set, add, replace, append, prepend, cas and ms commands",
-	        n.cmd_set);
-	COUNTER(c, "cmd_flush", "flush_all commands", n.cmd_flush);
+	        cn->cmd_set);
+	COUNTER(c, "cmd_flush", "flush_all commands", cn->cmd_flush);
 	COUNTER(c, "cmd_touch", "touch, gat, gats and mg T commands",
-	        n.cmd_touch);
-	COUNTER(c, "cmd_meta", "meta commands", n.cmd_meta);
-	COUNTER(c, "get_hits", "keys found by retrieval commands", n.get_hits);
+	        cn->cmd_touch);
+	COUNTER(c, "cmd_meta", "meta commands", cn->cmd_meta);
+	COUNTER(c, "get_hits", "keys found by retrieval commands", cn->get_hits);
 	COUNTER(c, "get_misses", "keys not found by retrieval commands",
-	        n.get_misses);
-	COUNTER(c, "get_expired", "objects found expired", st->expired);
+	        cn->get_misses);
+	sink_store(c, "get_expired", st, GS_STAT_expired);
 	COUNTER(c, "delete_misses", "deletes of keys not found",
-	        n.delete_misses);
+	        cn->delete_misses);
 	COUNTER(c, "delete_hits", "deletes that removed an object",
-	        n.delete_hits);
-	COUNTER(c, "incr_misses", "incr of keys not found", n.incr_misses);
-	COUNTER(c, "incr_hits", "incr of keys found", n.incr_hits);
-	COUNTER(c, "decr_misses", "decr of keys not found", n.decr_misses);
-	COUNTER(c, "decr_hits", "decr of keys found", n.decr_hits);
-	COUNTER(c, "cas_misses", "cas of keys not found", n.cas_misses);
-	COUNTER(c, "cas_hits", "cas that stored", n.cas_hits);
+	        cn->delete_hits);
+	COUNTER(c, "incr_misses", "incr of keys not found", cn->incr_misses);
+	COUNTER(c, "incr_hits", "incr of keys found", cn->incr_hits);
+	COUNTER(c, "decr_misses", "decr of keys not found", cn->decr_misses);
+	COUNTER(c, "decr_hits", "decr of keys found", cn->decr_hits);
+	COUNTER(c, "cas_misses", "cas of keys not found", cn->cas_misses);
+	COUNTER(c, "cas_hits", "cas that stored", cn->cas_hits);
 	COUNTER(c, "cas_badval", "cas refused: the CAS value did not match",
-	        n.cas_badval);
-	COUNTER(c, "touch_hits", "touches of keys found", n.touch_hits);
-	COUNTER(c, "touch_misses", "touches of keys not found", n.touch_misses);
+	        cn->cas_badval);
+	COUNTER(c, "touch_hits", "touches of keys found", cn->touch_hits);
+	COUNTER(c, "touch_misses", "touches of keys not found", cn->touch_misses);
 	COUNTER(c, "store_too_large", "values over --max-item, refused",
-	        n.store_too_large);
+	        cn->store_too_large);
 	COUNTER(c, "store_no_memory", "puts the store refused for room",
-	        n.store_no_memory);
+	        cn->store_no_memory);
 	COUNTER(c, "idle_kicks",
 	        "connections closed idle (--idle-timeout, --busy-idle-timeout)",
-	        n.idle_kicks);
+	        cn->idle_kicks);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
-	        n.bytes_read);
+	        cn->bytes_read);
 	COUNTER(c, "bytes_written", "bytes written to client sockets",
-	        n.bytes_written);
+	        cn->bytes_written);
 	GAUGE(c, "limit_maxbytes", "bytes the tiers may hold in all",
 	      st->ram_capacity + st->small_capacity + st->ssd_capacity +
 	      st->hdd_capacity);
@@ -282,76 +313,100 @@ static void stats_general(struct gd *gd, struct sink *c,
 	        st->evictions_ssd + st->evictions_hdd + st->evictions_small);
 	COUNTER(c, "rmw_retries",
 	        "append, prepend, incr and decr retried after a race",
-	        n.rmw_retries);
+	        cn->rmw_retries);
 	COUNTER(c, "conn_closed_long_line",
 	        "connections closed for a line too long",
-	        n.conn_closed_long_line);
-	COUNTER(c, "head_hits", "reads that found the head in RAM",
-	        st->head_hits);
-	COUNTER(c, "head_misses", "reads that read the head from disk",
-	        st->head_misses);
+	        cn->conn_closed_long_line);
+	sink_store(c, "head_hits", st, GS_STAT_head_hits);
+	sink_store(c, "head_misses", st, GS_STAT_head_misses);
+}
+
+static void stats_http(struct sink *c, const struct gd_counters *cn)
+{
 	COUNTER(c, "http_requests", "HTTP request heads parsed",
-	        n.http_requests);
-	COUNTER(c, "http_gets", "HTTP GET and HEAD of objects", n.http_gets);
+	        cn->http_requests);
+	COUNTER(c, "http_gets", "HTTP GET and HEAD of objects", cn->http_gets);
 	COUNTER(c, "http_hits", "HTTP GET and HEAD answered from the store",
-	        n.http_hits);
+	        cn->http_hits);
 	COUNTER(c, "http_misses",
 	        "HTTP GET and HEAD not stored: 404, or fetched",
-	        n.http_misses);
-	COUNTER(c, "http_puts", "HTTP PUTs stored", n.http_puts);
+	        cn->http_misses);
+	COUNTER(c, "http_puts", "HTTP PUTs stored", cn->http_puts);
 	COUNTER(c, "http_deletes", "HTTP DELETEs that removed an object",
-	        n.http_deletes);
+	        cn->http_deletes);
 	COUNTER(c, "http_not_modified", "HTTP 304 replies",
-	        n.http_not_modified);
-	COUNTER(c, "http_partial", "HTTP 206 replies", n.http_partial);
+	        cn->http_not_modified);
+	COUNTER(c, "http_partial", "HTTP 206 replies", cn->http_partial);
 	COUNTER(c, "http_client_errors", "HTTP 4xx replies but 304 and 206",
-	        n.http_client_errors);
+	        cn->http_client_errors);
 	COUNTER(c, "http_server_errors", "HTTP 5xx replies",
-	        n.http_server_errors);
+	        cn->http_server_errors);
 	COUNTER(c, "http_bad_requests", "unparsable HTTP request heads",
-	        n.http_bad_requests);
+	        cn->http_bad_requests);
 	COUNTER(c, "http_timeouts", "HTTP heads not in within --http-timeout",
-	        n.http_timeouts);
+	        cn->http_timeouts);
 	COUNTER(c, "http_denied", "HTTP writes refused by the write gate",
-	        n.http_denied);
-	if (gd->fetcher) {
-		struct fetch_stats f;
+	        cn->http_denied);
+}
 
-		fetcher_stats(gd->fetcher, &f);
-		COUNTER(c, "origin_requests",
-		        "requests sent to the mirror origin",
-		        f.origin_requests);
-		COUNTER(c, "origin_bytes",
-		        "body bytes received from the origin",
-		        f.origin_bytes);
-		COUNTER(c, "origin_errors", "origin requests that failed",
-		        f.origin_errors);
-		COUNTER(c, "origin_timeouts", "origin requests that timed out",
-		        f.origin_timeouts);
-		COUNTER(c, "mirror_collapsed",
-		        "misses served by a fetch already under way",
-		        f.collapsed);
-		COUNTER(c, "mirror_stored", "origin responses stored",
-		        f.stored);
-		COUNTER(c, "mirror_passed",
-		        "origin responses relayed without storing",
-		        f.passed);
-		COUNTER(c, "mirror_revalidations",
-		        "conditional requests sent to the origin",
-		        f.revalidations);
-		COUNTER(c, "mirror_not_modified",
-		        "origin 304 replies to revalidations",
-		        f.not_modified);
-		COUNTER(c, "mirror_forwarded",
-		        "requests forwarded to the origin uncached",
-		        f.forwarded);
-		COUNTER(c, "mirror_aborted_fills",
-		        "store fills aborted mid-transfer",
-		        f.aborted_fills);
-		COUNTER(c, "mirror_writes_refused",
-		        "memcache writes refused by a mirror",
-		        n.mirror_writes_refused);
-	}
+/* --mirror: the origin fetcher's counters. */
+static void stats_mirror(struct gd *gd, struct sink *c,
+			 const struct gd_counters *cn)
+{
+	struct fetch_stats f;
+
+	if (!gd->fetcher)
+		return;
+	fetcher_stats(gd->fetcher, &f);
+	COUNTER(c, "origin_requests",
+	        "requests sent to the mirror origin",
+	        f.origin_requests);
+	COUNTER(c, "origin_bytes",
+	        "body bytes received from the origin",
+	        f.origin_bytes);
+	COUNTER(c, "origin_errors", "origin requests that failed",
+	        f.origin_errors);
+	COUNTER(c, "origin_timeouts", "origin requests that timed out",
+	        f.origin_timeouts);
+	COUNTER(c, "mirror_collapsed",
+	        "misses served by a fetch already under way",
+	        f.collapsed);
+	COUNTER(c, "mirror_stored", "origin responses stored",
+	        f.stored);
+	COUNTER(c, "mirror_passed",
+	        "origin responses relayed without storing",
+	        f.passed);
+	COUNTER(c, "mirror_revalidations",
+	        "conditional requests sent to the origin",
+	        f.revalidations);
+	COUNTER(c, "mirror_not_modified",
+	        "origin 304 replies to revalidations",
+	        f.not_modified);
+	COUNTER(c, "mirror_forwarded",
+	        "requests forwarded to the origin uncached",
+	        f.forwarded);
+	COUNTER(c, "mirror_aborted_fills",
+	        "store fills aborted mid-transfer",
+	        f.aborted_fills);
+	COUNTER(c, "mirror_writes_refused",
+	        "memcache writes refused by a mirror",
+	        cn->mirror_writes_refused);
+}
+
+/*
+ * memcache "stats": memcached's names first (clients expect them), then
+ * goblind's own.
+ */
+static void stats_general(struct gd *gd, struct sink *c,
+			  const struct gs_stats *st)
+{
+	struct gd_counters n;
+
+	gd_counters_sum(gd, &n);
+	stats_process(gd, c, &n);
+	stats_commands(gd, c, &n, st);
+	stats_http(c, &n);
+	stats_mirror(gd, c, &n);
 }
 
 static void stats_settings(struct gd *gd, struct sink *c,
@@ -389,92 +444,139 @@ static void stats_settings(struct gd *gd, struct sink *c,
 	U64(c, "mlocked", st->mlocked);
 }
 
-static void stats_tiers(struct sink *c, const struct gs_stats *st)
+/*
+ * "stats tiers" (and the store's part of /_goblin/stats and /metrics):
+ * goblind's names for the store's fields, in its order, a tier's fields
+ * under its prefix.  Kind and help come from goblin.h's GS_STATS; a field
+ * not named here and not shown elsewhere (below) follows under its own
+ * name, so a field added to the store shows up without an edit here.
+ */
+static const struct tier_stat {
+	const char *name;
+	enum gs_stat_id id;
+} tier_stats[] = {
+	{"ram:capacity", GS_STAT_ram_capacity},
+	{"ram:slots", GS_STAT_ram_slots},
+	{"ram:slots_used", GS_STAT_ram_slots_used},
+	{"ram:bytes_read", GS_STAT_bytes_read_ram},
+	{"ram:head_hits", GS_STAT_head_hits},
+	{"ram:head_misses", GS_STAT_head_misses},
+	{"ram:head_evictions", GS_STAT_evictions_head},
+	{"ram:head_promotions", GS_STAT_head_promotions},
+	{"small:capacity", GS_STAT_small_capacity},
+	{"small:used", GS_STAT_small_used},
+	{"small:live", GS_STAT_small_live},
+	{"small:objects", GS_STAT_small_objects},
+	{"small:hits", GS_STAT_small_hits},
+	{"small:cold", GS_STAT_small_cold},
+	{"small:cold_bytes", GS_STAT_small_cold_bytes},
+	{"small:evictions", GS_STAT_evictions_small},
+	{"ssd:capacity", GS_STAT_ssd_capacity},
+	{"ssd:used", GS_STAT_ssd_used},
+	{"ssd:bytes_read", GS_STAT_bytes_read_ssd},
+	{"ssd:bytes_written", GS_STAT_bytes_written_ssd},
+	{"ssd:reads", GS_STAT_ssd_reads},
+	{"ssd:read_latency", GS_STAT_ssd_read_hist},	/* stats_ssd_latency */
+	{"ssd:evictions", GS_STAT_evictions_ssd},
+	{"ssd:prefix_drops", GS_STAT_ssd_prefix_drops},
+	{"hdd:capacity", GS_STAT_hdd_capacity},
+	{"hdd:used", GS_STAT_hdd_used},
+	{"hdd:bytes_read", GS_STAT_bytes_read_hdd},
+	{"hdd:bytes_written", GS_STAT_bytes_written_hdd},
+	{"hdd:reads", GS_STAT_hdd_reads},
+	{"hdd:read", GS_STAT_hdd_read_ns},		/* stats_hdd_latency */
+	{"hdd:evictions", GS_STAT_evictions_hdd},
+	{"csum_failures", GS_STAT_csum_failures},
+	{"journal_bytes", GS_STAT_journal_bytes},
+	{"io_buffer_bytes", GS_STAT_io_buffer_bytes},
+	{"write_errors", GS_STAT_write_errors},
+	{"read_errors", GS_STAT_read_errors},
+	/* GOBLIN_FAULTS's injections (goblinctl(1)); 0 in normal operation */
+	{"faults_eio", GS_STAT_faults_eio},
+	{"faults_short", GS_STAT_faults_short},
+	{"faults_enospc", GS_STAT_faults_enospc},
+	{"faults_torn", GS_STAT_faults_torn},
+	/* the store's own, beside the memcache counters of the same names */
+	{"store:gets", GS_STAT_gets},
+	{"store:get_hits", GS_STAT_get_hits},
+	{"store:get_misses", GS_STAT_get_misses},
+	{"numa:nodes", GS_STAT_numa_nodes},
+	{"numa:promotions", GS_STAT_numa_promotions},
+	{"numa:bytes_moved", GS_STAT_numa_bytes_moved},
+	{"numa:swap_ns_total", GS_STAT_numa_swap_ns_total},	/* in seconds */
+	{"numa:swap_ns_max", GS_STAT_numa_swap_ns_max},		/* in /metrics */
+	{"numa:move_failures", GS_STAT_numa_move_failures},
+};
+
+/*
+ * Fields the general list shows under memcached's names (curr_items,
+ * total_items, bytes, get_expired), "stats settings" shows (hugetlb,
+ * mlocked), or the latencies fold in (ssd_read_ns).
+ */
+static const enum gs_stat_id shown_elsewhere[] = {
+	GS_STAT_objects, GS_STAT_puts, GS_STAT_bytes, GS_STAT_expired,
+	GS_STAT_hugetlb, GS_STAT_mlocked, GS_STAT_ssd_read_ns,
+};
+
+/*
+ * The SSD read latency: a histogram in /metrics (the histogram says it,
+ * in seconds), the mean in microseconds elsewhere.
+ */
+static void stats_ssd_latency(struct sink *c, const struct gs_stats *st)
 {
-	GAUGE(c, "ram:capacity", "bytes of the RAM head pool",
-	      st->ram_capacity);
-	GAUGE(c, "ram:slots", "head slots in the RAM pool", st->ram_slots);
-	GAUGE(c, "ram:slots_used", "head slots holding a head",
-	      st->ram_slots_used);
-	COUNTER(c, "ram:bytes_read", "bytes served from RAM heads",
-	        st->bytes_read_ram);
-	COUNTER(c, "ram:head_hits", "reads that found the head in RAM",
-	        st->head_hits);
-	COUNTER(c, "ram:head_misses", "reads that read the head from disk",
-	        st->head_misses);
-	COUNTER(c, "ram:head_evictions",
-	        "heads dropped from RAM, disk copy kept",
-	        st->evictions_head);
-	COUNTER(c, "ram:head_promotions", "heads brought back to RAM",
-	        st->head_promotions);
-	GAUGE(c, "small:capacity", "bytes of the small-object arena",
-	      st->small_capacity);
-	GAUGE(c, "small:used", "arena bytes in use, dead ones included",
-	      st->small_used);
-	GAUGE(c, "small:live", "arena bytes of live objects", st->small_live);
-	GAUGE(c, "small:objects", "objects in the small-object arena",
-	      st->small_objects);
-	COUNTER(c, "small:hits", "reads of small objects", st->small_hits);
-	GAUGE(c, "small:cold", "small objects whose bytes are only on disk",
-	      st->small_cold);
-	GAUGE(c, "small:cold_bytes", "bytes of small objects only on disk",
-	      st->small_cold_bytes);
-	COUNTER(c, "small:evictions", "small objects evicted",
-	        st->evictions_small);
-	GAUGE(c, "ssd:capacity", "bytes of the SSD tier", st->ssd_capacity);
-	GAUGE(c, "ssd:used", "SSD tier bytes in use", st->ssd_used);
-	COUNTER(c, "ssd:bytes_read", "bytes read from the SSD tier",
-	        st->bytes_read_ssd);
-	COUNTER(c, "ssd:bytes_written", "bytes written to the SSD tier",
-	        st->bytes_written_ssd);
-	COUNTER(c, "ssd:reads", "O_DIRECT reads of the SSD tier completed",
-	        st->ssd_reads);
-	if (c->kind == SINK_PROM)	/* the histogram says it, in seconds */
-		sink_hist(c, "ssd:read_latency", "SSD tier read latency",
+	if (c->kind == SINK_PROM)
+		sink_hist(c, "ssd:read_latency",
+			  gs_stat_fields[GS_STAT_ssd_read_hist].help,
 			  st->ssd_read_hist, 16, st->ssd_read_ns);
 	else
 		GAUGE(c, "ssd:read_avg_us", NULL, st->ssd_reads ?
 		      st->ssd_read_ns / st->ssd_reads / 1000 : 0);
-	COUNTER(c, "ssd:evictions", "objects evicted from the SSD tier",
-	        st->evictions_ssd);
-	COUNTER(c, "ssd:prefix_drops",
-	        "SSD prefixes dropped, the HDD copy kept",
-	        st->ssd_prefix_drops);
-	GAUGE(c, "hdd:capacity", "bytes of the HDD tier", st->hdd_capacity);
-	GAUGE(c, "hdd:used", "HDD tier bytes in use", st->hdd_used);
-	COUNTER(c, "hdd:bytes_read", "bytes read from the HDD tier",
-	        st->bytes_read_hdd);
-	COUNTER(c, "hdd:bytes_written", "bytes written to the HDD tier",
-	        st->bytes_written_hdd);
-	COUNTER(c, "hdd:reads", "O_DIRECT reads of the HDD tier completed",
-	        st->hdd_reads);
-	if (c->kind == SINK_PROM)	/* mean: rate(_seconds) / rate(reads) */
-		sink_seconds(c, "hdd:read", "time the HDD tier's reads took",
+}
+
+/* The HDD's: mean = rate(_seconds) / rate(reads) in /metrics. */
+static void stats_hdd_latency(struct sink *c, const struct gs_stats *st)
+{
+	if (c->kind == SINK_PROM)
+		sink_seconds(c, "hdd:read",
+			     gs_stat_fields[GS_STAT_hdd_read_ns].help,
 			     st->hdd_read_ns);
 	else
 		GAUGE(c, "hdd:read_avg_us", NULL, st->hdd_reads ?
 		      st->hdd_read_ns / st->hdd_reads / 1000 : 0);
-	COUNTER(c, "hdd:evictions", "objects evicted from the HDD tier",
-	        st->evictions_hdd);
-	COUNTER(c, "csum_failures",
-	        "blocks, heads or small values failing their XXH3 check",
-	        st->csum_failures);
-	GAUGE(c, "journal_bytes", "bytes of the journal file",
-	      st->journal_bytes);
-	GAUGE(c, "io_buffer_bytes", "bytes of the O_DIRECT I/O buffers mapped",
-	      st->io_buffer_bytes);
-	COUNTER(c, "write_errors", "data or journal writes that failed",
-	        st->write_errors);
-	COUNTER(c, "read_errors", "data or journal reads that failed",
-	        st->read_errors);
-	/* GOBLIN_FAULTS's injections (goblinctl(1)); 0 in normal operation */
-	COUNTER(c, "faults_eio", "injected faults: EIO", st->faults_eio);
-	COUNTER(c, "faults_short", "injected faults: short I/O",
-	        st->faults_short);
-	COUNTER(c, "faults_enospc", "injected faults: ENOSPC",
-	        st->faults_enospc);
-	COUNTER(c, "faults_torn", "injected faults: torn writes",
-	        st->faults_torn);
+}
+
+static void stats_tiers(struct sink *c, const struct gs_stats *st)
+{
+	bool shown[GS_NSTATS] = { false };
+	size_t i;
+
+	for (i = 0; i < sizeof(shown_elsewhere) / sizeof(*shown_elsewhere);
+	     i++)
+		shown[shown_elsewhere[i]] = true;
+	for (i = 0; i < sizeof(tier_stats) / sizeof(*tier_stats); i++) {
+		const struct tier_stat *t = &tier_stats[i];
+
+		shown[t->id] = true;
+		if (t->id == GS_STAT_ssd_read_hist)
+			stats_ssd_latency(c, st);
+		else if (t->id == GS_STAT_hdd_read_ns)
+			stats_hdd_latency(c, st);
+		else if (c->kind == SINK_PROM &&
+			 t->id == GS_STAT_numa_swap_ns_total)
+			sink_seconds(c, "numa:swap", gs_stat_fields[t->id].help,
+				     st->numa_swap_ns_total);
+		else if (c->kind == SINK_PROM &&
+			 t->id == GS_STAT_numa_swap_ns_max)
+			sink_seconds_gauge(c, "numa:swap_max",
+					   gs_stat_fields[t->id].help,
+					   st->numa_swap_ns_max);
+		else
+			sink_store(c, t->name, st, t->id);
+	}
+	for (i = 0; i < GS_NSTATS; i++)
+		if (!shown[i])
+			sink_store(c, gs_stat_fields[i].name, st,
+				   (enum gs_stat_id)i);
 }
 
 static bool arg_is(const char *arg, size_t len, const char *s)

@@ -344,83 +344,151 @@ int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
 
 /* ---- statistics ---- */
 
+/*
+ * The store's statistics, listed once.  struct gs_stats is made from this
+ * list, and every reader prints from it through gs_stat_fields[]:
+ * goblinctl stats (the field names, in this order), goblind's "stats
+ * tiers", /_goblin/stats and /metrics (netd/stats.c, which gives some
+ * fields a tier's name, "ram:capacity").  A field added here shows up in
+ * each of them.  The help text is the HELP line of /metrics.
+ *   U(name, kind, help): a uint64_t, GS_STAT_COUNTER (only grows) or
+ *                        GS_STAT_GAUGE (goes up and down)
+ *   H(name, n, help):    uint64_t name[n], the buckets of a histogram
+ *   B(name, help):       a bool, a 0/1 gauge
+ */
+#define GS_STATS(U, H, B)						\
+	U(objects, GAUGE, "live committed objects")			\
+	/* of which small (in the arena, or cold) */			\
+	U(small_objects, GAUGE, "objects in the small-object arena")	\
+	U(bytes, GAUGE, "value bytes of the live objects")		\
+	U(gets, COUNTER, "gs_get_open calls")				\
+	U(get_hits, COUNTER, "gs_get_open calls that found an object")	\
+	U(get_misses, COUNTER, "gs_get_open calls that found nothing")	\
+	/* large-object opens whose head was in RAM, or was not */	\
+	U(head_hits, COUNTER, "reads that found the head in RAM")	\
+	U(head_misses, COUNTER, "reads that read the head from disk")	\
+	/* opens of small-arena objects */				\
+	U(small_hits, COUNTER, "reads of small objects")		\
+	U(puts, COUNTER, "commits")					\
+	U(put_aborts, COUNTER, "aborted puts")				\
+	U(deletes, COUNTER, "gs_delete calls that removed a key")	\
+	U(expired, COUNTER, "objects found expired")			\
+	/* value bytes served from RAM */				\
+	U(bytes_read_ram, COUNTER, "bytes served from RAM heads")	\
+	/* value bytes served from the SSD tier */			\
+	U(bytes_read_ssd, COUNTER, "bytes read from the SSD tier")	\
+	U(bytes_written_ssd, COUNTER, "bytes written to the SSD tier")	\
+	/* value bytes served from the HDD tier */			\
+	U(bytes_read_hdd, COUNTER, "bytes read from the HDD tier")	\
+	U(bytes_written_hdd, COUNTER, "bytes written to the HDD tier")	\
+	U(evictions_ssd, COUNTER, "objects evicted from the SSD tier")	\
+	U(evictions_hdd, COUNTER, "objects evicted from the HDD tier")	\
+	/* SSD prefixes dropped for room: the object stays on the HDD */ \
+	U(ssd_prefix_drops, COUNTER,					\
+	  "SSD prefixes dropped, the HDD copy kept")			\
+	/* small objects removed for room */				\
+	U(evictions_small, COUNTER, "small objects evicted")		\
+	U(small_chills, COUNTER,					\
+	  "small objects moved out of RAM: they stay readable from the " \
+	  "journal")							\
+	U(small_warms, COUNTER, "cold small objects read back")		\
+	U(evictions_head, COUNTER, "heads dropped from RAM, disk copy kept") \
+	/* heads read back into RAM */					\
+	U(head_promotions, COUNTER, "heads brought back to RAM")	\
+	U(csum_failures, COUNTER,					\
+	  "blocks, heads or small values failing their XXH3 check")	\
+	U(recovered, COUNTER, "objects restored at open")		\
+	U(recovery_dropped, COUNTER, "journal entries dropped at open")	\
+	U(compactions, COUNTER, "small-arena block compactions")	\
+	U(journal_rewrites, COUNTER, "journal compactions")		\
+	U(ssd_reads, COUNTER, "O_DIRECT reads of the SSD tier completed") \
+	U(ssd_read_ns, COUNTER, "summed latency of the SSD tier's reads") \
+	/* latency: bucket i < 2^i * 16 us, the last one the rest */	\
+	H(ssd_read_hist, 16, "SSD tier read latency")			\
+	U(hdd_reads, COUNTER, "O_DIRECT reads of the HDD tier completed") \
+	U(hdd_read_ns, COUNTER, "time the HDD tier's reads took")	\
+	U(ram_capacity, GAUGE, "bytes of the RAM head pool")		\
+	U(ram_slots, GAUGE, "head slots in the RAM pool")		\
+	U(ram_slots_used, GAUGE, "head slots holding a head")		\
+	U(small_capacity, GAUGE, "bytes of the small-object arena")	\
+	/* small arena bytes in live blocks */				\
+	U(small_used, GAUGE, "arena bytes in use, dead ones included")	\
+	U(small_live, GAUGE, "arena bytes of live objects")		\
+	U(small_cold, GAUGE, "small objects whose bytes are only on disk") \
+	U(small_cold_bytes, GAUGE, "bytes of small objects only on disk") \
+	/* usable now: the capacity less the journal's records when they \
+	 * share its fs, at most what the fs holds above the floor */	\
+	U(ssd_capacity, GAUGE, "bytes of the SSD tier")			\
+	/* SSD bytes allocated */					\
+	U(ssd_used, GAUGE, "SSD tier bytes in use")			\
+	/* 0: no HDD tier */						\
+	U(hdd_capacity, GAUGE, "bytes of the HDD tier")			\
+	U(hdd_used, GAUGE, "HDD tier bytes in use")			\
+	/* journal records (the file may have up to 64 MiB of room after \
+	 * them) */							\
+	U(journal_bytes, GAUGE, "bytes of the journal file")		\
+	/* read and write buffers mapped, in 2 MiB slabs asked for as	\
+	 * huge pages */						\
+	U(io_buffer_bytes, GAUGE,					\
+	  "bytes of the O_DIRECT I/O buffers mapped")			\
+	U(numa_nodes, GAUGE, "NUMA nodes with memory (1: none)")	\
+	U(numa_promotions, COUNTER,					\
+	  "head blocks moved to the node that reads them")		\
+	U(numa_bytes_moved, COUNTER, "bytes of the head blocks moved")	\
+	U(numa_swap_ns_total, COUNTER,					\
+	  "time the head block moves took, summed")			\
+	U(numa_swap_ns_max, GAUGE, "the longest head block move")	\
+	U(numa_move_failures, COUNTER, "moves the kernel did not make")	\
+	U(write_errors, COUNTER, "data or journal writes that failed")	\
+	U(read_errors, COUNTER, "data or journal reads that failed")	\
+	/* I/O faults injected (GOBLIN_FAULTS, tests), per class: failed \
+	 * with EIO, done short, failed with ENOSPC, torn (half written, \
+	 * then EIO); 0 in normal operation */				\
+	U(faults_eio, COUNTER, "injected faults: EIO")			\
+	U(faults_short, COUNTER, "injected faults: short I/O")		\
+	U(faults_enospc, COUNTER, "injected faults: ENOSPC")		\
+	U(faults_torn, COUNTER, "injected faults: torn writes")		\
+	B(hugetlb, "head pool on HugeTLB pages")			\
+	B(mlocked, "RAM pools locked")
+
+#define GS_STAT_MEMBER_U(name, kind, help) uint64_t name;
+#define GS_STAT_MEMBER_H(name, n, help) uint64_t name[n];
+#define GS_STAT_MEMBER_B(name, help) bool name;
 struct gs_stats {
-	uint64_t objects;	/* live committed objects */
-	uint64_t small_objects;	/* of which small (in the arena, or cold) */
-	uint64_t bytes;		/* their value bytes */
-	uint64_t gets;		/* gs_get_open calls */
-	uint64_t get_hits;	/* that found an object */
-	uint64_t get_misses;	/* that found nothing */
-	uint64_t head_hits;	/* large-object opens whose head was in RAM */
-	uint64_t head_misses;	/* large-object opens whose head was not */
-	uint64_t small_hits;	/* opens of small-arena objects */
-	uint64_t puts;		/* commits */
-	uint64_t put_aborts;	/* aborted puts */
-	uint64_t deletes;	/* gs_delete calls that removed a key */
-	uint64_t expired;	/* objects found expired */
-	uint64_t bytes_read_ram;	/* value bytes served from RAM */
-	uint64_t bytes_read_ssd;	/* value bytes served from the SSD tier */
-	uint64_t bytes_written_ssd;	/* bytes written to the SSD tier */
-	uint64_t bytes_read_hdd;	/* value bytes served from the HDD tier */
-	uint64_t bytes_written_hdd;	/* bytes written to the HDD tier */
-	uint64_t evictions_ssd;		/* objects evicted from the SSD tier */
-	uint64_t evictions_hdd;		/* objects evicted from the HDD tier */
-	uint64_t ssd_prefix_drops;	/* SSD prefixes dropped for room: the
-					 * object stays on the HDD tier */
-	uint64_t evictions_small;	/* small objects removed for room */
-	uint64_t small_chills;		/* small objects moved out of RAM: they
-					 * stay readable from the journal */
-	uint64_t small_warms;		/* cold small objects read back */
-	uint64_t evictions_head;	/* heads dropped from RAM */
-	uint64_t head_promotions;	/* heads read back into RAM */
-	uint64_t csum_failures;		/* blocks, heads or small values failing XXH3 */
-	uint64_t recovered;		/* objects restored at open */
-	uint64_t recovery_dropped;	/* journal entries dropped at open */
-	uint64_t compactions;		/* small-arena block compactions */
-	uint64_t journal_rewrites;	/* journal compactions */
-	uint64_t ssd_reads;		/* O_DIRECT tail reads completed */
-	uint64_t ssd_read_ns;		/* their summed latency */
-	uint64_t ssd_read_hist[16];	/* latency: bucket i < 2^i * 16 us */
-	uint64_t hdd_reads;		/* O_DIRECT reads of the HDD tier */
-	uint64_t hdd_read_ns;		/* their summed latency */
-	uint64_t ram_capacity;		/* head pool bytes */
-	uint64_t ram_slots;		/* head slots */
-	uint64_t ram_slots_used;	/* head slots holding a head */
-	uint64_t small_capacity;	/* small arena bytes */
-	uint64_t small_used;		/* small arena bytes in live blocks */
-	uint64_t small_live;		/* small arena bytes of live objects */
-	uint64_t small_cold;		/* small objects only on disk */
-	uint64_t small_cold_bytes;	/* their value bytes */
-	uint64_t ssd_capacity;		/* SSD tier bytes usable now: the
-					 * capacity less the journal's records
-					 * when they share its fs, at most
-					 * what the fs holds above the floor */
-	uint64_t ssd_used;		/* SSD bytes allocated */
-	uint64_t hdd_capacity;		/* HDD tier bytes (0: no HDD tier) */
-	uint64_t hdd_used;		/* HDD bytes allocated */
-	uint64_t journal_bytes;		/* journal records (the file may have
-					 * up to 64 MiB of room after them) */
-	uint64_t io_buffer_bytes;	/* read and write buffers mapped, in
-					 * 2 MiB slabs asked for as huge pages */
-	uint64_t numa_nodes;		/* NUMA nodes with memory (1: none) */
-	uint64_t numa_promotions;	/* head blocks moved to the node
-					 * that reads them */
-	uint64_t numa_bytes_moved;	/* their bytes */
-	uint64_t numa_swap_ns_total;	/* time the moves took, summed */
-	uint64_t numa_swap_ns_max;	/* the longest move */
-	uint64_t numa_move_failures;	/* moves the kernel did not make */
-	uint64_t write_errors;		/* data or journal writes that failed */
-	uint64_t read_errors;		/* data or journal reads that failed */
-	/* I/O faults injected (GOBLIN_FAULTS, tests), per class: failed
-	 * with EIO, done short, failed with ENOSPC, torn (half written,
-	 * then EIO) */
-	uint64_t faults_eio;
-	uint64_t faults_short;
-	uint64_t faults_enospc;
-	uint64_t faults_torn;
-	bool hugetlb;			/* head pool on HugeTLB pages */
-	bool mlocked;			/* RAM pools locked */
+	GS_STATS(GS_STAT_MEMBER_U, GS_STAT_MEMBER_H, GS_STAT_MEMBER_B)
 };
+
+/* GS_STAT_<field>: the index of the field in gs_stat_fields[] */
+#define GS_STAT_ID_U(name, kind, help) GS_STAT_##name,
+#define GS_STAT_ID_H(name, n, help) GS_STAT_##name,
+#define GS_STAT_ID_B(name, help) GS_STAT_##name,
+enum gs_stat_id {
+	GS_STATS(GS_STAT_ID_U, GS_STAT_ID_H, GS_STAT_ID_B)
+	GS_NSTATS
+};
+
+enum gs_stat_kind {
+	GS_STAT_COUNTER,	/* uint64_t that only grows */
+	GS_STAT_GAUGE,		/* uint64_t that goes up and down */
+	GS_STAT_HIST,		/* uint64_t[n]: histogram buckets */
+	GS_STAT_BOOL,		/* bool: a 0/1 gauge */
+};
+
+/* One field of struct gs_stats, as GS_STATS lists it. */
+struct gs_stat_field {
+	const char *name;	/* the member's name */
+	enum gs_stat_kind kind;
+	size_t off;		/* offsetof(struct gs_stats, name) */
+	unsigned n;		/* GS_STAT_HIST: buckets; else 1 */
+	const char *help;
+};
+
+/* Every field of struct gs_stats, in order, indexed by enum gs_stat_id. */
+extern const struct gs_stat_field gs_stat_fields[GS_NSTATS];
+
+/* Field @f of @st: a counter or gauge, bucket @i of a histogram, a bool. */
+uint64_t gs_stat_value(const struct gs_stats *st,
+		       const struct gs_stat_field *f, unsigned i);
 
 void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 
