@@ -16,8 +16,6 @@
 #include <string.h>
 
 #include "../cli/workload.h"
-#include "../store/clock.h"
-#include "../store/goblin.h"
 #include "../store/prog.h"
 
 #define MAX_RATES 16
