@@ -68,22 +68,6 @@ out:
 	return ret;
 }
 
-int ctl_open_temp(const char *path, char **tmp)
-{
-	mode_t mask;
-	int fd;
-
-	if (asprintf(tmp, "%s.goblinctl-XXXXXX", path) < 0)
-		die("out of memory");
-	fd = mkostemp(*tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	return fd;
-}
-
 int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {

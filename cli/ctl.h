@@ -50,8 +50,12 @@ struct ctl_cmd {
 /* A usage error: message, the command's usage on stderr, exit 129. */
 __attribute__((noreturn, format(printf, 2, 3))) void
 usage_error(const struct ctl_cmd *cmd, const char *fmt, ...);
-/* The usage of @cmd (NULL: the whole tool) on @f. */
-void usage_print(FILE *f, const struct ctl_cmd *cmd);
+/*
+ * The usage of @cmd (NULL: the whole tool) on @f.  goblinctl.c, which holds
+ * the command table, sets it first thing in main(); the helpers reach it
+ * through this pointer so that they do not depend on the tool's main file.
+ */
+extern void (*usage_print)(FILE *f, const struct ctl_cmd *cmd);
 /* Usage on stderr, exit 129. */
 __attribute__((noreturn)) void usage_exit(const struct ctl_cmd *cmd);
 /* Flush and check standard output; die on a write failure. */
@@ -75,6 +79,12 @@ int write_all(int fd, const void *buf, size_t len);
 ssize_t read_full(int fd, void *buf, size_t len);
 /* Seconds since the epoch (with nanoseconds) as a local ISO 8601 string. */
 void fmt_time_ns(char *buf, size_t len, int64_t ns, bool frac);
+/*
+ * A temporary file beside @path (the caller renames it over @path at the
+ * end), with the mode a new file would get; *@tmp is its name, which the
+ * caller frees.  Returns the fd or -1 with errno set.
+ */
+int ctl_open_temp(const char *path, char **tmp);
 
 /* ---- put (cmd_put.c) ---- */
 
@@ -98,12 +108,6 @@ int ctl_put_fd(struct ctl *c, const char *key, size_t klen, int fd,
  * printing an error.
  */
 int ctl_spool(int in, const char *dir, uint64_t *size, void *buf);
-/*
- * A temporary file beside @path (the caller renames it over @path at the
- * end), with the mode a new file would get; *@tmp is its name, which the
- * caller frees.  Returns the fd or -1 with errno set.
- */
-int ctl_open_temp(const char *path, char **tmp);
 
 /* ---- online mode: the same commands against goblind (cmd_online.c) ---- */
 

@@ -92,7 +92,7 @@ static const struct ctl_cmd *ctl_cmd_find(const char *name)
 	return NULL;
 }
 
-void usage_print(FILE *f, const struct ctl_cmd *cmd)
+static void tool_usage(FILE *f, const struct ctl_cmd *cmd)
 {
 	size_t i;
 
@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 	const char *env;
 	int ret;
 
+	usage_print = tool_usage;
 	prog_name = CTL_NAME;
 	memset(&c, 0, sizeof(c));
 	gs_option_getopt(&global_options[NGLOBAL], OPT_STORE_OPTION);

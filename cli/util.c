@@ -2,13 +2,15 @@
 /*
  * goblinctl: usage errors (die() and error() are store/prog.h's), opening
  * the store, option parsing shared by the commands, small I/O and
- * formatting helpers.
+ * formatting helpers, temporary files.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +18,8 @@
 
 /* The open store, so that die() can close it on the way out. */
 static struct ctl *open_ctl;
+
+void (*usage_print)(FILE *f, const struct ctl_cmd *cmd);
 
 static void close_open_store(void)
 {
@@ -209,4 +213,20 @@ void fmt_time_ns(char *buf, size_t len, int64_t ns, bool frac)
 		snprintf(buf, len, "%s.%09ld%s", date, rem, zone);
 	else
 		snprintf(buf, len, "%s%s", date, zone);
+}
+
+int ctl_open_temp(const char *path, char **tmp)
+{
+	mode_t mask;
+	int fd;
+
+	if (asprintf(tmp, "%s.goblinctl-XXXXXX", path) < 0)
+		die("out of memory");
+	fd = mkostemp(*tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	return fd;
 }
