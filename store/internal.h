@@ -13,7 +13,7 @@
 #include "hash.h"
 #include "goblin.h"
 #include "index.h"
-#include "journal.h"
+#include "journal_codec.h"
 #include "list.h"
 #include "numa.h"
 #include "ram.h"
@@ -198,35 +198,39 @@ void bufpool_release(struct bufpool *p);
 #define GS_RAMP_BYTES (8ull << 20)
 #define GS_LONG_READ (1ull << 20)
 
-/* reader.c */
-struct gs_reader *reader_waiter_next(struct gs_reader *r);
-void reader_notify(struct gs_reader *r);
-struct gs_reader *reader_free_next(struct gs_reader *r);
-/* Check the block checksums of object bytes [off, off+len) held in @buf
- * (off block aligned; len reaching a block end or the object's end). */
-bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
-		   uint64_t len);
+/*
+ * The rooms, lowest first (store/README.md): a room calls only rooms
+ * above it in this list, never one below.
+ */
 
-/* store.c, called with s->lock held */
-struct gs_obj *obj_new(const void *key, size_t klen);
-struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen);
-void obj_publish(struct gs_store *s, struct gs_obj *o);
-int obj_remove(struct gs_store *s, struct gs_obj *o);
-/* Take @o out of the index; its space goes when the last reader leaves. */
-void obj_unlink(struct gs_store *s, struct gs_obj *o);
-void obj_meta(const struct gs_obj *o, struct gs_meta *m);
-void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
-int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
-int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own);
-/* Make @o's extents on @tier cover @size bytes, evicting for room. */
-int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
-/* Give back @tier's units past the first @size bytes (0: all of them). */
-void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
-/* Set @tier's limit from its capacity, the journal and its fs's free space. */
-void tier_limit_refresh(struct gs_store *s, int tier);
-struct space *tier_space(struct gs_store *s, int tier);
-int tier_fd(const struct gs_store *s, int tier);
-void obj_release_large(struct gs_store *s, struct gs_obj *o);
+/* io.c: pread/pwrite all of @len at @off, or fail: 0 or -errno */
+int pread_full(struct gs_store *s, int fd, void *buf, size_t len,
+	       uint64_t off);
+int pwrite_full(struct gs_store *s, int fd, const void *buf, size_t len,
+		uint64_t off);
+
+/* options.c */
+/* Format an error into @err (if any) and return @ret. */
+int store_errf(char *err, size_t len, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int options_check(const struct gs_options *o, char *err, size_t len);
+
+/* super.c */
+#define SUPER_NAME "goblin.super"
+int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
+		char *hdd_dir, char *err, size_t len);
+
+static inline struct space *tier_space(struct gs_store *s, int tier)
+{
+	return tier == TIER_HDD ? &s->hspace : &s->space;
+}
+
+static inline int tier_fd(const struct gs_store *s, int tier)
+{
+	return tier == TIER_HDD ? s->hdd_fd : s->data_fd;
+}
+
+/* journal.c, called with s->lock held unless noted */
 /* journal_write(), journal_write_slot(): a record written, not synced */
 #define JOURNAL_UNSYNCED 2
 /* journal_write_slot(): a direct record went through the page cache */
@@ -265,12 +269,63 @@ int journal_reserve(struct gs_store *s, size_t len, uint8_t *stack,
 int journal_write_slot(struct gs_store *s, struct jslot *js,
 		       struct io_uring *ring);
 void journal_unreserve(struct gs_store *s, const struct jslot *js, int how);
-void journal_maybe_rewrite(struct gs_store *s);
+/* Journal a record that carries only a key (and an exptime for touch). */
+int journal_key_record(struct gs_store *s, uint8_t type,
+		       const struct gs_obj *o, int64_t exptime);
+
+/* objects.c, called with s->lock held */
+struct gs_obj *obj_new(const void *key, size_t klen);
+void obj_free(struct gs_store *s, struct gs_obj *o);
 void obj_unref(struct gs_store *s, struct gs_obj *o);
+struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen);
+void obj_publish(struct gs_store *s, struct gs_obj *o);
+int obj_remove(struct gs_store *s, struct gs_obj *o);
+/* Take @o out of the index; its space goes when the last reader leaves. */
+void obj_unlink(struct gs_store *s, struct gs_obj *o);
+/* Evict @o for room if its DEL record can be written; false if not. */
+bool obj_evict(struct gs_store *s, struct gs_obj *o);
 void obj_drop_corrupt(struct gs_store *s, struct gs_obj *o);
-uint8_t *head_slot_get(struct gs_store *s, struct gs_obj *o);
 bool obj_expired(const struct gs_obj *o, int64_t now);
+void obj_meta(const struct gs_obj *o, struct gs_meta *m);
+void obj_jrec(const struct gs_obj *o, uint64_t seq, struct jrec *r);
+void obj_release_large(struct gs_store *s, struct gs_obj *o);
+/* The cold small objects' list (their values only in the journal). */
+void cold_add(struct gs_store *s, struct gs_obj *o);
+void cold_del(struct gs_store *s, struct gs_obj *o);
+void obj_chill(struct gs_store *s, struct gs_obj *o);
+/* Apply a rename to the index (live call or replay). */
+int rename_apply(struct gs_store *s, const void *from, size_t flen,
+		 const void *to, size_t tlen, uint64_t jlen);
+/* Check the block checksums of object bytes [off, off+len) held in @buf
+ * (off block aligned; len reaching a block end or the object's end). */
+bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
+		   uint64_t len);
+
+/* evict.c, called with s->lock held */
+int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len);
+int obj_warm(struct gs_store *s, struct gs_obj *o, uint8_t **own);
+uint8_t *head_slot_get(struct gs_store *s, struct gs_obj *o);
+/* Make room for @units on @tier, coldest first; false if it cannot. */
+bool tier_evict(struct gs_store *s, int tier, uint64_t units);
+/* Make @o's extents on @tier cover @size bytes, evicting for room. */
+int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
+/* Give back @tier's units past the first @size bytes (0: all of them). */
+void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
+/* Set @tier's limit from its capacity, the journal and its fs's free space. */
+void tier_limit_refresh(struct gs_store *s, int tier);
+
+/* jmaint.c */
+void journal_maybe_rewrite(struct gs_store *s);
+int journal_rewrite(struct gs_store *s);
+
+/* recovery.c: at open, single-threaded */
+int journal_replay(struct gs_store *s, bool *dirty);
+void preload_heads(struct gs_store *s);
+
+/* reader.c */
+/* A fill advanced or ended: wake its waiters.  Lock held. */
 void obj_wake(struct gs_store *s, struct gs_obj *o);
+void reader_pool_free(struct gs_store *s);
 
 /* Allocation units @o holds on @tier. */
 uint32_t obj_units(const struct gs_obj *o, int tier);

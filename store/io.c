@@ -257,3 +257,48 @@ void bufpool_release(struct bufpool *p)
 	free(p->free);
 	memset(p, 0, sizeof(*p));
 }
+
+/* pread all of @len at @off, or fail. */
+int pread_full(struct gs_store *s, int fd, void *buf, size_t len,
+		      uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = f_pread(s, fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			stat_add(s, read_errors, 1);
+			return n < 0 ? -errno : -EIO;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Write all of @len bytes at @off: 0 or -errno. */
+int pwrite_full(struct gs_store *s, int fd, const void *buf,
+		       size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = f_pwrite(s, fd, p + done, len - done,
+				     (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			stat_add(s, write_errors, 1);
+			return n < 0 ? -errno : -EIO;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+

@@ -1,258 +1,184 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Journal record encoding and validation (see journal.h). */
+/*
+ * The journal file: appending records (under the store lock, or reserved
+ * under it and written outside it), preallocation, and the records that
+ * carry only a key.  The record format is journal_codec.c's; rewriting the
+ * journal is jmaint.c's; replaying it is recovery.c's.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
-#include "hash.h"
-#include "goblin.h"
-#include "journal.h"
+#include <unistd.h>
+#include "internal.h"
 
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the journal format is little-endian; add byte swapping"
-#endif
-
-uint64_t csum_blocks(uint64_t size)
+/*
+ * Keep the journal file allocated past @end.  Without room it grows with
+ * its records, and tries again at the next one.
+ */
+static void journal_prealloc(struct gs_store *s, uint64_t end)
 {
-	return size / GS_CSUM_BLOCK + (size % GS_CSUM_BLOCK != 0);
+	uint64_t to = ALIGN4K(end) + JOURNAL_PREALLOC;
+
+	if (end <= s->jalloc || s->jno_prealloc)
+		return;
+	/* blocks written since are left as they are */
+	if (F_CALL(s) == 0 && fallocate(s->jfd, 0, (off_t)s->jalloc,
+					(off_t)(to - s->jalloc)) == 0)
+		s->jalloc = to;
+	else if (errno == EOPNOTSUPP || errno == ENOSYS)
+		s->jno_prealloc = true;
 }
 
-uint32_t csum_block(const void *p, size_t len)
+/*
+ * Append a record.  At an explicit offset, not O_APPEND: the end of the
+ * file may still be short of records reserved by puts.  0; -errno when it
+ * was not written (nothing of it is left in front of later records); or
+ * JOURNAL_UNSYNCED when it was written but --sync's fdatasync failed: the
+ * record is in the journal and replay will apply it, so the caller applies
+ * the change too and reports -EIO (a failure that may have happened, as
+ * after a crash, never one that happens only after a restart).
+ */
+int journal_write(struct gs_store *s, const void *buf, size_t len)
 {
-	return (uint32_t)XXH3_64bits(p, len);
-}
+	int ret;
 
-static uint64_t body_len(const struct jrec *r)
-{
-	switch (r->type) {
-	case J_PUT_SMALL:
-		return J_PUT_BODY + (uint64_t)r->attr_len + r->size;
-	case J_PUT_LARGE:
-		return J_PUT_BODY + (uint64_t)r->attr_len + 16ull * r->next +
-		       4ull * r->ncsum;
-	case J_TOUCH:
-		return 8;
-	case J_ATTR:
-		return 20 + (uint64_t)r->attr_len;
-	case J_RENAME:
-		return 4 + (uint64_t)r->klen2;
-	default:
-		return 0;
-	}
-}
-
-size_t jrec_size(const struct jrec *r)
-{
-	uint64_t n = J_HDR + (uint64_t)r->klen + body_len(r);
-
-	return n > J_MAX_RECORD ? 0 : (size_t)n;
-}
-
-#define PUT(p, v) do { __typeof__(v) v_ = (v); memcpy(p, &v_, sizeof(v_)); \
-		       p += sizeof(v_); } while (0)
-#define GET(p, v) do { memcpy(&(v), p, sizeof(v)); p += sizeof(v); } while (0)
-
-void jrec_encode(const struct jrec *r, const struct extent *ext,
-		 const uint32_t *csum, uint8_t *buf)
-{
-	size_t len = jrec_size(r);
-	uint8_t *p = buf;
-
-	PUT(p, (uint32_t)J_MAGIC);
-	PUT(p, (uint32_t)len);
-	PUT(p, (uint32_t)0);		/* checksum, filled last */
-	PUT(p, (uint8_t)r->type);
-	PUT(p, (uint8_t)0);
-	PUT(p, (uint16_t)r->klen);
-	PUT(p, r->seq);
-	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE) {
-		PUT(p, r->size);
-		PUT(p, r->cas);
-		PUT(p, r->exptime);
-		PUT(p, r->mtime_ns);
-		PUT(p, r->xxh3);
-		PUT(p, r->flags);
-		PUT(p, (uint16_t)r->attr_len);
-		PUT(p, (uint16_t)0);
-		PUT(p, r->type == J_PUT_LARGE ? r->next : 0u);
-		PUT(p, r->type == J_PUT_LARGE ? r->ncsum : 0u);
-	} else if (r->type == J_TOUCH) {
-		PUT(p, r->exptime);
-	} else if (r->type == J_ATTR) {
-		PUT(p, r->cas);
-		PUT(p, r->exptime);
-		PUT(p, (uint16_t)r->attr_len);
-		PUT(p, (uint16_t)0);
-	} else if (r->type == J_RENAME) {
-		PUT(p, r->klen2);
-	}
-	memcpy(p, r->key, r->klen);
-	p += r->klen;
-	if (r->type == J_RENAME) {
-		memcpy(p, r->key2, r->klen2);
-		p += r->klen2;
-	}
-	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE ||
-	    r->type == J_ATTR) {
-		if (r->attr_len)
-			memcpy(p, r->attr, r->attr_len);
-		p += r->attr_len;
-	}
-	if (r->type == J_PUT_SMALL) {
-		if (r->size)
-			memcpy(p, r->value, r->size);
-		p += r->size;
-	} else if (r->type == J_PUT_LARGE) {
-		for (uint32_t i = 0; i < r->next; i++) {
-			uint64_t off = ext[i].off |
-				       (ext[i].tier == TIER_HDD ? J_EXT_HDD : 0);
-
-			PUT(p, off);
-			PUT(p, ext[i].len);
+	journal_prealloc(s, s->jbytes + len);
+	ret = pwrite_full(s, s->jfd, buf, len, s->jbytes);
+	if (ret < 0) {
+		/* never leave a torn record in front of later ones */
+		if (s->jinflight == 0) {
+			if (F_CALL(s) < 0 || ftruncate(s->jfd, (off_t)s->jbytes))
+				ret = -EIO;
+			else
+				s->jalloc = s->jbytes;
 		}
-		if (r->ncsum)
-			memcpy(p, csum, 4ull * r->ncsum);
-		p += 4ull * r->ncsum;
+		return ret;
 	}
-	uint32_t c = (uint32_t)XXH3_64bits(buf + 12, len - 12);
-	memcpy(buf + 8, &c, 4);
+	s->jbytes += len;
+	if (s->o.sync && (F_CALL(s) < 0 || fdatasync(s->jfd) < 0)) {
+		stat_add(s, write_errors, 1);
+		return JOURNAL_UNSYNCED;
+	}
+	return 0;
 }
 
-long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
+int journal_reserve(struct gs_store *s, size_t len, uint8_t *stack,
+		    size_t stack_len, struct jslot *js)
 {
-	const uint8_t *p = buf;
-	uint32_t magic, rlen, c;
-	uint16_t klen, attr_len, pad16;
-	uint8_t pad8;
-
-	memset(r, 0, sizeof(*r));
-	if (len < J_HDR)
-		return 0;
-	GET(p, magic);
-	GET(p, rlen);
-	GET(p, c);
-	if (magic != J_MAGIC || rlen < J_HDR || rlen > J_MAX_RECORD)
-		return -EBADMSG;
-	if (rlen > len)
-		return 0;
-	if ((uint32_t)XXH3_64bits(buf + 12, rlen - 12) != c)
-		return -EBADMSG;
-	GET(p, r->type);
-	GET(p, pad8);
-	GET(p, klen);
-	GET(p, r->seq);
-	r->klen = klen;
-	if (klen == 0 || klen > GS_KEY_MAX || pad8)
-		return -EBADMSG;
-	switch (r->type) {
-	case J_PUT_SMALL:
-	case J_PUT_LARGE:
-		if (rlen < J_HDR + J_PUT_BODY)
-			return -EBADMSG;
-		GET(p, r->size);
-		GET(p, r->cas);
-		GET(p, r->exptime);
-		GET(p, r->mtime_ns);
-		GET(p, r->xxh3);
-		GET(p, r->flags);
-		GET(p, attr_len);
-		GET(p, pad16);
-		GET(p, r->next);
-		GET(p, r->ncsum);
-		r->attr_len = attr_len;
-		if (attr_len > GS_ATTR_MAX || pad16)
-			return -EBADMSG;
-		if (r->type == J_PUT_SMALL && (r->next || r->ncsum ||
-					       r->size > J_MAX_RECORD))
-			return -EBADMSG;
-		if (r->type == J_PUT_LARGE &&
-		    (r->next == 0 || r->ncsum != csum_blocks(r->size)))
-			return -EBADMSG;
-		break;
-	case J_TOUCH:
-		if (rlen < J_HDR + 8)
-			return -EBADMSG;
-		GET(p, r->exptime);
-		break;
-	case J_ATTR:
-		if (rlen < J_HDR + 20)
-			return -EBADMSG;
-		GET(p, r->cas);
-		GET(p, r->exptime);
-		GET(p, attr_len);
-		GET(p, pad16);
-		r->attr_len = attr_len;
-		if (attr_len > GS_ATTR_MAX || pad16)
-			return -EBADMSG;
-		break;
-	case J_RENAME:
-		if (rlen < J_HDR + 4)
-			return -EBADMSG;
-		GET(p, r->klen2);
-		if (r->klen2 == 0 || r->klen2 > GS_KEY_MAX)
-			return -EBADMSG;
-		break;
-	case J_DEL:
-		break;
-	default:
-		return -EBADMSG;
+	js->len = len;
+	js->own = false;
+	js->direct = s->jdfd >= 0 && !s->jno_direct &&
+		     len >= JOURNAL_DIRECT_MIN && len <= s->jbufs.size &&
+		     (js->buf = bufpool_get(&s->jbufs));
+	if (js->direct) {
+		/* zeros up to the 4 KiB boundary are padding to replay */
+		js->off = ALIGN4K(s->jbytes);
+		s->jbytes = js->off + ALIGN4K(len);
+	} else {
+		js->own = len > stack_len;
+		js->buf = js->own ? malloc(len) : stack;
+		if (!js->buf)
+			return -ENOMEM;
+		js->off = s->jbytes;
+		s->jbytes += len;
 	}
-	if ((uint64_t)J_HDR + klen + body_len(r) != rlen)
-		return -EBADMSG;
-	r->key = p;
-	p += klen;
-	if (r->type == J_RENAME)
-		r->key2 = p;
-	if (r->type == J_PUT_SMALL || r->type == J_PUT_LARGE ||
-	    r->type == J_ATTR) {
-		r->attr = p;
-		p += r->attr_len;
-	}
-	if (r->type == J_PUT_SMALL) {
-		r->value = p;
-	} else if (r->type == J_PUT_LARGE) {
-		uint64_t total[NTIERS] = { 0, 0 };
+	journal_prealloc(s, s->jbytes);
+	s->jinflight++;
+	return 0;
+}
 
-		r->ext = p;
-		r->csum = p + 16ull * r->next;
-		for (uint32_t i = 0; i < r->next; i++) {
-			struct extent e;
+/*
+ * A direct write through @ring: the inode lock is held only while it is
+ * submitted, not until it completes as with pwrite.  0 or -errno.
+ */
+static int write_direct(struct gs_store *s, struct io_uring *ring, int fd,
+			const uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
 
-			jrec_get_ext(r, i, &e);
-			if (e.len == 0 || e.len % GS_ALLOC_UNIT ||
-			    e.off % GS_ALLOC_UNIT || e.off + e.len < e.off ||
-			    total[e.tier] + e.len < total[e.tier])
-				return -EBADMSG;
-			total[e.tier] += e.len;
+	while (done < len) {
+		struct io_uring_sqe *sqe = io_get_sqe(ring);
+		struct gs_io io;
+		int ret;
+
+		io_uring_prep_write(sqe, fd, buf + done,
+				    (unsigned)(len - done), off + done);
+		io_prep(sqe, &io);
+		f_sqe(s, sqe, &io);
+		ret = io_wait(ring, &io);
+		if (ret == 0 && io.res <= 0)
+			ret = io.res < 0 ? io.res : -EIO;
+		if (ret < 0) {
+			stat_add(s, write_errors, 1);
+			return ret;
 		}
-		/*
-		 * The extents hold the value, 4 KiB padded, and no more: on
-		 * the SSD tier, or whole on the HDD tier with a prefix (or
-		 * nothing) on the SSD tier.
-		 */
-		if (total[TIER_HDD] &&
-		    (total[TIER_HDD] < r->size ||
-		     total[TIER_HDD] - r->size >= GS_ALLOC_UNIT + 4096 ||
-		     total[TIER_SSD] >= r->size + GS_ALLOC_UNIT + 4096))
-			return -EBADMSG;
-		if (!total[TIER_HDD] &&
-		    (total[TIER_SSD] < r->size ||
-		     total[TIER_SSD] - r->size >= GS_ALLOC_UNIT + 4096))
-			return -EBADMSG;
+		done += (size_t)io.res;
 	}
-	return rlen;
+	return 0;
 }
 
-void jrec_get_ext(const struct jrec *r, uint32_t i, struct extent *e)
+/*
+ * 0 or JOURNAL_BUFFERED and JOURNAL_UNSYNCED bits (see journal_write),
+ * or -errno.  A failed record is left for replay to skip: later ones may
+ * be written.
+ */
+int journal_write_slot(struct gs_store *s, struct jslot *js,
+		       struct io_uring *ring)
 {
-	memcpy(&e->off, r->ext + 16ull * i, 8);
-	memcpy(&e->len, r->ext + 16ull * i + 8, 8);
-	e->tier = e->off & J_EXT_HDD ? TIER_HDD : TIER_SSD;
-	e->off &= ~J_EXT_HDD;
+	size_t plen = ALIGN4K(js->len);
+	int ret, fd = s->jfd;
+
+	if (!js->direct) {
+		ret = pwrite_full(s, s->jfd, js->buf, js->len, js->off);
+	} else {
+		memset(js->buf + js->len, 0, plen - js->len);
+		ret = write_direct(s, ring, fd = s->jdfd, js->buf, plen,
+				   js->off);
+		if (ret == -EINVAL)	/* a file system wanting more alignment */
+			ret = pwrite_full(s, fd = s->jfd, js->buf, plen,
+					  js->off);
+	}
+	if (ret < 0)
+		return ret;
+	ret = js->direct && fd != s->jdfd ? JOURNAL_BUFFERED : 0;
+	if (s->o.sync && (F_CALL(s) < 0 || fdatasync(fd) < 0)) {
+		stat_add(s, write_errors, 1);
+		ret |= JOURNAL_UNSYNCED;
+	}
+	return ret;
 }
 
-uint32_t jrec_get_csum(const struct jrec *r, uint32_t i)
+void journal_unreserve(struct gs_store *s, const struct jslot *js, int how)
 {
-	uint32_t c;
-
-	memcpy(&c, r->csum + 4ull * i, 4);
-	return c;
+	if (js->direct)
+		bufpool_put(&s->jbufs, js->buf);
+	else if (js->own)
+		free(js->buf);
+	s->jinflight--;
+	if (how > 0 && (how & JOURNAL_BUFFERED))
+		s->jno_direct = true;	/* every record buffered from now on */
 }
+
+/* Journal a record that carries only a key (and an exptime for touch). */
+int journal_key_record(struct gs_store *s, uint8_t type,
+			      const struct gs_obj *o, int64_t exptime)
+{
+	struct jrec r = {
+		.type = type, .seq = ++s->seq, .key = o->node.key,
+		.klen = o->node.klen, .exptime = exptime,
+	};
+	uint8_t stackbuf[256];
+	size_t len = jrec_size(&r);
+	uint8_t *buf = len <= sizeof(stackbuf) ? stackbuf : malloc(len);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	jrec_encode(&r, NULL, NULL, buf);
+	ret = journal_write(s, buf, len);
+	if (buf != stackbuf)
+		free(buf);
+	return ret;
+}
+

@@ -53,38 +53,17 @@ struct gs_reader {
 	uint8_t *own;		/* a cold small value read for this reader */
 };
 
-struct gs_reader *reader_waiter_next(struct gs_reader *r)
+static struct gs_reader *reader_waiter_next(struct gs_reader *r)
 {
 	return r->wnext;
 }
 
-struct gs_reader *reader_free_next(struct gs_reader *r)
-{
-	return r->fnext;
-}
-
-void reader_notify(struct gs_reader *r)
+static void reader_notify(struct gs_reader *r)
 {
 	r->waiting = false;
 	r->wnext = NULL;
 	if (r->notify)
 		r->notify(r->narg);
-}
-
-bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
-		   uint64_t len)
-{
-	for (uint64_t b = off / GS_CSUM_BLOCK; b * GS_CSUM_BLOCK < off + len;
-	     b++) {
-		uint64_t start = b * GS_CSUM_BLOCK;
-		uint64_t bl = o->size - start < GS_CSUM_BLOCK ? o->size - start
-							      : GS_CSUM_BLOCK;
-
-		if (start + bl > off + len ||
-		    csum_block(buf + (start - off), bl) != o->csum[b])
-			return false;
-	}
-	return true;
 }
 
 static unsigned hist_bucket(uint64_t ns)
@@ -694,4 +673,29 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 	*val = buf;
 	gs_reader_close(r);
 	return 0;
+}
+
+void obj_wake(struct gs_store *s, struct gs_obj *o)
+{
+	struct gs_reader *w = o->waiters;
+
+	o->waiters = NULL;
+	pthread_cond_broadcast(&s->fill_cond);
+	while (w) {
+		struct gs_reader *next = reader_waiter_next(w);
+
+		reader_notify(w);
+		w = next;
+	}
+}
+
+/* Free the recycled readers (at close: every reader is closed). */
+void reader_pool_free(struct gs_store *s)
+{
+	while (s->reader_free) {
+		struct gs_reader *r = s->reader_free;
+
+		s->reader_free = r->fnext;
+		free(r);
+	}
 }

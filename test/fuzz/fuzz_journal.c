@@ -12,7 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 #include "goblin.h"
-#include "journal.h"
+#include "journal_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

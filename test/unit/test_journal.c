@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 #include "goblin.h"
-#include "journal.h"
+#include "journal_codec.h"
 
 #define U GS_ALLOC_UNIT
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The journal: an append-only log of checksummed records that is the
- * durable index of the store.  A put of a small object carries its value
+ * The journal record codec.  The journal is an append-only log of
+ * checksummed records, the durable index of the store.  A put of a small object carries its value
  * (the log is the small objects' durable home); a put of a large object
  * carries its extents (on the SSD tier; with an HDD tier, the whole value
  * there and a prefix on the SSD) and one checksum per GS_CSUM_BLOCK.
  * Replay applies records in order; a torn or corrupt record ends it.
  */
-#ifndef GS_JOURNAL_H
-#define GS_JOURNAL_H
+#ifndef GS_JOURNAL_CODEC_H
+#define GS_JOURNAL_CODEC_H
 
 #include <stddef.h>
 #include <stdint.h>
