@@ -9,6 +9,7 @@
 
 int fault_on;
 __thread uint8_t fault_step;
+__thread const char *fault_site;
 
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -16,6 +17,9 @@ static struct {
 	int step, cls;
 	uint32_t one_in, skip, max;
 	uint64_t seen, fired;
+	const char *site;	/* only I/Os at this site, if set */
+	const char *last_site;	/* of the last fault injected */
+	uint32_t delay_us;	/* a delay rule: sleep, fail nothing */
 } F;
 
 static const char *const step_names[FS_NSTEPS] = {
@@ -56,8 +60,41 @@ void fault_arm(uint64_t seed, int step, int cls, uint32_t one_in,
 	F.skip = skip;
 	F.max = max;
 	F.seen = F.fired = 0;
+	F.site = F.last_site = NULL;
+	F.delay_us = 0;
 	__atomic_store_n(&fault_on, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fault_lock);
+}
+
+void fault_arm_site(const char *site)
+{
+	pthread_mutex_lock(&fault_lock);
+	F.site = site;
+	pthread_mutex_unlock(&fault_lock);
+}
+
+void fault_delay_arm(int step, const char *site, uint32_t usec)
+{
+	fault_arm(0, step, FC_EIO, 1, 0, 0);
+	pthread_mutex_lock(&fault_lock);
+	F.site = site;
+	F.delay_us = usec;
+	pthread_mutex_unlock(&fault_lock);
+}
+
+const char *fault_last_site(void)
+{
+	const char *site;
+
+	pthread_mutex_lock(&fault_lock);
+	site = F.last_site;
+	pthread_mutex_unlock(&fault_lock);
+	return site;
+}
+
+static bool site_matches(void)
+{
+	return !F.site || (fault_site && !strcmp(F.site, fault_site));
 }
 
 void fault_disarm(void)
@@ -132,17 +169,26 @@ int fault_env(void)
 
 int fault_pick(struct gs_store *s)
 {
+	uint32_t delay = 0;
 	int cls = -1;
 
 	pthread_mutex_lock(&fault_lock);
 	if (fault_on && (F.step == FS_NONE || F.step == fault_step) &&
-	    F.seen++ >= F.skip && (!F.max || F.fired < F.max) &&
-	    splitmix(&F.rng) % F.one_in == 0) {
+	    site_matches() && F.delay_us) {
+		F.seen++;
+		delay = F.delay_us;
+	} else if (fault_on && (F.step == FS_NONE || F.step == fault_step) &&
+		   site_matches() && F.seen++ >= F.skip &&
+		   (!F.max || F.fired < F.max) &&
+		   splitmix(&F.rng) % F.one_in == 0) {
 		cls = F.cls >= 0 ? F.cls
 				 : (int)(splitmix(&F.rng) % FC_NCLASSES);
 		F.fired++;
+		F.last_site = fault_site;
 	}
 	pthread_mutex_unlock(&fault_lock);
+	if (delay)
+		usleep(delay);
 	if (cls >= 0 && s)
 		stat_add_idx(s, STAT_IDX(faults_eio) + (size_t)cls, 1);
 	return cls;

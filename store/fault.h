@@ -84,6 +84,25 @@ int fault_pick(struct gs_store *s);
 			fault_step = (st);                                    \
 	} while (0)
 
+/*
+ * Within a step, the I/O about to be done ("rename", "fsync" ...), so that
+ * a rule can aim at one site of an operation (fault_arm_site); NULL
+ * outside any.  Thread-local, set only while a rule is armed.
+ */
+extern __thread const char *fault_site;
+#define FAULT_SITE(name)                                                      \
+	do {                                                                  \
+		if (__builtin_expect(fault_on, 0))                            \
+			fault_site = (name);                                  \
+	} while (0)
+/* Narrow the armed rule to the I/Os at @site (NULL: every site). */
+void fault_arm_site(const char *site);
+/* Arm a rule that fails nothing but sleeps @usec before each I/O at @step
+ * and @site (NULL: any): to hold an operation at a point for a test. */
+void fault_delay_arm(int step, const char *site, uint32_t usec);
+/* The site of the last fault injected, or NULL. */
+const char *fault_last_site(void);
+
 /* The errno an I/O failing with @cls reports. */
 static inline int fault_errno(int cls)
 {

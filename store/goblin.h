@@ -401,6 +401,8 @@ int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
 	U(recovery_dropped, COUNTER, "journal entries dropped at open")	\
 	U(compactions, COUNTER, "small-arena block compactions")	\
 	U(journal_rewrites, COUNTER, "journal compactions")		\
+	/* the old journal stayed in use; retried with a backoff */	\
+	U(journal_rewrite_errors, COUNTER, "journal rewrites that failed") \
 	U(ssd_reads, COUNTER, "O_DIRECT reads of the SSD tier completed") \
 	U(ssd_read_ns, COUNTER, "summed latency of the SSD tier's reads") \
 	/* latency: bucket i < 2^i * 16 us, the last one the rest */	\

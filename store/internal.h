@@ -40,6 +40,9 @@ struct gs_obj {
 	uint8_t aborted;	/* fill abandoned: readers get -ECANCELED */
 	uint8_t grows;		/* a fill of unknown size: csum and size
 				 * change under readers; set before any */
+	uint32_t jsnap;		/* its entry + 1 in a journal rewrite's
+				 * snapshot (jmaint.c), valid only with
+				 * the entry's cas */
 	uint64_t size, cas, xxh3;
 	int64_t exptime, mtime_ns;
 	uint32_t flags;
@@ -156,6 +159,21 @@ struct gs_store {
 	struct pooled_ring *ring_free;	/* rings for the blocking API */
 	void (*drop_hook)(void *arg, const void *key, size_t klen);
 	void *drop_arg;
+
+	/*
+	 * Journal maintenance (jmaint.c): one thread rewrites the journal
+	 * off the lock.  Protected by s->lock.
+	 */
+	pthread_t jm_thread;
+	bool jm_started;	/* the thread runs */
+	bool jm_stop;		/* gs_close: finish now */
+	bool jm_want;		/* a rewrite is due (or a retry) */
+	bool jm_force;		/* the next one runs even without garbage */
+	unsigned jm_drain;	/* waiting for jinflight to reach 0: puts
+				 * write their records under the lock */
+	unsigned jm_failures;	/* in a row, for the backoff */
+	pthread_cond_t jm_cond;	/* wakes the thread */
+	pthread_cond_t jm_quiet;	/* jinflight reached 0 under jm_drain */
 
 	struct stat_shard stats[NSTAT_SHARDS];	/* lock free */
 };
@@ -315,8 +333,15 @@ void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size);
 void tier_limit_refresh(struct gs_store *s, int tier);
 
 /* jmaint.c */
+/* Wake the maintenance thread if the journal is due a rewrite.  Lock held;
+ * never rewrites on the caller's behalf. */
 void journal_maybe_rewrite(struct gs_store *s);
+/* Rewrite now, on this thread (at open, before the thread runs).  Lock
+ * held: dropped while the new journal is written.  0 or -errno. */
 int journal_rewrite(struct gs_store *s);
+int jmaint_start(struct gs_store *s);
+/* Stop the thread (lock not held); a rewrite in progress is abandoned. */
+void jmaint_stop(struct gs_store *s);
 
 /* recovery.c: at open, single-threaded */
 int journal_replay(struct gs_store *s, bool *dirty);

@@ -156,6 +156,8 @@ void journal_unreserve(struct gs_store *s, const struct jslot *js, int how)
 	else if (js->own)
 		free(js->buf);
 	s->jinflight--;
+	if (s->jinflight == 0 && s->jm_drain)
+		pthread_cond_broadcast(&s->jm_quiet);	/* jmaint.c waits */
 	if (how > 0 && (how & JOURNAL_BUFFERED))
 		s->jno_direct = true;	/* every record buffered from now on */
 }

@@ -50,8 +50,10 @@ size_t jrec_size(const struct jrec *r)
 		       p += sizeof(v_); } while (0)
 #define GET(p, v) do { memcpy(&(v), p, sizeof(v)); p += sizeof(v); } while (0)
 
-void jrec_encode(const struct jrec *r, const struct extent *ext,
-		 const uint32_t *csum, uint8_t *buf)
+/* Every field of @r into @buf but the checksum, and with @value false a
+ * small put's value; the end of what was written. */
+static uint8_t *encode_fields(const struct jrec *r, const struct extent *ext,
+			      const uint32_t *csum, uint8_t *buf, bool value)
 {
 	size_t len = jrec_size(r);
 	uint8_t *p = buf;
@@ -96,7 +98,7 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 			memcpy(p, r->attr, r->attr_len);
 		p += r->attr_len;
 	}
-	if (r->type == J_PUT_SMALL) {
+	if (r->type == J_PUT_SMALL && value) {
 		if (r->size)
 			memcpy(p, r->value, r->size);
 		p += r->size;
@@ -112,8 +114,28 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 			memcpy(p, csum, 4ull * r->ncsum);
 		p += 4ull * r->ncsum;
 	}
-	uint32_t c = (uint32_t)XXH3_64bits(buf + 12, len - 12);
+	return p;
+}
+
+void jrec_seal(uint8_t *buf)
+{
+	uint32_t len, c;
+
+	memcpy(&len, buf + 4, 4);
+	c = (uint32_t)XXH3_64bits(buf + 12, len - 12);
 	memcpy(buf + 8, &c, 4);
+}
+
+void jrec_encode(const struct jrec *r, const struct extent *ext,
+		 const uint32_t *csum, uint8_t *buf)
+{
+	encode_fields(r, ext, csum, buf, true);
+	jrec_seal(buf);
+}
+
+size_t jrec_encode_head(const struct jrec *r, uint8_t *buf)
+{
+	return (size_t)(encode_fields(r, NULL, NULL, buf, false) - buf);
 }
 
 long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)

@@ -62,6 +62,16 @@ void jrec_encode(const struct jrec *r, const struct extent *ext,
 		 const uint32_t *csum, uint8_t *buf);
 
 /*
+ * A J_PUT_SMALL record without its value, for a value still to be read:
+ * encode @r but for the value (which would follow, r->size bytes) and the
+ * checksum into @buf; returns the bytes written, jrec_size(r) - r->size.
+ * Put the value after them, then jrec_seal().
+ */
+size_t jrec_encode_head(const struct jrec *r, uint8_t *buf);
+/* Set the checksum of the whole record at @buf (its length is in it). */
+void jrec_seal(uint8_t *buf);
+
+/*
  * Decode one record at @buf.  Returns its length, 0 when @len is too short
  * to hold it (a torn tail), or -EBADMSG when it is not a valid record.
  */

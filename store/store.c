@@ -125,13 +125,179 @@ static void bufs_init(struct gs_store *s)
 					GS_ATTR_MAX + s->o.ram_head));
 }
 
+/*
+ * Open the tiers' data files and the journal, and settle the tiers'
+ * capacities (*@cap, *@hcap: 0 without an HDD tier).
+ */
+static int tiers_open(struct gs_store *s, const char *dir,
+		      const char *ssd_dir, const char *hdd_dir, uint64_t *cap,
+		      uint64_t *hcap, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/data", ssd_dir) >=
+	    (int)sizeof(path)) {
+		return store_errf(err, errlen, -ENAMETOOLONG,
+				  "path too long: '%s'", ssd_dir);
+	}
+	s->data_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+	if (s->data_fd < 0) {
+		ret = store_errf(err, errlen, -errno,
+			   "cannot open '%s' with O_DIRECT: %s", path,
+			   strerror(errno));
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/journal", dir);
+	s->jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (s->jfd < 0) {
+		ret = store_errf(err, errlen, -errno, "cannot open '%s': %s", path,
+			   strerror(errno));
+		return ret;
+	}
+	/* without O_DIRECT here every record is buffered */
+	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	s->floor[TIER_SSD] = s->o.ssd_floor;
+	*cap = tier_capacity(ssd_dir, s->data_fd, s->o.ssd_size,
+			    &s->floor[TIER_SSD]);
+	s->cap[TIER_SSD] = *cap;
+	s->jshare[TIER_SSD] = same_fs(s->jfd, s->data_fd);
+	if (*cap < GS_ALLOC_UNIT) {
+		ret = store_errf(err, errlen, -ENOSPC,
+			   "no room for the SSD tier in '%s'", ssd_dir);
+		return ret;
+	}
+	if (*hdd_dir) {
+		if (snprintf(path, sizeof(path), "%s/data", hdd_dir) >=
+		    (int)sizeof(path)) {
+			ret = store_errf(err, errlen, -ENAMETOOLONG,
+				   "path too long: '%s'", hdd_dir);
+			return ret;
+		}
+		s->hdd_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC,
+				 0644);
+		if (s->hdd_fd < 0) {
+			ret = store_errf(err, errlen, -errno,
+				   "cannot open '%s' with O_DIRECT: %s", path,
+				   strerror(errno));
+			return ret;
+		}
+		s->floor[TIER_HDD] = s->o.ssd_floor;
+		*hcap = tier_capacity(hdd_dir, s->hdd_fd, s->o.hdd_size,
+				     &s->floor[TIER_HDD]);
+		s->cap[TIER_HDD] = *hcap;
+		s->jshare[TIER_HDD] = same_fs(s->jfd, s->hdd_fd);
+		if (*hcap < GS_ALLOC_UNIT) {
+			ret = store_errf(err, errlen, -ENOSPC,
+				   "no room for the HDD tier in '%s'",
+				   hdd_dir);
+			return ret;
+		}
+		s->split = s->o.ram_head + s->o.ssd_prefix;
+	}
+	return 0;
+}
+
+/* The RAM pools on their node, the allocators, the index, the buffers. */
+static int pools_init(struct gs_store *s, uint64_t cap, uint64_t hcap,
+		      char *err, size_t errlen)
+{
+	int ret;
+
+	/* binds this thread first, so the pools fault in on its node */
+	ret = numa_open(&s->numa, s->o.numa_node, !s->o.no_numa_promotion,
+			s->o.perverse, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = ram_region_map(&s->head_mem, s->o.memory, s->o.block,
+			     !s->o.no_hugetlb, !s->o.no_mlock);
+	if (ret == 0)
+		ret = ram_region_map(&s->small_mem, s->o.small_memory,
+				     s->o.block, !s->o.no_hugetlb,
+				     !s->o.no_mlock);
+	if (ret < 0) {
+		store_errf(err, errlen, ret, "cannot map RAM pools: %s",
+		     strerror(-ret));
+		return ret;
+	}
+	ret = numa_place(&s->numa, s->head_mem.base, s->head_mem.size,
+			 s->head_mem.page, s->small_mem.base, s->small_mem.size,
+			 err, errlen);
+	if (ret < 0)
+		return ret;
+	if ((ret = slots_init(&s->slots, s->head_mem.base, s->head_mem.size,
+			      s->o.ram_head)) < 0 ||
+	    (ret = arena_init(&s->arena, s->small_mem.base,
+			      s->small_mem.size, s->o.block)) < 0 ||
+	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
+	    (ret = space_grow_map(&s->space, data_units(s->data_fd))) < 0 ||
+	    (ret = space_init(&s->hspace, hcap, GS_ALLOC_UNIT)) < 0 ||
+	    (s->hdd_fd >= 0 &&
+	     (ret = space_grow_map(&s->hspace, data_units(s->hdd_fd))) < 0) ||
+	    (ret = index_init(&s->idx, 1024)) < 0 ||
+	    (ret = index_init(&s->fills, 16)) < 0)
+		return ret;
+	bufs_init(s);
+	/* the file's units are reused before it grows into its holes */
+	space_set_mark(&s->space, data_units(s->data_fd));
+	if (s->hdd_fd >= 0)
+		space_set_mark(&s->hspace, data_units(s->hdd_fd));
+	/* protected segments: 80% of each tier's capacity */
+	slru_init(&s->lru_ssd, s->space.limit * 4 / 5);
+	slru_init(&s->lru_small, s->small_mem.size * 4 / 5);
+	slru_init(&s->lru_head, (uint64_t)s->slots.nslots * 4 / 5);
+	slru_init(&s->lru_hdd, s->hspace.limit * 4 / 5);
+	return 0;
+}
+
+/*
+ * Rebuild the index from the journal, fit the tiers' capacities, rewrite a
+ * journal that dropped records or holds much garbage, and preload heads.
+ * Single-threaded, before the maintenance thread starts.
+ */
+static int recover(struct gs_store *s, char *err, size_t errlen)
+{
+	bool dirty = false;
+	int ret = journal_replay(s, &dirty);
+	if (ret < 0) {
+		store_errf(err, errlen, ret, "cannot read the journal: %s",
+		     strerror(-ret));
+		return ret;
+	}
+	/* a smaller capacity than last time, or less room on the file
+	 * system: evict down to it, by policy */
+	tier_limit_refresh(s, TIER_SSD);
+	tier_limit_refresh(s, TIER_HDD);
+	if (s->space.used > s->space.limit) {
+		tier_evict(s, TIER_SSD, 0);
+		dirty = true;
+	}
+	if (s->hspace.used > s->hspace.limit) {
+		tier_evict(s, TIER_HDD, 0);
+		dirty = true;
+	}
+	stat_add(s, recovered, s->idx.count);
+	if (dirty || s->jbytes > 2 * s->jlive + (1u << 20)) {
+		pthread_mutex_lock(&s->lock);	/* journal_rewrite's rule */
+		ret = journal_rewrite(s);
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (ret < 0) {
+		store_errf(err, errlen, ret, "cannot rewrite the journal: %s",
+		     strerror(-ret));
+		return ret;
+	}
+	if (s->o.preload_heads)
+		preload_heads(s);
+	return 0;
+}
+
 int gs_open(const char *dir, const struct gs_options *opt,
 	    struct gs_store **out, char *err, size_t errlen)
 {
 	struct gs_store *s;
 	char ssd_dir[PATH_MAX], hdd_dir[PATH_MAX], path[PATH_MAX];
-	uint64_t cap, hcap = 0;
-	bool dirty = false;
+	uint64_t cap = 0, hcap = 0;
 	int ret;
 
 	if (err && errlen)
@@ -156,6 +322,8 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	slru_init(&s->lru_hdd, 0);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->fill_cond, NULL);
+	pthread_cond_init(&s->jm_cond, NULL);
+	pthread_cond_init(&s->jm_quiet, NULL);
 	if (!s->dir) {
 		ret = -ENOMEM;
 		goto fail;
@@ -174,136 +342,15 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	s->o.ssd_dir = s->o.hdd_dir = NULL;	/* the caller owns them */
 	if (ret < 0)
 		goto fail;
-	if (snprintf(path, sizeof(path), "%s/data", ssd_dir) >=
-	    (int)sizeof(path)) {
-		ret = store_errf(err, errlen, -ENAMETOOLONG, "path too long: '%s'",
-			   ssd_dir);
-		goto fail;
-	}
-	s->data_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
-	if (s->data_fd < 0) {
-		ret = store_errf(err, errlen, -errno,
-			   "cannot open '%s' with O_DIRECT: %s", path,
-			   strerror(errno));
-		goto fail;
-	}
-	snprintf(path, sizeof(path), "%s/journal", dir);
-	s->jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (s->jfd < 0) {
-		ret = store_errf(err, errlen, -errno, "cannot open '%s': %s", path,
-			   strerror(errno));
-		goto fail;
-	}
-	/* without O_DIRECT here every record is buffered */
-	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
-	s->floor[TIER_SSD] = s->o.ssd_floor;
-	cap = tier_capacity(ssd_dir, s->data_fd, s->o.ssd_size,
-			    &s->floor[TIER_SSD]);
-	s->cap[TIER_SSD] = cap;
-	s->jshare[TIER_SSD] = same_fs(s->jfd, s->data_fd);
-	if (cap < GS_ALLOC_UNIT) {
-		ret = store_errf(err, errlen, -ENOSPC,
-			   "no room for the SSD tier in '%s'", ssd_dir);
-		goto fail;
-	}
-	if (*hdd_dir) {
-		if (snprintf(path, sizeof(path), "%s/data", hdd_dir) >=
-		    (int)sizeof(path)) {
-			ret = store_errf(err, errlen, -ENAMETOOLONG,
-				   "path too long: '%s'", hdd_dir);
-			goto fail;
-		}
-		s->hdd_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC,
-				 0644);
-		if (s->hdd_fd < 0) {
-			ret = store_errf(err, errlen, -errno,
-				   "cannot open '%s' with O_DIRECT: %s", path,
-				   strerror(errno));
-			goto fail;
-		}
-		s->floor[TIER_HDD] = s->o.ssd_floor;
-		hcap = tier_capacity(hdd_dir, s->hdd_fd, s->o.hdd_size,
-				     &s->floor[TIER_HDD]);
-		s->cap[TIER_HDD] = hcap;
-		s->jshare[TIER_HDD] = same_fs(s->jfd, s->hdd_fd);
-		if (hcap < GS_ALLOC_UNIT) {
-			ret = store_errf(err, errlen, -ENOSPC,
-				   "no room for the HDD tier in '%s'",
-				   hdd_dir);
-			goto fail;
-		}
-		s->split = s->o.ram_head + s->o.ssd_prefix;
-	}
-	/* binds this thread first, so the pools fault in on its node */
-	ret = numa_open(&s->numa, s->o.numa_node, !s->o.no_numa_promotion,
-			s->o.perverse, err, errlen);
-	if (ret < 0)
-		goto fail;
-	ret = ram_region_map(&s->head_mem, s->o.memory, s->o.block,
-			     !s->o.no_hugetlb, !s->o.no_mlock);
+	ret = tiers_open(s, dir, ssd_dir, hdd_dir, &cap, &hcap, err, errlen);
 	if (ret == 0)
-		ret = ram_region_map(&s->small_mem, s->o.small_memory,
-				     s->o.block, !s->o.no_hugetlb,
-				     !s->o.no_mlock);
-	if (ret < 0) {
-		store_errf(err, errlen, ret, "cannot map RAM pools: %s",
-		     strerror(-ret));
-		goto fail;
-	}
-	ret = numa_place(&s->numa, s->head_mem.base, s->head_mem.size,
-			 s->head_mem.page, s->small_mem.base, s->small_mem.size,
-			 err, errlen);
+		ret = pools_init(s, cap, hcap, err, errlen);
+	if (ret == 0)
+		ret = recover(s, err, errlen);
+	if (ret == 0)
+		ret = jmaint_start(s);
 	if (ret < 0)
 		goto fail;
-	if ((ret = slots_init(&s->slots, s->head_mem.base, s->head_mem.size,
-			      s->o.ram_head)) < 0 ||
-	    (ret = arena_init(&s->arena, s->small_mem.base,
-			      s->small_mem.size, s->o.block)) < 0 ||
-	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
-	    (ret = space_grow_map(&s->space, data_units(s->data_fd))) < 0 ||
-	    (ret = space_init(&s->hspace, hcap, GS_ALLOC_UNIT)) < 0 ||
-	    (s->hdd_fd >= 0 &&
-	     (ret = space_grow_map(&s->hspace, data_units(s->hdd_fd))) < 0) ||
-	    (ret = index_init(&s->idx, 1024)) < 0 ||
-	    (ret = index_init(&s->fills, 16)) < 0)
-		goto fail;
-	bufs_init(s);
-	/* the file's units are reused before it grows into its holes */
-	space_set_mark(&s->space, data_units(s->data_fd));
-	if (s->hdd_fd >= 0)
-		space_set_mark(&s->hspace, data_units(s->hdd_fd));
-	/* protected segments: 80% of each tier's capacity */
-	slru_init(&s->lru_ssd, s->space.limit * 4 / 5);
-	slru_init(&s->lru_small, s->small_mem.size * 4 / 5);
-	slru_init(&s->lru_head, (uint64_t)s->slots.nslots * 4 / 5);
-	slru_init(&s->lru_hdd, s->hspace.limit * 4 / 5);
-	ret = journal_replay(s, &dirty);
-	if (ret < 0) {
-		store_errf(err, errlen, ret, "cannot read the journal: %s",
-		     strerror(-ret));
-		goto fail;
-	}
-	/* a smaller capacity than last time, or less room on the file
-	 * system: evict down to it, by policy */
-	tier_limit_refresh(s, TIER_SSD);
-	tier_limit_refresh(s, TIER_HDD);
-	if (s->space.used > s->space.limit) {
-		tier_evict(s, TIER_SSD, 0);
-		dirty = true;
-	}
-	if (s->hspace.used > s->hspace.limit) {
-		tier_evict(s, TIER_HDD, 0);
-		dirty = true;
-	}
-	stat_add(s, recovered, s->idx.count);
-	if ((dirty || s->jbytes > 2 * s->jlive + (1u << 20)) &&
-	    (ret = journal_rewrite(s)) < 0) {
-		store_errf(err, errlen, ret, "cannot rewrite the journal: %s",
-		     strerror(-ret));
-		goto fail;
-	}
-	if (opt->preload_heads)
-		preload_heads(s);
 	FAULT_STEP(FS_NONE);
 	*out = s;
 	return 0;
@@ -320,6 +367,7 @@ void gs_close(struct gs_store *s)
 
 	if (!s)
 		return;
+	jmaint_stop(s);		/* before any of what it uses goes */
 	/*
 	 * Drop the index's references; readers must all be closed.  Each
 	 * unlink takes the head of bucket pos: the buckets before it are
@@ -367,6 +415,8 @@ void gs_close(struct gs_store *s)
 		close(s->lock_fd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->fill_cond);
+	pthread_cond_destroy(&s->jm_cond);
+	pthread_cond_destroy(&s->jm_quiet);
 	free(s->dir);
 	free(s);
 }

@@ -468,11 +468,53 @@ static void trim_unknown(struct gs_store *s, struct gs_obj *o)
 	}
 }
 
+/*
+ * Journal @w's record @r (@len bytes).  A small object's is reserved in
+ * @js and written by the caller once the lock is dropped, unless journal
+ * maintenance waits for the reserved records to end (jm_drain, jmaint.c):
+ * then it is written here, as a large object's always is.  0, with *@late
+ * -EIO when the record was written but not synced; or -errno (not
+ * written).  Lock held.
+ */
+static int commit_record(struct gs_writer *w, const struct jrec *r,
+			 size_t len, uint8_t *stack, size_t stack_len,
+			 struct jslot *js, int *late)
+{
+	struct gs_store *s = w->s;
+	struct gs_obj *o = w->o;
+	/* where a small value will sit in the journal */
+	uint64_t voff = J_HDR + J_PUT_BODY + r->klen + r->attr_len;
+	uint8_t *rec = stack;
+	int ret;
+
+	if (o->small && !s->jm_drain) {
+		ret = journal_reserve(s, len, stack, stack_len, js);
+		if (ret < 0)
+			return ret;
+		jrec_encode(r, NULL, NULL, js->buf);
+		o->jpos = js->off + voff;
+		return 0;
+	}
+	if (len > stack_len && !(rec = malloc(len)))
+		return -ENOMEM;
+	jrec_encode(r, o->ext, o->csum, rec);
+	if (o->small)
+		o->jpos = s->jbytes + voff;	/* journal_write's place */
+	ret = journal_write(s, rec, len);
+	if (rec != stack)
+		free(rec);
+	if (ret < 0)
+		return ret;
+	/* in the journal, not known durable: published, and -EIO */
+	*late = ret == JOURNAL_UNSYNCED ? -EIO : 0;
+	return 0;
+}
+
 int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
-	uint8_t stackbuf[512], *rec = stackbuf;
+	uint8_t stackbuf[512];
 	struct jslot js = { .buf = NULL };
 	struct gs_obj *old = NULL;
 	struct io_uring *ring;
@@ -506,28 +548,10 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		ret = -EFBIG;
 		goto fail;
 	}
-	if (o->small) {
-		if ((ret = journal_reserve(s, len, stackbuf, sizeof(stackbuf),
-					   &js)) < 0)
-			goto fail;
-		jrec_encode(&r, NULL, NULL, js.buf);
-		/* where the value will sit in the journal */
-		o->jpos = js.off + J_HDR + J_PUT_BODY + r.klen + r.attr_len;
-	} else {
-		if (len > sizeof(stackbuf) && !(rec = malloc(len))) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		jrec_encode(&r, o->ext, o->csum, rec);
-		ret = journal_write(s, rec, len);
-		if (rec != stackbuf)
-			free(rec);
-		if (ret < 0)
-			goto fail;
-		/* in the journal, not known durable: published, and -EIO */
-		late = ret == JOURNAL_UNSYNCED ? -EIO : 0;
-		ret = 0;
-	}
+	ret = commit_record(w, &r, len, stackbuf, sizeof(stackbuf), &js,
+			    &late);
+	if (ret < 0)
+		goto fail;
 	o->jlen = len;
 	o->written = o->durable = o->size;
 	if (w->fill) {
