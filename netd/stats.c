@@ -488,6 +488,8 @@ static const struct tier_stat {
 	{"hdd:evictions", GS_STAT_evictions_hdd},
 	{"csum_failures", GS_STAT_csum_failures},
 	{"journal_bytes", GS_STAT_journal_bytes},
+	{"journal_rewrites", GS_STAT_journal_rewrites},
+	{"journal_rewrite_errors", GS_STAT_journal_rewrite_errors},
 	{"io_buffer_bytes", GS_STAT_io_buffer_bytes},
 	{"write_errors", GS_STAT_write_errors},
 	{"read_errors", GS_STAT_read_errors},

@@ -138,6 +138,11 @@ size_t jrec_encode_head(const struct jrec *r, uint8_t *buf)
 	return (size_t)(encode_fields(r, NULL, NULL, buf, false) - buf);
 }
 
+/*
+ * Over 100 lines: one pass over the fields in the order of the format,
+ * each bounds check beside the field it guards; split, the checks and
+ * the cursor would be spread over functions that each see part of it.
+ */
 long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 {
 	const uint8_t *p = buf;

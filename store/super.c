@@ -77,6 +77,29 @@ static int super_write(const char *dir, const struct gs_options *o,
 	return 0;
 }
 
+/* A new store's superblock: its tiers' directories, the sizes asked for
+ * or the defaults. */
+static int super_create(const char *dir, struct gs_options *o,
+			const char *dflt, char *ssd_dir, char *hdd_dir,
+			long long created, char *err, size_t len)
+{
+	int ret = ssd_dir_resolve(o->ssd_dir ? o->ssd_dir : dflt, ssd_dir,
+				  err, len);
+
+	if (ret == 0 && o->hdd_dir)
+		ret = ssd_dir_resolve(o->hdd_dir, hdd_dir, err, len);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < NSIZES; i++)
+		if (*size_field(o, i) == GS_UNSET)
+			*size_field(o, i) = sizes[i].dflt;
+	ret = options_check(o, err, len);
+	return ret < 0 ? ret
+		       : super_write(dir, o, o->ssd_dir ? ssd_dir : "-",
+				     *hdd_dir ? hdd_dir : "-", created, err,
+				     len);
+}
+
 /*
  * Read (or, creating, write) the superblock; settle where the SSD tier
  * lives and the sizes to run with.  The superblock keeps the SSD directory
@@ -89,7 +112,7 @@ static int super_write(const char *dir, const struct gs_options *o,
  * that was run bigger; a size that is given is used and remembered.
  */
 int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
-		       char *hdd_dir, char *err, size_t len)
+		char *hdd_dir, char *err, size_t len)
 {
 	char path[PATH_MAX], line[PATH_MAX + 32], rec[PATH_MAX] = "-";
 	char hrec[PATH_MAX] = "-";
@@ -105,22 +128,9 @@ int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 	snprintf(dflt, sizeof(dflt), "%s/ssd", dir);
 	*hdd_dir = '\0';
 	f = fopen(path, "r");
-	if (!f && errno == ENOENT && o->create) {
-		ret = ssd_dir_resolve(o->ssd_dir ? o->ssd_dir : dflt, ssd_dir,
-				      err, len);
-		if (ret == 0 && o->hdd_dir)
-			ret = ssd_dir_resolve(o->hdd_dir, hdd_dir, err, len);
-		if (ret < 0)
-			return ret;
-		for (size_t i = 0; i < NSIZES; i++)
-			if (*size_field(o, i) == GS_UNSET)
-				*size_field(o, i) = sizes[i].dflt;
-		ret = options_check(o, err, len);
-		return ret < 0 ? ret
-			       : super_write(dir, o, o->ssd_dir ? ssd_dir : "-",
-					     *hdd_dir ? hdd_dir : "-", created,
-					     err, len);
-	}
+	if (!f && errno == ENOENT && o->create)
+		return super_create(dir, o, dflt, ssd_dir, hdd_dir, created,
+				    err, len);
 	if (!f) {
 		if (errno == ENOENT)
 			return store_errf(err, len, -ENOENT,

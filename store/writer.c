@@ -510,6 +510,8 @@ static int commit_record(struct gs_writer *w, const struct jrec *r,
 	return 0;
 }
 
+/* About 100 lines: the commit's one lock hold, in the order its steps
+ * must happen (check, record, publish, write the reserved record, undo). */
 int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 {
 	struct gs_store *s = w->s;
