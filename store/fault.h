@@ -87,7 +87,9 @@ int fault_pick(struct gs_store *s);
 /*
  * Within a step, the I/O about to be done ("rename", "fsync" ...), so that
  * a rule can aim at one site of an operation (fault_arm_site); NULL
- * outside any.  Thread-local, set only while a rule is armed.
+ * outside any.  Thread-local, set only while a rule is armed.  The journal
+ * rewrite's (jmaint.c): "pad", "open", "pread", "write", "tail read",
+ * "tail write", "fsync", "reopen", "rename", "dir fsync".
  */
 extern __thread const char *fault_site;
 #define FAULT_SITE(name)                                                      \

@@ -505,6 +505,7 @@ int jmaint_start(struct gs_store *s)
 
 	if (ret)
 		return -ret;
+	pthread_setname_np(s->jm_thread, "goblin-jmaint");
 	pthread_mutex_lock(&s->lock);
 	s->jm_started = true;
 	journal_maybe_rewrite(s);

@@ -86,7 +86,7 @@ static struct gs_store *open_store(uint64_t ssd_size)
 struct model {
 	uint64_t seed[NKEYS], size[NKEYS];
 	bool present[NKEYS];
-	char prefix[8];
+	char prefix[16];
 };
 
 static void key_of(const struct model *m, int k, char *key)
