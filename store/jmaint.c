@@ -17,6 +17,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,8 +502,14 @@ static void *jmaint_main(void *arg)
 
 int jmaint_start(struct gs_store *s)
 {
-	int ret = pthread_create(&s->jm_thread, NULL, jmaint_main, s);
+	sigset_t all, old;
+	int ret;
 
+	/* a library's thread takes none of the program's signals */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&s->jm_thread, NULL, jmaint_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		return -ret;
 	pthread_setname_np(s->jm_thread, "goblin-jmaint");
