@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "internal.h"
 
 #define JOURNAL_REWRITE_MIN (64ull << 20)
@@ -439,7 +440,7 @@ fail_locked:
 
 static uint64_t now_ms(void)
 {
-	return now_ns() / 1000000;
+	return (uint64_t)gs_mono_ns() / 1000000;
 }
 
 static unsigned backoff_ms(unsigned failures)
@@ -467,13 +468,8 @@ static void *jmaint_main(void *arg)
 				pthread_cond_wait(&s->jm_cond, &s->lock);
 				continue;
 			}
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (retry_at - t) / 1000;
-			ts.tv_nsec += (long)((retry_at - t) % 1000) * 1000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			ts = gs_clock_after(CLOCK_REALTIME,
+					    (int64_t)(retry_at - t) * 1000000);
 			pthread_cond_timedwait(&s->jm_cond, &s->lock, &ts);
 			continue;
 		}
