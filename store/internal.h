@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <liburing.h>
+#include "clock.h"
 #include "fault.h"
 #include "hash.h"
 #include "goblin.h"
@@ -191,8 +192,6 @@ struct io_uring_sqe *io_get_sqe(struct io_uring *ring);
 void io_prep(struct io_uring_sqe *sqe, struct gs_io *io);
 /* Submit and reap on @ring until io->done. */
 int io_wait(struct io_uring *ring, struct gs_io *io);
-uint64_t now_ns(void);
-int64_t now_real_ns(void);
 
 /* Buffer pools, 4 KiB aligned; get and put with s->lock held. */
 void bufpool_init(struct bufpool *p, uint64_t size);

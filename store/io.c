@@ -66,22 +66,6 @@ void ring_pool_free(struct gs_store *s)
 	}
 }
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-int64_t now_real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 bool gs_handle_cqe(struct io_uring_cqe *cqe)
 {
 	struct gs_io *io;
@@ -115,7 +99,7 @@ void io_prep(struct io_uring_sqe *sqe, struct gs_io *io)
 	io->fault = 0;
 	io->complete = NULL;
 	io->owner = NULL;
-	io->t0 = now_ns();
+	io->t0 = (uint64_t)gs_mono_ns();
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)io | 1);
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "numa.h"
 
 static const struct numa_policy default_policy = {
@@ -24,14 +25,6 @@ static const struct numa_policy default_policy = {
 	.cap = 8,		/* 16 MiB a round at most */
 	.interval_ms = 1000,
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* ---- topology ---- */
 
@@ -284,10 +277,10 @@ uint32_t numa_round(struct numa *n)
 
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t b = mv[i].blk;
-		uint64_t len = block_len(n, b), t0 = mono_ns();
+		uint64_t len = block_len(n, b), t0 = (uint64_t)gs_mono_ns();
 		int ret = n->move(n, n->base + (uint64_t)b * NUMA_BLOCK, len,
 				  mv[i].to);
-		uint64_t ns = mono_ns() - t0;
+		uint64_t ns = (uint64_t)gs_mono_ns() - t0;
 
 		n->rest[b] = n->pol.cooldown;	/* a failure too: no hammering */
 		n->streak[b] = 0;
@@ -468,13 +461,8 @@ static void *promoter(void *arg)
 
 	pthread_mutex_lock(&n->mu);
 	while (!n->stop) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_sec += n->pol.interval_ms / 1000;
-		t.tv_nsec += (long)(n->pol.interval_ms % 1000) * 1000000;
-		if (t.tv_nsec >= 1000000000) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000;
-		}
+		t = gs_clock_after(CLOCK_MONOTONIC,
+				   (int64_t)n->pol.interval_ms * 1000000);
 		while (!n->stop &&
 		       pthread_cond_timedwait(&n->cv, &n->mu, &t) != ETIMEDOUT)
 			;

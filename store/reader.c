@@ -83,7 +83,7 @@ static void reader_finish_close(struct gs_reader *r);
 static void slot_done(struct gs_io *io)
 {
 	struct gs_reader *r = io->owner;
-	uint64_t ns = now_ns() - io->t0;
+	uint64_t ns = (uint64_t)gs_mono_ns() - io->t0;
 
 	if (list_entry(io, struct rslot, io)->tier == TIER_HDD) {
 		stat_add(r->s, hdd_reads, 1);

@@ -543,7 +543,7 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	if (w->unknown && !o->small)
 		trim_unknown(s, o);
 	o->cas = ++s->cas;
-	o->mtime_ns = now_real_ns();
+	o->mtime_ns = gs_real_ns();
 	obj_jrec(o, ++s->seq, &r);
 	len = jrec_size(&r);
 	if (len == 0) {
