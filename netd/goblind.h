@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * goblind: what the daemon's files share.  Settings, the daemon, its
- * workers and connections, counters and logging.  Internal to netd/.
+ * workers and connections, the protocol seam (struct proto_ops), counters
+ * and logging.  Internal to netd/.  No protocol's header is included
+ * here: a protocol's own state and functions are in its header
+ * (memcache.h, http.h), which includes this one.
  */
 #ifndef GOBLIND_H
 #define GOBLIND_H
@@ -17,11 +20,6 @@
 #include <liburing.h>
 
 #include "../store/goblin.h"
-#include "fetch.h"
-#include "http_attr.h"
-#include "http_proto.h"
-#include "http_sem.h"
-#include "mc_proto.h"
 
 #define GD_NAME "goblind"
 #define GD_VERSION "0.5.0"
@@ -32,7 +30,6 @@
 #define GD_GET_LINE_MAX (64u << 10)	/* longest multi-get line */
 #define GD_WBUF_HIGH (64u << 10)	/* stop taking commands above this */
 #define GD_COPY_MAX (16u << 10)	/* chunks this small are copied to wbuf */
-#define GD_FIRST_SEND (16u << 10)	/* HTTP: the first write's body bytes */
 #define GD_SCRATCH (256u << 10)	/* worker buffer: streamed sets */
 
 /* ---- logging (log.c) ---- */
@@ -133,20 +130,113 @@ struct gd_counters {
 
 struct gd;
 struct conn;
+struct worker;
+
+/* ---- the protocol seam ---- */
+
+/* What a protocol's run() needs next (conn_drive() in worker.c acts). */
+enum conn_run {
+	RUN_INPUT,	/* more bytes in rbuf */
+	RUN_WAIT,	/* it read the socket itself and got EAGAIN */
+	RUN_OUTPUT,	/* send what is queued, then call again */
+	RUN_DISK,	/* a store read (or a post, conn_post()) is due */
+	RUN_CLOSE,	/* send what is queued, then close */
+};
+
+/*
+ * A protocol, as the worker sees it (memcached's c->try_read_command):
+ * chosen once per connection, by the listener that accepted it.  The
+ * worker owns the socket, the buffers and the loop; the protocol owns
+ * what its bytes mean.  One indirect call per event, none per byte.
+ * See netd/README, "Adding a protocol".
+ */
+struct proto_ops {
+	const char *name;	/* "memcache": logs */
+	/*
+	 * Bytes of a connection: a struct conn first, the protocol's own
+	 * state after it (struct mc_conn { struct conn c; ... }), zeroed.
+	 */
+	size_t conn_size;
+	/*
+	 * Take what rbuf holds: parse and execute requests until more
+	 * input, output room, a store read or a post is needed.  It may
+	 * queue output (conn_out), read a body itself (conn_take) and set
+	 * c->chunk for a zero-copy write.  Called again after each.
+	 */
+	enum conn_run (*run)(struct conn *c);
+	/*
+	 * Free what the connection's request holds (readers, writers) and
+	 * drop c->chunk.  Called at close, and before a lingering close:
+	 * it must be idempotent.
+	 */
+	void (*release)(struct conn *c);
+	/* Between requests with nothing pending: idle and stop may close. */
+	bool (*idle)(const struct conn *c);
+	/*
+	 * Optional, once a second per connection: a request that timed out
+	 * gets its reply queued and c->closing set; true then (the worker
+	 * drives it out).
+	 */
+	bool (*expired)(struct conn *c, int64_t now);
+	/* Optional: a conn_post() of @c reached its worker (its thread). */
+	void (*posted)(struct conn *c);
+	/* Optional, once a second on each worker: timed work (memcache's
+	 * delayed flush_all). */
+	void (*tick)(struct worker *w);
+	/*
+	 * Optional: the protocol's state of a worker (parse scratch and the
+	 * like), made before its thread starts; NULL on failure.  The
+	 * worker keeps it in pstate[] for the protocol's id.
+	 */
+	void *(*worker_init)(struct worker *w);
+	void (*worker_fini)(struct worker *w, void *pstate);
+	/* Written to a client refused over a connection limit, then closed. */
+	const char *busy_reply;
+	/*
+	 * Close after an error reply as nginx does (lingering close): the
+	 * client may still be sending a request body we will not read.
+	 */
+	bool linger;
+};
+
+#define GD_PROTOS_MAX 4		/* protocols registered at once */
+#define GD_LISTENERS_MAX 8	/* listeners, every protocol together */
+
+/* A protocol goblind serves: main.c registers it with gd_proto_add(). */
+struct gd_proto {
+	const struct proto_ops *ops;
+	unsigned id;		/* its index in gd->protos, w->pstate and
+				 * gd->proto_conns */
+	unsigned max_conns;	/* its --NAME-max-conns */
+};
+
+/* Where connections of a protocol are accepted (gd_listener_add()). */
+struct gd_listener {
+	struct gd_proto *proto;
+	int *fds;		/* one per worker (SO_REUSEPORT), or -1 */
+};
+
+/* ---- workers (worker.c) ---- */
+
+/* A worker's view of a listener: its socket, and the pause under fd
+ * exhaustion (see accept_all()). */
+struct wlistener {
+	const struct gd_listener *l;
+	int fd;
+	int64_t paused_until;	/* monotonic ns: off until then, 0: on */
+	unsigned backoff_ms;	/* the next pause */
+};
 
 struct worker {
 	struct gd *gd;
 	pthread_mutex_t mail_lock;
-	struct conn *mail;	/* connections whose fetch finished;
-				 * protected by mail_lock */
-	struct http_req hreq;	/* the HTTP head being parsed */
-	int64_t date_sec;	/* the second date[] was formatted for */
-	char date[HTTP_DATE_LEN + 1];
+	struct conn *mail;	/* connections posted from other threads
+				 * (conn_post()); protected by mail_lock */
 	unsigned id;
 	pthread_t thread;
 	int epfd;
 	int evfd;		/* wakes the loop: shutdown */
-	int ring_evfd;		/* io_uring completions */
+	int ring_evfd;		/* io_uring completions, and posts */
 	struct io_uring ring;
 	uint8_t *scratch;	/* GD_SCRATCH bytes: streamed values */
 	struct conn *conns;	/* every connection of this worker */
@@ -157,11 +247,9 @@ struct worker {
 	struct conn *ready_tail;	/* (a queue: they go to the back) */
 	unsigned nready;
 	int64_t polled_ns;	/* the last look at the sockets (poll_events) */
-	struct mc_req req;	/* the request being parsed (mc_conn_run) */
-	/* accepting under fd exhaustion: see accept_all() */
-	int64_t paused_until[2];	/* monotonic ns: a listener (0 memcache,
-					 * 1 HTTP) is off until then, 0: on */
-	unsigned backoff_ms[2];	/* the next pause of that listener */
+	void *pstate[GD_PROTOS_MAX];	/* each protocol's, by its id */
+	struct wlistener lis[GD_LISTENERS_MAX];	/* epoll data: &lis[i] */
+	unsigned nlis;
 	bool accept_logged;	/* accept_log_at is set */
 	int64_t accept_log_at;	/* monotonic s of the last accept warning */
 	uint64_t accept_quiet;	/* failures since then, not logged */
@@ -192,13 +280,16 @@ struct gd {
 	struct gd_settings set;
 	struct gs_store *s;
 	struct fetcher *fetcher;	/* --mirror */
-	int *listen_fds;	/* memcache listeners, one per worker, or -1 */
-	int *http_fds;		/* HTTP listeners, one per worker, or -1 */
+	struct gd_proto protos[GD_PROTOS_MAX];
+	unsigned nprotos;
+	struct gd_listener listeners[GD_LISTENERS_MAX];
+	unsigned nlisteners;
 	unsigned nworkers;
 	struct worker *workers;
 	struct metatab *meta;
 	atomic_uint curr_conns;
-	atomic_uint proto_conns[2];	/* of curr_conns: memcache, HTTP */
+	atomic_uint proto_conns[GD_PROTOS_MAX];	/* of curr_conns, by
+						 * protocol id */
 	/*
 	 * The reserve fd (/dev/null): out of fds, it is closed to accept one
 	 * connection, refuse it and close it (worker.c).  Every accept4()
@@ -219,9 +310,19 @@ struct gd {
 	char http_name[128];
 };
 
-/* ---- workers (worker.c) ---- */
+/*
+ * Register a protocol (before the workers start): its struct, or NULL
+ * when GD_PROTOS_MAX are.  Its connections count in proto_conns[id].
+ */
+struct gd_proto *gd_proto_add(struct gd *gd, const struct proto_ops *ops,
+			      unsigned max_conns);
+/* A listener of @p: @fds, one socket per worker; -ENOSPC when full. */
+int gd_listener_add(struct gd *gd, struct gd_proto *p, int *fds);
 
 int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
+		 size_t errlen);
+/* worker_start() without the thread: the caller runs the loop. */
+int worker_setup(struct gd *gd, struct worker *w, unsigned id, char *err,
 		 size_t errlen);
 /* Ask a worker to stop: no new connections, finish what is in flight. */
 void worker_stop(struct worker *w);
@@ -231,98 +332,23 @@ void gd_counters_sum(struct gd *gd, struct gd_counters *out);
 
 /* ---- connections and their output (worker.c) ---- */
 
-/* What a command in progress holds (memcache.c). */
-enum mc_job { JOB_NONE = 0, JOB_SWALLOW, JOB_VALUE, JOB_GET };
-
-struct mc_state {
-	enum mc_job job;
-	struct mc_req req;	/* the command; its pointers are into line */
-	char *line;		/* a copy of the command line (malloc) */
-	size_t line_cap;
-	/* JOB_SWALLOW and JOB_VALUE: bytes of the data block still to come,
-	 * its "\r\n" included */
-	uint64_t left;
-	bool bad_chunk;		/* the block did not end with "\r\n" */
-	uint8_t crlf[2];
-	/* JOB_VALUE, streamed: the writer, and for append/prepend the old
-	 * version copied before (append) or after (prepend) the new bytes */
-	struct gs_writer *wr;
-	struct gs_reader *old;
-	int err;		/* first store error of the put */
-	/* JOB_GET: the keys not yet answered, and the value being sent */
-	const char *kpos, *kend;
-	struct gs_reader *r;
-	const char *rkey;	/* its key, for meta k */
-	size_t rklen;
-	bool mg;		/* a meta get: one key, no END */
-};
-
-/* An HTTP connection's request in progress (http.c). */
-enum http_phase {
-	HP_HEAD = 0,	/* between requests: parse the next head */
-	HP_BODY,	/* a PUT body flowing into a store writer */
-	HP_SEND,	/* a response body flowing out of a reader */
-	HP_FETCH,	/* waiting for the mirror's fetcher */
-	HP_FWD_BODY,	/* a body being buffered to forward to the origin */
-};
-
-struct http_saved;
-
-struct http_state {
-	enum http_phase phase;
-	bool keep_alive;	/* this request's */
-	bool http10;		/* an HTTP/1.0 request */
-	bool head_only;		/* HEAD: no body goes out */
-	const char *head;	/* while a request starts: its head in rbuf */
-	size_t head_len;
-	int64_t head_since;	/* monotonic s: a partial head began */
-	/* HP_BODY */
-	struct gs_writer *wr;
-	uint64_t left;		/* Content-Length bytes still to come */
-	uint64_t total;		/* body bytes taken so far */
-	bool chunked;		/* the body is chunked: decoded by ch */
-	struct http_chunked ch;
-	int err;		/* first store error of the body */
-	bool existed;		/* the key existed: 204, else 201 */
-	/* HP_SEND */
-	struct gs_reader *r;
-	struct http_range ranges[HTTP_RANGES_MAX];
-	unsigned nranges, cur;	/* 0 ranges: the whole object */
-	bool multipart;
-	bool range_started;	/* gs_reader_range() done for ranges[cur] */
-	bool chunked_out;	/* size unknown (a fill): chunked encoding */
-	bool crlf_due;		/* a chunk's CRLF follows the zero-copy one */
-	bool sent_body;		/* a zero-copy chunk went out already */
-	const uint8_t *rest;	/* a split first chunk's second part */
-	size_t rest_len;
-	uint64_t size;		/* the object's, for part headers */
-	uint64_t boundary;
-	char ctype[HTTP_ATTR_CTYPE_MAX + 1];
-	/* HP_FETCH, HP_FWD_BODY */
-	struct fetch_waiter fw;
-	bool fw_pending;	/* given to the fetcher, result not taken */
-	bool fw_ready;		/* the result is in fw */
-	bool fw_revalidate;	/* the fetch revalidates a stale copy */
-	struct http_saved *saved;	/* the request, kept across the fetch */
-	struct conn *mnext;	/* in the worker's mailbox */
-	char *fwd;		/* HP_FWD_BODY: the body (malloc) */
-	size_t fwd_cap;
-};
-
+/*
+ * A connection: what every protocol has.  The protocol's own state
+ * follows it in the same allocation (proto_ops.conn_size).
+ */
 struct conn {
 	struct worker *w;
+	const struct proto_ops *ops;	/* its protocol's: c->proto->ops */
+	const struct gd_proto *proto;
 	int fd;
-	bool http;			/* an HTTP connection, else memcache */
 	bool loopback;			/* the peer is on a loopback address */
 	bool from_proxy;		/* the peer is --trusted-proxy */
-	bool authed;			/* memcache: authenticated (--auth-file) */
-	bool auth_block;		/* ... its "user pass" block is due */
-	uint32_t auth_left;		/* ... that many bytes, "\r\n" included */
 	struct conn *next, *prev;	/* in w->conns */
 	struct conn *dnext;		/* in w->disk_wait */
 	struct conn *rnext;		/* in w->ready, toward its tail */
+	struct conn *mnext;		/* in w->mail */
 	bool in_disk_wait, in_ready;
-	char *rbuf;			/* GD_RBUF, or more for a long get */
+	char *rbuf;			/* GD_RBUF, or more for a long line */
 	size_t rcap, rstart, rend;	/* unparsed input: [rstart, rend) */
 	char *wbuf;
 	size_t wcap, wstart, wend;	/* unsent output: [wstart, wend) */
@@ -330,23 +356,17 @@ struct conn {
 	size_t chunk_len;
 	uint32_t events;		/* the epoll mask */
 	bool closing;			/* close once the output is out */
-	bool lingering;			/* HTTP: output shut, input drained
-					 * until EOF or linger_until */
+	bool lingering;			/* output shut, input drained until
+					 * EOF or linger_until (ops.linger) */
 	int64_t linger_until;		/* monotonic seconds */
-	bool noreply;			/* the current command's */
 	int64_t last_active;		/* monotonic seconds */
-	struct mc_state mc;
-	struct http_state h;
 };
 
-/* What mc_conn_run() needs next. */
-enum mc_run {
-	RUN_INPUT,	/* more bytes in rbuf */
-	RUN_WAIT,	/* it read the socket itself and got EAGAIN */
-	RUN_OUTPUT,	/* send what is queued, then call again */
-	RUN_DISK,	/* a store read is in flight */
-	RUN_CLOSE,	/* send what is queued, then close */
-};
+/* The protocol's state of @c's worker (proto_ops.worker_init). */
+static inline void *conn_pstate(const struct conn *c)
+{
+	return c->w->pstate[c->proto->id];
+}
 
 /*
  * Parse a bare IP address (@len bytes, not NUL terminated): IPv4, IPv6,
@@ -370,8 +390,17 @@ __attribute__((format(printf, 2, 3))) void conn_printf(struct conn *c,
  * 0 when the socket has nothing now, -1 at EOF or on an error.
  */
 ssize_t conn_take(struct conn *c, uint64_t want, const uint8_t **p);
-/* A one-line reply with "\r\n", unless the request said noreply. */
-void conn_reply(struct conn *c, const char *line);
+/*
+ * From any thread: hand @c to its worker, which calls ops->posted(@c)
+ * on its own thread and drives it (it waits as for a store read: its
+ * run() returned RUN_DISK).  At most one post of a connection at a time.
+ */
+void conn_post(struct conn *c);
+/*
+ * On @c's worker: take @c's post back out of the mailbox before the
+ * connection goes.  True: it was there; false: not (yet).
+ */
+bool conn_unpost(struct conn *c);
 
 /* Monotonic seconds: activity, timeouts. */
 int64_t gd_mono_sec(void);
@@ -387,36 +416,6 @@ int gd_reader_open(struct worker *w, const char *key, size_t klen, int flags,
 int gd_reader_attach(struct worker *w, struct gs_reader *r);
 /* Wait out a reader's reads in flight on @w's ring, then close it. */
 void gd_reader_close(struct worker *w, struct gs_reader *r);
-
-/* ---- memcache commands (memcache.c) ---- */
-
-/*
- * Take what the connection's read buffer holds: parse and execute
- * commands until more input, output room or a store read is needed.
- */
-enum mc_run mc_conn_run(struct conn *c);
-/* Free what a connection's command holds (readers, writers). */
-void mc_conn_release(struct conn *c);
-/*
- * flush_all: delete every object last written at or before @before_ns
- * (CLOCK_REALTIME).  Returns the count deleted.
- */
-uint64_t mc_flush(struct gd *gd, int64_t before_ns);
-/* True when the connection is between commands with nothing pending. */
-bool mc_conn_idle(const struct conn *c);
-
-/* ---- HTTP (http.c) ---- */
-
-/* As mc_conn_run(), for an HTTP connection. */
-enum mc_run http_conn_run(struct conn *c);
-void http_conn_release(struct conn *c);
-bool http_conn_idle(const struct conn *c);
-/* The fetcher's done(): hands @fw to its connection's worker. */
-void http_fetch_done(struct fetch_waiter *fw);
-/* A worker's mailbox: drive the connections whose fetch finished. */
-void http_mail_run(struct worker *w);
-/* A head not in within --http-timeout: 408 and close.  True: closed. */
-bool http_conn_expired(struct conn *c, int64_t now);
 
 /* ---- stats (stats.c) ---- */
 
@@ -435,22 +434,5 @@ __attribute__((format(printf, 2, 3))) void gd_buf_printf(struct gd_buf *b,
 /* The counters of "stats" (and tiers) as JSON, or in Prometheus text. */
 void gd_stats_json(struct gd *gd, struct gd_buf *b);
 void gd_stats_prom(struct gd *gd, struct gd_buf *b);
-
-/* ---- meta marks (metatab.c) ---- */
-
-struct metatab *metatab_new(void);
-void metatab_free(struct metatab *t);
-/*
- * The marks of @key at version @cas: bits GD_MARK_*.  A mark belongs to
- * one version: a new version has none.
- */
-#define GD_MARK_STALE 1u	/* md I: stale, serve with X */
-#define GD_MARK_WON 2u		/* a client was given W for it */
-unsigned metatab_get(struct metatab *t, const void *key, size_t klen,
-		     uint64_t cas);
-/* Set @bits on @key at @cas; returns the bits before. */
-unsigned metatab_set(struct metatab *t, const void *key, size_t klen,
-		     uint64_t cas, unsigned bits);
-void metatab_clear(struct metatab *t, const void *key, size_t klen);
 
 #endif

@@ -27,6 +27,8 @@
 #include <ini.h>
 
 #include "goblind.h"
+#include "http.h"
+#include "memcache.h"
 #include "../fs/goblinfs.h"
 #include "../store/prog.h"
 
@@ -163,6 +165,8 @@ static int bool_arg(const char *val)
 /*
  * Set option @name (no dashes) to @val (NULL for a flag on the command
  * line).  Returns NULL, or what is wrong.  @val must outlive the daemon.
+ * One branch per option, each two or three lines: longer than ~100 lines
+ * as a whole, but a table would need a parser per option all the same.
  */
 static const char *set_option(const char *name, const char *val, bool conf)
 {
@@ -456,6 +460,7 @@ static int listen_on(const char *addr, unsigned port, const char *opt,
 /* ---- --mount: the filesystem of fs/ on a thread of its own ---- */
 
 static struct gfs *fs;
+static int *mc_fds, *http_fds;	/* the listeners: one socket per worker */
 static pthread_t fs_thread;
 
 static void wake_handler(int sig)
@@ -526,6 +531,59 @@ static void mount_stop(void)
 	gfs_unmount(fs);
 	gfs_free(fs);
 	fs = NULL;
+}
+
+/* ---- protocols and their listeners ---- */
+
+/*
+ * Every protocol is registered, served or not: its id is its slot in
+ * proto_conns[] (stats: 0 memcache, 1 HTTP).  A listener is added for
+ * each one served.  A listening socket per worker (SO_REUSEPORT): the
+ * kernel spreads new connections over them evenly, where one shared
+ * socket gave most of them to whichever worker happened to be waiting.
+ * The first socket settles port 0 for the others.
+ */
+static void protocols_listen(void)
+{
+	struct gd_proto *mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
+	struct gd_proto *http = gd_proto_add(&gd, &http_ops,
+					     gd.set.http_max_conns);
+
+	if (!mc || !http)
+		die("too many protocols");
+	if (!(mc_fds = malloc(gd.nworkers * sizeof(int))) ||
+	    !(http_fds = malloc(gd.nworkers * sizeof(int))))
+		die("out of memory");
+	for (unsigned i = 0; i < gd.nworkers; i++) {
+		mc_fds[i] = http_fds[i] = -1;
+		if (gd.set.memcache)
+			mc_fds[i] = listen_on(gd.set.listen, gd.set.port,
+					      "memcache-port", gd.listen_name,
+					      sizeof(gd.listen_name),
+					      &gd.set.port);
+		if (gd.set.http)
+			http_fds[i] = listen_on(gd.set.listen,
+						gd.set.http_port, "http-port",
+						gd.http_name,
+						sizeof(gd.http_name),
+						&gd.set.http_port);
+	}
+	if (gd.set.memcache && gd_listener_add(&gd, mc, mc_fds) < 0)
+		die("too many listeners");
+	if (gd.set.http && gd_listener_add(&gd, http, http_fds) < 0)
+		die("too many listeners");
+}
+
+static void protocols_close(void)
+{
+	for (unsigned i = 0; i < gd.nworkers; i++) {
+		if (mc_fds[i] >= 0)
+			close(mc_fds[i]);
+		if (http_fds[i] >= 0)
+			close(http_fds[i]);
+	}
+	free(mc_fds);
+	free(http_fds);
 }
 
 /* ---- connection limits and the open files limit ---- */
@@ -778,32 +836,7 @@ int main(int argc, char **argv)
 		die("out of memory");
 	gd.start_time = time(NULL);
 	gd.nworkers = gd.set.cores;
-	if (!(gd.listen_fds = malloc(gd.nworkers * sizeof(int))) ||
-	    !(gd.http_fds = malloc(gd.nworkers * sizeof(int))))
-		die("out of memory");
-	/*
-	 * A listening socket per worker (SO_REUSEPORT): the kernel spreads
-	 * new connections over them evenly, where one shared socket gave
-	 * most of them to whichever worker happened to be waiting.  The
-	 * first socket settles port 0 for the others.
-	 */
-	for (unsigned i = 0; i < gd.nworkers; i++) {
-		gd.listen_fds[i] = gd.http_fds[i] = -1;
-		if (gd.set.memcache)
-			gd.listen_fds[i] = listen_on(gd.set.listen,
-						     gd.set.port,
-						     "memcache-port",
-						     gd.listen_name,
-						     sizeof(gd.listen_name),
-						     &gd.set.port);
-		if (gd.set.http)
-			gd.http_fds[i] = listen_on(gd.set.listen,
-						   gd.set.http_port,
-						   "http-port",
-						   gd.http_name,
-						   sizeof(gd.http_name),
-						   &gd.set.http_port);
-	}
+	protocols_listen();
 	if (gd.set.mirror) {
 		struct fetch_opts fo = {
 			.origin = gd.set.mirror,
@@ -849,14 +882,7 @@ int main(int argc, char **argv)
 		worker_stop(&gd.workers[i]);
 	for (unsigned i = 0; i < gd.nworkers; i++)
 		worker_join(&gd.workers[i]);
-	for (unsigned i = 0; i < gd.nworkers; i++) {
-		if (gd.listen_fds[i] >= 0)
-			close(gd.listen_fds[i]);
-		if (gd.http_fds[i] >= 0)
-			close(gd.http_fds[i]);
-	}
-	free(gd.listen_fds);
-	free(gd.http_fds);
+	protocols_close();
 	close(gd.spare_fd);
 	pthread_rwlock_destroy(&gd.accept_lock);
 	if (gd.fetcher)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "goblind.h"
+#include "memcache.h"
 
 #define METATAB_BUCKETS 4096
 #define METATAB_MAX 65536	/* marks kept at once */

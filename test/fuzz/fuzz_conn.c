@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target for the connection state machines of goblind: the real
- * memcache.c and http.c, driven by the real worker loop of worker.c
+ * memcache and HTTP protocols (memcache.c, http.c and their rooms, behind
+ * their proto_ops), driven by the real worker loop of worker.c
  * (poll_events, run_ready, conn_drive), on a real store in a temp dir.
  * The sockets are fake: each client is one end of a socketpair whose other
  * end is handed to conn_new() as if accepted; the loop never learns.
  *
  * worker.c is compiled into this file (#include) rather than linked:
- * its loop functions are static and a worker is started here without its
- * thread, so goblind's code needs no seam.
+ * its loop functions are static and a worker is set up here without its
+ * thread (worker_setup()), so goblind's code needs no seam for it.
  *
  * The input is a program of operations, decoded from the bytes:
  *   - up to MAX_CLIENTS connections, each memcache or HTTP, from a loopback
@@ -33,6 +34,8 @@
 #include <stdio.h>
 
 #include "../../netd/worker.c"
+#include "../../netd/http.h"
+#include "../../netd/memcache.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct gd gd;
 static struct worker wk;
-static int listen_none = -1, http_none = -1;
+static struct gd_proto *proto_mc, *proto_http;	/* no listeners */
 static char store_dir[64];
 static unsigned nonce;
 
@@ -148,7 +151,7 @@ static void client_new(bool http, bool loopback, bool small_buf, bool oracle)
 		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	}
 	atomic_fetch_add(&gd.curr_conns, 1);	/* as accept_all() does */
-	conn_new(&wk, sv[0], http);
+	conn_new(&wk, sv[0], http ? proto_http : proto_mc);
 	/* conn_new() puts the new connection first; an AF_UNIX peer counts
 	 * as loopback, so here the fuzzer says which it is */
 	CHECK(wk.conns && wk.conns->fd == sv[0]);
@@ -604,7 +607,6 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct epoll_event e = { .events = EPOLLIN };
 	const char *tmp = getenv("TMPDIR");
 	char why[256];
 	int ret;
@@ -642,23 +644,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	gd.start_time = time(NULL);
 	gd.nworkers = 1;
 	gd.workers = &wk;
-	gd.listen_fds = &listen_none;
-	gd.http_fds = &http_none;
+	gd.set.mc_max_conns = gd.set.http_max_conns = 1024;
+	/* the protocols as main() registers them, without listeners */
+	proto_mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
+	proto_http = gd_proto_add(&gd, &http_ops, gd.set.http_max_conns);
+	CHECK(proto_mc && proto_http);
 	/* worker_start() without its thread: this one runs the loop */
-	pthread_mutex_init(&wk.mail_lock, NULL);
-	wk.gd = &gd;
-	wk.epfd = epoll_create1(EPOLL_CLOEXEC);
-	wk.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	wk.ring_evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	wk.scratch = malloc(GD_SCRATCH);
-	CHECK(wk.epfd >= 0 && wk.evfd >= 0 && wk.ring_evfd >= 0 &&
-	      wk.scratch);
-	CHECK(io_uring_queue_init(RING_ENTRIES, &wk.ring, 0) == 0);
-	CHECK(io_uring_register_eventfd(&wk.ring, wk.ring_evfd) == 0);
-	e.data.ptr = &tag_wake;
-	CHECK(epoll_ctl(wk.epfd, EPOLL_CTL_ADD, wk.evfd, &e) == 0);
-	e.data.ptr = &tag_ring;
-	CHECK(epoll_ctl(wk.epfd, EPOLL_CTL_ADD, wk.ring_evfd, &e) == 0);
+	ret = worker_setup(&gd, &wk, 0, why, sizeof(why));
+	if (ret < 0) {
+		fprintf(stderr, "fuzz_conn: %s\n", why);
+		abort();
+	}
 	nonce = (unsigned)getpid() * 2654435761u;
 	trace = getenv("FUZZ_CONN_TRACE");
 	return 0;

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblind connection I/O, what protocols call and the worker loop drives:
+ * the output buffer and its writev (with a zero-copy chunk behind it),
+ * reading into the input buffer, bodies taken straight off the socket,
+ * and store readers on the worker's io_uring.  Also the clocks of the
+ * loop.
+ */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * goblind workers: one thread each, one epoll loop for its sockets and one
+ * io_uring for the store's reads (its completions wake the loop through
+ * an eventfd).  Connections are state machines driven by conn_drive();
+ * what their bytes mean is their protocol's, behind struct proto_ops
+ * (goblind.h): the worker calls it and knows no protocol.  Listeners
+ * carry their protocol; accepting, limits, timeouts, the lingering close
+ * and the mailbox of posts from other threads are the worker's.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "goblind.h"
+#include "worker.h"
+
+int64_t gd_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+int64_t gd_mono_sec(void)
+{
+	return gd_mono_ns() / 1000000000ll;
+}
+
+/* ---- output ---- */
+
+static bool out_grow(struct conn *c, size_t len)
+{
+	size_t need, cap;
+	char *nb;
+
+	if (c->wstart && c->wstart == c->wend)
+		c->wstart = c->wend = 0;
+	if (c->wend + len <= c->wcap)
+		return true;
+	if (c->wstart) {	/* slide the unsent bytes down first */
+		memmove(c->wbuf, c->wbuf + c->wstart, c->wend - c->wstart);
+		c->wend -= c->wstart;
+		c->wstart = 0;
+		if (c->wend + len <= c->wcap)
+			return true;
+	}
+	need = c->wend + len;
+	for (cap = c->wcap ? c->wcap : 4096; cap < need; cap *= 2)
+		;
+	nb = realloc(c->wbuf, cap);
+	if (!nb)
+		return false;
+	c->wbuf = nb;
+	c->wcap = cap;
+	return true;
+}
+
+void conn_out(struct conn *c, const void *buf, size_t len)
+{
+	if (!out_grow(c, len)) {
+		gd_log(GD_LOG_ERROR, "out of memory for a reply: closing");
+		c->closing = true;
+		return;
+	}
+	memcpy(c->wbuf + c->wend, buf, len);
+	c->wend += len;
+}
+
+void conn_printf(struct conn *c, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	conn_out(c, line, (size_t)n < sizeof(line) ? (size_t)n
+						    : sizeof(line) - 1);
+}
+
+bool conn_pending(const struct conn *c)
+{
+	return c->wend > c->wstart || c->chunk_len;
+}
+
+/* Write what is queued: wbuf, then the zero-copy chunk.  0 or -1. */
+int conn_flush(struct conn *c)
+{
+	while (conn_pending(c)) {
+		struct iovec iov[2];
+		int n = 0;
+		ssize_t got;
+		size_t wl = c->wend - c->wstart;
+
+		if (wl)
+			iov[n++] = (struct iovec){ c->wbuf + c->wstart, wl };
+		if (c->chunk_len)
+			iov[n++] = (struct iovec){ (void *)c->chunk,
+						   c->chunk_len };
+		got = writev(c->fd, iov, n);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -1;
+		}
+		CNT_ADD(c->w, bytes_written, (uint64_t)got);
+		if ((size_t)got >= wl) {
+			c->wstart = c->wend = 0;
+			got -= (ssize_t)wl;
+			if (got) {	/* no pointer arithmetic on a NULL chunk */
+				c->chunk += got;
+				c->chunk_len -= (size_t)got;
+				if (!c->chunk_len)
+					c->chunk = NULL;
+			}
+		} else {
+			c->wstart += (size_t)got;
+		}
+	}
+	return 0;
+}
+
+/* ---- store readers on the worker's ring ---- */
+
+void gd_worker_wake_disk(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->ring_evfd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: a wake-up is pending anyway */
+	}
+}
+
+/* A fill advanced: the worker's loop tries its waiting connections. */
+static void fill_notify(void *arg)
+{
+	gd_worker_wake_disk(arg);
+}
+
+int gd_reader_attach(struct worker *w, struct gs_reader *r)
+{
+	return gs_reader_attach(r, &w->ring, fill_notify, w);
+}
+
+int gd_reader_open(struct worker *w, const char *key, size_t klen, int flags,
+		   struct gs_reader **out)
+{
+	int ret = gs_get_open(w->gd->s, key, klen, flags, out);
+
+	if (ret < 0)
+		return ret;
+	ret = gd_reader_attach(w, *out);
+	if (ret < 0) {
+		gs_reader_close(*out);
+		return ret;
+	}
+	return 0;
+}
+
+void gd_reader_close(struct worker *w, struct gs_reader *r)
+{
+	uint64_t size = gs_reader_meta(r)->size;
+
+	while (gs_reader_range(r, size, 0) == -EBUSY) {
+		struct io_uring_cqe *cqe;
+
+		io_uring_submit_and_wait(&w->ring, 1);
+		while (io_uring_peek_cqe(&w->ring, &cqe) == 0) {
+			gs_handle_cqe(cqe);
+			io_uring_cqe_seen(&w->ring, cqe);
+		}
+	}
+	gs_reader_close(r);
+}
+
+/* ---- reading ---- */
+
+/* Read into rbuf.  1: got bytes, 0: EAGAIN, -1: EOF or error. */
+int conn_read(struct conn *c)
+{
+	ssize_t n;
+
+	if (c->rstart == c->rend) {
+		c->rstart = c->rend = 0;
+	} else if (c->rend == c->rcap && c->rstart) {
+		memmove(c->rbuf, c->rbuf + c->rstart, c->rend - c->rstart);
+		c->rend -= c->rstart;
+		c->rstart = 0;
+	}
+	if (c->rend == c->rcap) {
+		/* a long line (a multi-get): the protocol's parser bounds it */
+		size_t cap = c->rcap * 2;
+		char *nb;
+
+		if (cap > GD_GET_LINE_MAX + GD_RBUF ||
+		    !(nb = realloc(c->rbuf, cap)))
+			return -1;
+		c->rbuf = nb;
+		c->rcap = cap;
+	}
+	do {
+		n = read(c->fd, c->rbuf + c->rend, c->rcap - c->rend);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	if (n == 0)
+		return -1;
+	c->rend += (size_t)n;
+	CNT_ADD(c->w, bytes_read, (uint64_t)n);
+	return 1;
+}
+
+ssize_t conn_take(struct conn *c, uint64_t want, const uint8_t **p)
+{
+	size_t avail = c->rend - c->rstart;
+	ssize_t got;
+
+	if (avail) {
+		got = (ssize_t)(avail < want ? avail : (size_t)want);
+		*p = (uint8_t *)c->rbuf + c->rstart;
+		c->rstart += (size_t)got;
+		return got;
+	}
+	do {
+		got = read(c->fd, c->w->scratch,
+			   want < GD_SCRATCH ? (size_t)want : GD_SCRATCH);
+	} while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	if (got == 0)
+		return -1;
+	CNT_ADD(c->w, bytes_read, (uint64_t)got);
+	*p = c->w->scratch;
+	return got;
+}

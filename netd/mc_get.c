@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memcache retrieval: get, gets, gat and gats.  The header and the RAM
+ * head go out at once, the tail as its reads complete; small chunks are
+ * copied behind the header, big ones sent zero-copy from the store's
+ * buffers.  mg streams its value with mc_stream_value() too.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memcache.h"
+
+/* A big line buffer goes back after a long multi-get. */
+static void shrink_line(struct mc_state *m)
+{
+	if (m->line_cap > 4096) {
+		free(m->line);
+		m->line = NULL;
+		m->line_cap = 0;
+	}
+}
+
+/*
+ * Send the value of m->r: small chunks are copied behind the header,
+ * big ones go out zero-copy from the store's buffers (the head from its
+ * RAM slot).  Returns RUN_INPUT when the value and its "\r\n" are queued
+ * (the reader is closed), or what the connection must wait for.
+ */
+enum conn_run mc_stream_value(struct conn *c)
+{
+	struct mc_state *m = mc_of(c);
+
+	for (;;) {
+		struct gs_chunk ch;
+		int ret;
+
+		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
+			return RUN_OUTPUT;
+		ret = gs_reader_poll(m->r, &ch);
+		if (ret == 1) {
+			if (ch.len <= GD_COPY_MAX) {
+				conn_out(c, ch.data, ch.len);
+				continue;
+			}
+			c->chunk = ch.data;
+			c->chunk_len = ch.len;
+			return RUN_OUTPUT;
+		}
+		if (ret == -EAGAIN)
+			return RUN_DISK;
+		gd_reader_close(c->w, m->r);
+		m->r = NULL;
+		if (ret < 0) {
+			/* the header promised bytes we cannot send */
+			gd_log(GD_LOG_WARN, "read of a value failed: %s; "
+			       "closing the connection", gs_strerror(ret));
+			return RUN_CLOSE;
+		}
+		OUT(c, "\r\n");
+		return RUN_INPUT;
+	}
+}
+
+/* ---- retrieval: get gets gat gats ---- */
+
+static void header_value(struct conn *c, const char *key, size_t klen,
+			 const struct gs_meta *mt, bool with_cas)
+{
+	OUT(c, "VALUE ");
+	conn_out(c, key, klen);
+	if (with_cas)
+		conn_printf(c, " %" PRIu32 " %" PRIu64 " %" PRIu64 "\r\n",
+			    mt->flags, mt->size, mt->cas);
+	else
+		conn_printf(c, " %" PRIu32 " %" PRIu64 "\r\n", mt->flags,
+			    mt->size);
+}
+
+/* The next keys of a get, until the end, a value to stream or a full wbuf. */
+enum conn_run mc_get_run(struct conn *c)
+{
+	struct mc_state *m = mc_of(c);
+	struct worker *w = c->w;
+	bool touch = m->req.cmd == MC_GAT || m->req.cmd == MC_GATS;
+	bool cas = m->req.cmd == MC_GETS || m->req.cmd == MC_GATS;
+
+	for (;;) {
+		const char *key;
+		size_t klen;
+		int ret;
+
+		if (m->r) {
+			enum conn_run st = mc_stream_value(c);
+
+			if (st != RUN_INPUT)
+				return st;
+		}
+		if (c->wend - c->wstart > GD_WBUF_HIGH)
+			return RUN_OUTPUT;
+		if (!mc_next_key(&m->kpos, m->kend, &key, &klen)) {
+			OUT(c, "END\r\n");
+			break;
+		}
+		if (!mc_key_valid(key, klen)) {
+			OUT(c, "CLIENT_ERROR bad command line format\r\n");
+			break;
+		}
+		CNT(w, cmd_get);
+		if (touch) {
+			CNT(w, cmd_touch);
+			if (gs_touch(store_of(c), key, klen,
+				     store_exptime(m->req.exptime)) == 0)
+				CNT(w, touch_hits);
+			else
+				CNT(w, touch_misses);
+		}
+		ret = gd_reader_open(c->w, key, klen, 0, &m->r);
+		if (ret < 0) {
+			m->r = NULL;
+			CNT(w, get_misses);
+			continue;
+		}
+		CNT(w, get_hits);
+		header_value(c, key, klen, gs_reader_meta(m->r), cas);
+	}
+	m->job = JOB_NONE;
+	shrink_line(m);
+	return RUN_INPUT;
+}
