@@ -216,7 +216,7 @@ struct gd_listener {
 	int *fds;		/* one per worker (SO_REUSEPORT), or -1 */
 };
 
-/* ---- workers (worker.c) ---- */
+/* ---- the worker and the daemon ---- */
 
 /* A worker's view of a listener: its socket, and the pause under fd
  * exhaustion (see accept_all()). */
@@ -292,7 +292,7 @@ struct gd {
 						 * protocol id */
 	/*
 	 * The reserve fd (/dev/null): out of fds, it is closed to accept one
-	 * connection, refuse it and close it (worker.c).  Every accept4()
+	 * connection, refuse it and close it (accept.c).  Every accept4()
 	 * holds accept_lock for reading, the reserve's use for writing, so
 	 * no other worker's accept takes the slot it frees.
 	 */
@@ -310,6 +310,8 @@ struct gd {
 	char http_name[128];
 };
 
+/* ---- protocols and listeners (accept.c) ---- */
+
 /*
  * Register a protocol (before the workers start): its struct, or NULL
  * when GD_PROTOS_MAX are.  Its connections count in proto_conns[id].
@@ -318,6 +320,8 @@ struct gd_proto *gd_proto_add(struct gd *gd, const struct proto_ops *ops,
 			      unsigned max_conns);
 /* A listener of @p: @fds, one socket per worker; -ENOSPC when full. */
 int gd_listener_add(struct gd *gd, struct gd_proto *p, int *fds);
+
+/* ---- workers (worker.c) ---- */
 
 int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 		 size_t errlen);
@@ -330,7 +334,7 @@ void worker_join(struct worker *w);
 /* Sum every worker's counters into @out. */
 void gd_counters_sum(struct gd *gd, struct gd_counters *out);
 
-/* ---- connections and their output (worker.c) ---- */
+/* ---- connections and their I/O (conn.c; posts: worker.c) ---- */
 
 /*
  * A connection: what every protocol has.  The protocol's own state

@@ -19,7 +19,7 @@
  *
  * Calls go one way, down this list's dependencies: the loop calls every
  * room; mc_meta.c calls mc_simple.c's arithmetic; all of them call
- * mc_common.c, and worker.c for connection I/O.
+ * mc_common.c, and conn.c for connection I/O.
  */
 #ifndef GOBLIND_MEMCACHE_H
 #define GOBLIND_MEMCACHE_H
