@@ -105,11 +105,6 @@ void conn_printf(struct conn *c, const char *fmt, ...)
 						    : sizeof(line) - 1);
 }
 
-bool conn_pending(const struct conn *c)
-{
-	return c->wend > c->wstart || c->chunk_len;
-}
-
 /* Write what is queued: wbuf, then the zero-copy chunk.  0 or -1. */
 int conn_flush(struct conn *c)
 {

@@ -13,8 +13,12 @@
 
 /* Monotonic nanoseconds: the loop's turns, listener pauses. */
 int64_t gd_mono_ns(void);
-/* Output is queued: wbuf or a zero-copy chunk. */
-bool conn_pending(const struct conn *c);
+/* Output is queued: wbuf or a zero-copy chunk.  (Inline: every turn of
+ * conn_drive() asks, as when it was worker.c's static.) */
+static inline bool conn_pending(const struct conn *c)
+{
+	return c->wend > c->wstart || c->chunk_len;
+}
 /* Write what is queued: wbuf, then the zero-copy chunk.  0 or -1. */
 int conn_flush(struct conn *c);
 /* Read into rbuf.  1: got bytes, 0: EAGAIN, -1: EOF or error. */
