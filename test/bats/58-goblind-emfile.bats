@@ -101,8 +101,9 @@ soft_nofile() {
 	[ "$(kv cpu_ticks)" -lt "$(($(getconf CLK_TCK) / 10))" ]
 	[ "$(grep -c 'accept' "$LOG")" -le 4 ]
 	prlimit --pid "$GPID" --nofile=4096:
-	# the paused listeners come back within the longest pause (1 s)
-	run mc <<<$'set k 0 0 2\r\nhi\r\nget k\r\nstats\r\nquit\r'
+	# the paused listeners come back within the longest pause (1 s):
+	# wait for the reply up to the close that quit brings, not 0.5 s
+	run "$PY" "$MCCHECK" rawquit "$PORT" <<<$'set k 0 0 2\r\nhi\r\nget k\r\nstats\r\nquit\r'
 	[[ "$output" == *"STORED"*"VALUE k 0 2"*"hi"*"END"* ]]
 	local paused
 	paused=$(tr -d '\r' <<<"$output" | awk '$2 == "listen_disabled_num" { print $3 }')

@@ -3,6 +3,8 @@
 
   raw PORT              send stdin, print everything until the server
                         closes or stays quiet for 0.5 s
+  rawquit PORT          the same for input that ends in quit: wait up to
+                        10 s of silence for the server to close
   cases PORT            the exact-reply table below; exit 1 on a mismatch
   bigset PORT KEY SIZE  set SIZE pseudo-random bytes, streamed
   bigget PORT KEY SIZE  get them back and compare; prints "ttfb total"
@@ -356,6 +358,9 @@ def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     if cmd == "raw":
         sys.stdout.buffer.write(exchange(port, sys.stdin.buffer.read()))
+    elif cmd == "rawquit":
+        sys.stdout.buffer.write(exchange(port, sys.stdin.buffer.read(),
+                                         done=lambda out: False))
     elif cmd == "cases":
         sys.exit(cases(port))
     elif cmd == "bigset":
