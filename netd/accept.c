@@ -194,7 +194,7 @@ void conn_new(struct worker *w, int fd, const struct gd_proto *p)
 	peer_classify(c);
 	c->rcap = GD_RBUF;
 	c->events = e.events;
-	c->last_active = gd_mono_sec();
+	c->last_active = gs_mono_sec();
 	e.data.ptr = c;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &e) < 0) {
 		gd_log(GD_LOG_ERROR, "epoll_ctl: %s", strerror(errno));
@@ -239,7 +239,7 @@ static void conn_refuse(struct worker *w, int fd, const struct proto_ops *ops)
 /* One warning per ACCEPT_LOG_SECS, with the count of what it stands for. */
 static void accept_log(struct worker *w, int err)
 {
-	int64_t now = gd_mono_sec();
+	int64_t now = gs_mono_sec();
 
 	w->accept_quiet++;
 	if (w->accept_logged && now - w->accept_log_at < ACCEPT_LOG_SECS)
@@ -261,7 +261,7 @@ static void listener_pause(struct worker *w, struct wlistener *wl)
 	unsigned ms = wl->backoff_ms ? wl->backoff_ms : PAUSE_MIN_MS;
 
 	epoll_ctl(w->epfd, EPOLL_CTL_MOD, wl->fd, &e);
-	wl->paused_until = gd_mono_ns() + (int64_t)ms * 1000000;
+	wl->paused_until = gs_mono_ns() + (int64_t)ms * 1000000;
 	wl->backoff_ms = ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : ms * 2;
 	CNT(w, listen_disabled_num);
 }
@@ -270,7 +270,7 @@ static void listener_pause(struct worker *w, struct wlistener *wl)
  * next one is due, or -1 when none is paused. */
 int listeners_resume(struct worker *w)
 {
-	int64_t now = gd_mono_ns(), next = -1;
+	int64_t now = gs_mono_ns(), next = -1;
 
 	for (unsigned i = 0; i < w->nlis; i++) {
 		struct wlistener *wl = &w->lis[i];

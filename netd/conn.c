@@ -37,19 +37,6 @@
 #include "goblind.h"
 #include "worker.h"
 
-int64_t gd_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-int64_t gd_mono_sec(void)
-{
-	return gd_mono_ns() / 1000000000ll;
-}
-
 /* ---- output ---- */
 
 static bool out_grow(struct conn *c, size_t len)

@@ -19,6 +19,7 @@
 
 #include <liburing.h>
 
+#include "../store/clock.h"
 #include "../store/goblin.h"
 
 #define GD_NAME "goblind"
@@ -406,8 +407,6 @@ void conn_post(struct conn *c);
  */
 bool conn_unpost(struct conn *c);
 
-/* Monotonic seconds: activity, timeouts. */
-int64_t gd_mono_sec(void);
 /*
  * Wake @w's loop as a completion on its ring does (any thread): it reaps
  * the ring, takes its mailbox and drives the connections waiting on either.

@@ -149,7 +149,7 @@ static int head_run(struct conn *c)
 	switch (http_parse_head(buf, len, q, &used)) {
 	case HTTP_PARSE_MORE:
 		if (!h->head_since)
-			h->head_since = gd_mono_sec();
+			h->head_since = gs_mono_sec();
 		return RUN_INPUT;
 	case HTTP_PARSE_BAD:
 		CNT(w, http_bad_requests);

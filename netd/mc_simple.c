@@ -187,7 +187,6 @@ uint64_t mc_flush(struct gd *gd, int64_t before_ns)
 void mc_cmd_flush_all(struct conn *c, const struct mc_req *q)
 {
 	struct gd *gd = c->w->gd;
-	struct timespec ts;
 
 	CNT(c->w, cmd_flush);
 	if (q->has_num && q->num > 0) {
@@ -195,9 +194,8 @@ void mc_cmd_flush_all(struct conn *c, const struct mc_req *q)
 
 		atomic_store(&gd->flush_at, at > 0 ? at : now_sec());
 	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
 		atomic_store(&gd->flush_at, 0);
-		mc_flush(gd, (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+		mc_flush(gd, gs_real_ns());
 	}
 	mc_reply(c, "OK");
 }

@@ -161,7 +161,7 @@ static bool conn_linger(struct conn *c)
 	c->ops->release(c);
 	shutdown(c->fd, SHUT_WR);
 	c->lingering = true;
-	c->linger_until = gd_mono_sec() + LINGER_SECS;
+	c->linger_until = gs_mono_sec() + LINGER_SECS;
 	c->rstart = c->rend = 0;
 	conn_events(c, EPOLLIN | EPOLLRDHUP);
 	return true;
@@ -195,7 +195,7 @@ static void conn_drive(struct conn *c)
 			goto close;
 		return;
 	}
-	c->last_active = gd_mono_sec();
+	c->last_active = gs_mono_sec();
 	for (int round = 0, chunks = 0; round < DRIVE_ROUNDS; round++) {
 		enum conn_run st;
 		int ret;
@@ -392,7 +392,7 @@ static void begin_stop(struct worker *w)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lis[i].fd, NULL);
 	for (c = w->conns; c; c = next) {	/* idle ones go now */
 		next = c->next;
-		c->last_active = gd_mono_sec();
+		c->last_active = gs_mono_sec();
 		if (conn_idle(c) && !conn_pending(c) &&
 		    c->rstart == c->rend)
 			conn_close(c);
@@ -417,7 +417,7 @@ static int poll_events(struct worker *w, int timeout)
 	if (io_uring_sq_ready(&w->ring))
 		io_uring_submit(&w->ring);
 	n = epoll_wait(w->epfd, ev, MAX_EVENTS, timeout);
-	w->polled_ns = gd_mono_ns();
+	w->polled_ns = gs_mono_ns();
 	if (n < 0) {
 		if (errno == EINTR)
 			return 0;
@@ -463,7 +463,7 @@ static int run_ready(struct worker *w)
 	for (unsigned n = w->nready; n; n--) {
 		struct conn *c;
 
-		if (gd_mono_ns() - w->polled_ns >= HEAD_POLL_NS &&
+		if (gs_mono_ns() - w->polled_ns >= HEAD_POLL_NS &&
 		    poll_events(w, 0) < 0)
 			return -1;
 		if (!(c = ready_pop(w)))
@@ -476,7 +476,7 @@ static int run_ready(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	int64_t last_sweep = gd_mono_sec();
+	int64_t last_sweep = gs_mono_sec();
 
 	while (!w->stopping || w->conns) {
 		int paused = listeners_resume(w);
@@ -485,8 +485,8 @@ static void *worker_main(void *arg)
 
 		if (poll_events(w, timeout) < 0 || run_ready(w) < 0)
 			break;
-		if (gd_mono_sec() != last_sweep) {
-			last_sweep = gd_mono_sec();
+		if (gs_mono_sec() != last_sweep) {
+			last_sweep = gs_mono_sec();
 			idle_sweep(w, last_sweep);
 		}
 	}

@@ -11,8 +11,6 @@
 
 /* ---- conn.c ---- */
 
-/* Monotonic nanoseconds: the loop's turns, listener pauses. */
-int64_t gd_mono_ns(void);
 /* Output is queued: wbuf or a zero-copy chunk.  (Inline: every turn of
  * conn_drive() asks, as when it was worker.c's static.) */
 static inline bool conn_pending(const struct conn *c)

@@ -28,6 +28,12 @@ static inline int64_t gs_mono_ns(void)
 	return gs_clock_ns(CLOCK_MONOTONIC);
 }
 
+/* Monotonic whole seconds: activity and idle timeouts. */
+static inline int64_t gs_mono_sec(void)
+{
+	return gs_mono_ns() / GS_NS_PER_SEC;
+}
+
 /* Nanoseconds since the epoch. */
 static inline int64_t gs_real_ns(void)
 {
