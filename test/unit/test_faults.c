@@ -83,14 +83,6 @@ static void key_of(int k, char *key)
 	snprintf(key, 16, "k%02d", k);
 }
 
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* ---- the model ---- */
 
 static void m_set(struct model *m, int k, struct ver v)
@@ -426,12 +418,12 @@ static void run_step(int step, bool evict)
 	r.buf = malloc(4 * MiB);
 	assert_non_null(r.buf);
 	for (int cls = 0; cls < FC_NCLASSES; cls++) {
-		uint64_t t0 = now(), fired = 0, seen = 0;
+		uint64_t t0 = (uint64_t)gs_mono_ns(), fired = 0, seen = 0;
 		int seeds = 0;
 
 		r.cls = cls;
 		r.ops_failed = 0;
-		while (seeds < 3 || (now() - t0 < BUDGET_NS && seeds < 64)) {
+		while (seeds < 3 || ((uint64_t)gs_mono_ns() - t0 < BUDGET_NS && seeds < 64)) {
 			r.seed = 0x5eed0000ull + (uint64_t)step * 1000 +
 				 (uint64_t)cls * 100 + (uint64_t)seeds;
 			fired += run_case(&r);

@@ -50,10 +50,7 @@ static void gen(uint64_t seed, uint8_t *buf, uint64_t len)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)gs_mono_ns() / 1000000;
 }
 
 /*
