@@ -43,6 +43,9 @@ endif
 B = build
 STORE_SRC = $(wildcard store/*.c)
 STORE_OBJ = $(STORE_SRC:%.c=$(B)/%.o)
+# libgoblin-origin: the HTTP origin client both mirrors link (libcurl)
+ORIGIN_SRC = $(wildcard store/origin/*.c)
+ORIGIN_OBJ = $(ORIGIN_SRC:%.c=$(B)/%.o)
 CLI_SRC = $(wildcard cli/*.c)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
 FS_SRC = $(wildcard fs/*.c)
@@ -63,7 +66,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 # The programs; `make` also builds the test and benchmark drivers but the
 # RocksDB comparison, which needs librocksdb (deps-bench) and only `make bench`
 # builds.
-PROGRAMS = $(B)/libgoblin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind
+PROGRAMS = $(B)/libgoblin.a $(B)/libgoblin-origin.a $(B)/goblinctl $(B)/goblinfs $(B)/goblind
 BENCH_ROCKS = $(B)/bench/vsrocks
 all: $(PROGRAMS) $(filter-out $(BENCH_ROCKS),$(BENCH_BIN))
 programs: $(PROGRAMS)
@@ -155,6 +158,9 @@ $(B)/%.o: %.c $(FLAGS_STAMP)
 $(B)/libgoblin.a: $(STORE_OBJ)
 	$(QAR)rm -f $@ && ar rcs $@ $^
 
+$(B)/libgoblin-origin.a: $(ORIGIN_OBJ)
+	$(QAR)rm -f $@ && ar rcs $@ $^
+
 $(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS) -lm
 
@@ -162,16 +168,17 @@ $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
 
-$(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin.a
-	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
+$(B)/goblinfs: $(FS_OBJ) $(B)/libgoblin-origin.a $(B)/libgoblin.a
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(FS_OBJ) $(B)/libgoblin-origin.a \
+	    $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl
 
 $(B)/netd/%.o: netd/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QCC)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -c $< -o $@
 
-$(B)/goblind: $(NETD_OBJ) $(FS_LIB_OBJ) $(B)/libgoblin.a
+$(B)/goblind: $(NETD_OBJ) $(FS_LIB_OBJ) $(B)/libgoblin-origin.a $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(NETD_OBJ) $(FS_LIB_OBJ) \
-	    $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih -lhttp_parser
+	    $(B)/libgoblin-origin.a $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih -lhttp_parser
 
 # the memcache parser is pure: its test links it alone
 $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
@@ -186,23 +193,17 @@ $(B)/test/test_http_proto: test/unit/test_http_proto.c $(B)/netd/http_proto.o
 	    $(B)/netd/http_proto.o -lhttp_parser -lcmocka
 
 # and the HTTP semantics (dates, ranges, conditionals, caching) need nothing
-$(B)/test/test_http_sem: test/unit/test_http_sem.c $(B)/netd/http_sem.o
+SEM_TEST_OBJ = $(B)/netd/http_sem.o $(B)/store/origin/rfc9111.o $(B)/store/httpdate.o
+$(B)/test/test_http_sem: test/unit/test_http_sem.c $(SEM_TEST_OBJ)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
-	    $(B)/netd/http_sem.o -lcmocka
-
-# the HTTP attribute record: pure
-$(B)/test/test_http_attr: test/unit/test_http_attr.c $(B)/netd/http_attr.o
-	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
-	    $(B)/netd/http_attr.o -lcmocka
+	    $(SEM_TEST_OBJ) -lcmocka
 
 # the origin fetcher against a store and an origin inside the test
-FETCH_TEST_OBJ = $(B)/netd/fetch.o $(B)/netd/http_attr.o $(B)/netd/http_sem.o
-$(B)/test/test_fetch: test/unit/test_fetch.c $(FETCH_TEST_OBJ) $(B)/libgoblin.a
+$(B)/test/test_fetch: test/unit/test_fetch.c $(B)/libgoblin-origin.a $(B)/libgoblin.a
 	@mkdir -p $(dir $@)
-	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd -iquote store $(FINAL_LDFLAGS) -o $@ $< \
-	    $(FETCH_TEST_OBJ) $(B)/libgoblin.a $(LIBS) -lcurl -lcmocka -lm
+	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store -iquote store/origin $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/libgoblin-origin.a $(B)/libgoblin.a $(LIBS) -lcurl -lcmocka -lm
 
 # goblinctl's memcache client parsers are pure too
 $(B)/test/test_mc_client: test/unit/test_mc_client.c $(B)/cli/mc_client.o
@@ -287,24 +288,28 @@ $(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/ht
 	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/http_proto.c -lhttp_parser
 
-$(B)/fuzz/fuzz_http_sem: test/fuzz/fuzz_http_sem.c netd/http_sem.c netd/http_sem.h
+FUZZ_SEM_SRC = netd/http_sem.c store/origin/rfc9111.c store/httpdate.c
+$(B)/fuzz/fuzz_http_sem: test/fuzz/fuzz_http_sem.c $(FUZZ_SEM_SRC) netd/http_sem.h \
+		store/origin/origin.h
 	@mkdir -p $(dir $@)
 	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
-	    -o $@ $< netd/http_sem.c
+	    -o $@ $< $(FUZZ_SEM_SRC)
 
-$(B)/fuzz/fuzz_http_attr: test/fuzz/fuzz_http_attr.c netd/http_attr.c netd/http_attr.h
+# the attribute record's codec (store/attr.c): pure
+$(B)/fuzz/fuzz_http_attr: test/fuzz/fuzz_http_attr.c store/attr.c store/httpdate.c store/goblin.h
 	@mkdir -p $(dir $@)
-	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
-	    -o $@ $< netd/http_attr.c
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -iquote store \
+	    -o $@ $< store/attr.c store/httpdate.c
 
 # the connection state machines: netd less main.c (worker.c is #included
 # by the target, which runs its loop) over socketpairs, on a real store
 FUZZ_CONN_SRC = $(filter-out netd/main.c netd/worker.c,$(NETD_SRC))
 $(B)/fuzz/fuzz_conn: test/fuzz/fuzz_conn.c $(FUZZ_CONN_SRC) netd/worker.c \
-		$(wildcard netd/*.h) $(STORE_SRC) $(wildcard store/*.h)
+		$(wildcard netd/*.h) $(STORE_SRC) $(wildcard store/*.h) \
+		$(ORIGIN_SRC) $(wildcard store/origin/*.h)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
-	    -iquote store -o $@ $< $(FUZZ_CONN_SRC) $(STORE_SRC) $(LIBS) \
+	    -iquote store -o $@ $< $(FUZZ_CONN_SRC) $(STORE_SRC) $(ORIGIN_SRC) $(LIBS) \
 	    -lcurl -lhttp_parser
 
 # make fuzz-long: every target for FUZZ_TIME seconds, FUZZ_JOBS at once,
@@ -378,5 +383,5 @@ clean:
 FORCE:
 .PHONY: all programs deps deps-build deps-run deps-test deps-bench units \
 	test run bench fuzz fuzz-long install uninstall clean FORCE
--include $(STORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(NETD_OBJ:.o=.d) \
+-include $(STORE_OBJ:.o=.d) $(ORIGIN_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(NETD_OBJ:.o=.d) \
 	 $(BENCH_BIN:=.d)

@@ -39,7 +39,7 @@ static int get_start(struct conn *c, const struct http_req *q)
 {
 	struct gd *gd = c->w->gd;
 	struct gs_reader *r;
-	struct http_attr a;
+	struct gs_attr a;
 	int ret;
 
 	if (key_is(q, STATS_KEY))

@@ -28,8 +28,7 @@
 #define GOBLIND_HTTP_H
 
 #include "goblind.h"
-#include "fetch.h"
-#include "http_attr.h"
+#include "../store/origin/origin.h"
 #include "http_proto.h"
 #include "http_sem.h"
 
@@ -86,7 +85,7 @@ struct http_state {
 	size_t rest_len;
 	uint64_t size;		/* the object's, for part headers */
 	uint64_t boundary;
-	char ctype[HTTP_ATTR_CTYPE_MAX + 1];
+	char ctype[GS_ATTR_CTYPE_MAX + 1];
 	/* HP_FETCH, HP_FWD_BODY */
 	struct fetch_waiter fw;
 	bool fw_pending;	/* given to the fetcher, result not taken */
@@ -154,12 +153,12 @@ http_reply_close_extra(struct conn *c, int st, const char *extra,
 int http_request_done(struct conn *c);
 void http_saved_free(struct http_state *h);
 /* @m's HTTP attribute record; a memcache value has none: defaults. */
-void http_meta_attr(const struct gs_meta *m, struct http_attr *a);
+void http_meta_attr(const struct gs_meta *m, struct gs_attr *a);
 /* The entity tag of a stored version (0: none) and its Last-Modified. */
-size_t http_etag_of(const struct gs_meta *m, const struct http_attr *a,
+size_t http_etag_of(const struct gs_meta *m, const struct gs_attr *a,
 		    bool filling, char *out, size_t cap);
 int64_t http_last_modified_of(const struct gs_meta *m,
-			      const struct http_attr *a);
+			      const struct gs_attr *a);
 void http_validators_out(struct conn *c, const char *etag, size_t elen,
 			 int64_t lm);
 struct http_cond http_cond_of(const struct http_req *q);
@@ -168,7 +167,7 @@ struct http_cond http_cond_of(const struct http_req *q);
 
 /* Answer a GET or HEAD from the pinned version @r (ours now). */
 int http_serve(struct conn *c, const struct http_req *q,
-	       struct gs_reader *r, const struct http_attr *a,
+	       struct gs_reader *r, const struct gs_attr *a,
 	       const char *xcache);
 /* HP_SEND: the body, head first. */
 int http_send_run(struct conn *c);
@@ -189,7 +188,7 @@ int http_delete_run(struct conn *c, const struct http_req *q);
 /* ---- http_mirror.c ---- */
 
 /* Is a stored version with attributes @a fresh enough for @q? */
-bool http_fresh_enough(const struct http_req *q, const struct http_attr *a);
+bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a);
 /* A miss (@stale NULL) or a stale copy: ask the origin. */
 int http_fetch_start(struct conn *c, const struct http_req *q,
 		     const struct gs_meta *stale);

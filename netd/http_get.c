@@ -106,12 +106,12 @@ static void body_head(struct conn *c, const struct gs_meta *m)
  * mode (NULL: none).
  */
 int http_serve(struct conn *c, const struct http_req *q,
-		 struct gs_reader *r, const struct http_attr *a,
+		 struct gs_reader *r, const struct gs_attr *a,
 		 const char *xcache)
 {
 	struct http_state *h = h_of(c);
 	const struct gs_meta *m = gs_reader_meta(r);
-	char etag[HTTP_ATTR_ETAG_MAX + 48];
+	char etag[GS_ATTR_ETAG_MAX + 48];
 	bool known = m->size != GS_SIZE_UNKNOWN;
 	size_t elen;
 	int64_t lm;
@@ -180,7 +180,7 @@ int http_serve(struct conn *c, const struct http_req *q,
 
 		conn_printf(c, "Age: %" PRId64 "\r\n", age > 0 ? age : 0);
 	}
-	conn_out(c, a->extra, a->extra_len);
+	conn_out(c, a->headers, a->headers_len);
 	body_head(c, m);
 	if (h->head_only) {
 		http_send_close_reader(c);

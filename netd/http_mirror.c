@@ -29,11 +29,11 @@
  * Is a stored version with attributes @a fresh enough for request @q
  * (mirror mode)?  What was not fetched from the origin always is.
  */
-bool http_fresh_enough(const struct http_req *q, const struct http_attr *a)
+bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a)
 {
 	struct http_cc cc;
 
-	if (!(a->flags & HTTP_ATTR_ORIGIN))
+	if (!(a->flags & GS_ATTR_ORIGIN))
 		return true;
 	http_cc_init(&cc);
 	if (q->cache_control.p)
@@ -42,8 +42,8 @@ bool http_fresh_enough(const struct http_req *q, const struct http_attr *a)
 		 !strncasecmp(q->pragma.p, "no-cache", 8))
 		cc.no_cache = true;
 	return http_fresh_for(&cc, a->fresh_until, a->age_base,
-			      a->flags & HTTP_ATTR_NO_CACHE,
-			      a->flags & HTTP_ATTR_REVALIDATE, time(NULL));
+			      a->flags & GS_ATTR_NO_CACHE,
+			      a->flags & GS_ATTR_REVALIDATE, time(NULL));
 }
 
 /*
@@ -154,7 +154,7 @@ int http_fetch_run(struct conn *c)
 	struct http_state *h = h_of(c);
 	struct fetch_waiter *fw = &h->fw;
 	const struct http_req *q;
-	struct http_attr a;
+	struct gs_attr a;
 	int ret;
 
 	if (!h->fw_ready)

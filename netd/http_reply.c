@@ -160,10 +160,10 @@ http_reply_close_extra(struct conn *c, int st, const char *extra,
 /* ---- validators ---- */
 
 /* @m's HTTP attribute record; a memcache value has none: defaults. */
-void http_meta_attr(const struct gs_meta *m, struct http_attr *a)
+void http_meta_attr(const struct gs_meta *m, struct gs_attr *a)
 {
-	if (http_attr_decode(m->attr, m->attr_len, a) < 0)
-		http_attr_init(a);
+	if (gs_attr_decode(m->attr, m->attr_len, a) < 0)
+		gs_attr_init(a);
 }
 
 /*
@@ -171,7 +171,7 @@ void http_meta_attr(const struct gs_meta *m, struct http_attr *a)
  * else derived from the value's hash and size (a strong validator: the
  * same bytes, the same tag).  A fill has no hash yet: no tag.
  */
-size_t http_etag_of(const struct gs_meta *m, const struct http_attr *a,
+size_t http_etag_of(const struct gs_meta *m, const struct gs_attr *a,
 		      bool filling, char *out, size_t cap)
 {
 	int n;
@@ -188,7 +188,7 @@ size_t http_etag_of(const struct gs_meta *m, const struct http_attr *a,
 }
 
 int64_t http_last_modified_of(const struct gs_meta *m,
-				const struct http_attr *a)
+				const struct gs_attr *a)
 {
 	return a->last_modified ? a->last_modified : m->mtime_ns / 1000000000;
 }

@@ -97,7 +97,7 @@ struct current {
 	bool exists;
 	struct gs_meta m;
 	size_t elen;
-	char etag[HTTP_ATTR_ETAG_MAX + 48];
+	char etag[GS_ATTR_ETAG_MAX + 48];
 };
 
 /* Look up @q's key and evaluate @q's preconditions for a write. */
@@ -106,7 +106,7 @@ static enum http_cond_result write_cond(struct conn *c,
 					struct current *cur)
 {
 	struct http_cond cond = http_cond_of(q);
-	struct http_attr a;
+	struct gs_attr a;
 
 	cur->elen = 0;
 	cur->exists = gs_stat(c->w->gd->s, q->key, q->klen, &cur->m) == 0;
@@ -236,7 +236,7 @@ int http_put_start(struct conn *c, const struct http_req *q)
 	struct http_state *h = h_of(c);
 	struct gd *gd = c->w->gd;
 	struct gs_put_args pa = { 0 };
-	struct http_attr a;
+	struct gs_attr a;
 	struct current cur;
 	uint8_t abuf[GS_ATTR_MAX];
 	long alen;
@@ -257,14 +257,14 @@ int http_put_start(struct conn *c, const struct http_req *q)
 	if (write_cond(c, q, &cur) == HTTP_COND_FAILED)
 		return reply_close(c, 412, "precondition failed");
 	h->existed = cur.exists;
-	http_attr_init(&a);
+	gs_attr_init(&a);
 	if (q->content_type.p) {
-		if (q->content_type.len > HTTP_ATTR_CTYPE_MAX)
+		if (q->content_type.len > GS_ATTR_CTYPE_MAX)
 			return reply_close(c, 400, "Content-Type too long");
 		memcpy(a.ctype, q->content_type.p, q->content_type.len);
 		a.ctype_len = q->content_type.len;
 	}
-	alen = http_attr_encode(&a, abuf, sizeof(abuf));
+	alen = gs_attr_encode(&a, abuf, sizeof(abuf));
 	pa.size = q->has_length ? q->length : GS_SIZE_UNKNOWN;
 	pa.attr = abuf;
 	pa.attr_len = alen > 0 ? (size_t)alen : 0;

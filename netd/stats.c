@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fetch.h"
+#include "../store/origin/origin.h"
 #include "goblind.h"
 
 /* Where the stats lines go: a memcache reply, JSON or Prometheus text. */

@@ -494,4 +494,84 @@ uint64_t gs_stat_value(const struct gs_stats *st,
 
 void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 
+/* ---- the attribute record (attr.c) ---- */
+
+/*
+ * What every front-end keeps in gs_meta.attr: one record, one codec.
+ * Content type, validators (ETag, Last-Modified), freshness and the
+ * stored response header block of an object fetched from (or put over)
+ * HTTP.  A memcache object has none (attr_len 0 decodes to defaults).
+ *
+ * On disk: a version byte (GS_ATTR_VERSION), the fixed fields
+ * little-endian, then three strings each behind a 16-bit length: ETag,
+ * Content-Type, header lines.  The whole record fits in GS_ATTR_MAX, so
+ * the header block gets what the rest leaves: GS_ATTR_HEADERS_MAX with
+ * no ETag and no type, less with them (gs_attr_encode() says -EMSGSIZE).
+ * The lengths are 16-bit so a larger GS_ATTR_MAX needs no new format.
+ *
+ * Older records still decode: version 1 (goblind's, the same layout with
+ * a header block of at most 512 bytes) and the text of goblinfs --mirror
+ * before it ("Last-Modified: <HTTP-date>\r\n" lines).
+ */
+#define GS_ATTR_VERSION 2
+#define GS_ATTR_ETAG_MAX 128	/* ETag as sent, quotes (and W/) included */
+#define GS_ATTR_CTYPE_MAX 128	/* Content-Type value */
+#define GS_ATTR_FIXED 34	/* version, flags, status, 3 times, 3 lengths */
+#define GS_ATTR_HEADERS_MAX (GS_ATTR_MAX - GS_ATTR_FIXED)
+
+/* gs_attr.flags */
+#define GS_ATTR_ORIGIN 0x01	/* fetched by a mirror from its origin */
+#define GS_ATTR_REVALIDATE 0x02	/* must-revalidate/no-cache: never
+				 * served stale / always revalidated */
+#define GS_ATTR_NO_CACHE 0x04	/* stored, but revalidate on every use */
+
+struct gs_attr {
+	uint8_t flags;		/* GS_ATTR_* */
+	uint16_t status;	/* the stored response's status (200) */
+	int64_t last_modified;	/* unix seconds, 0: none (use the commit) */
+	int64_t age_base;	/* unix seconds: when the response's age was
+				 * 0 (response time - corrected initial age);
+				 * 0: not from an origin */
+	int64_t fresh_until;	/* unix seconds; 0: always fresh (stored by
+				 * PUT, or no freshness limit) */
+	size_t etag_len;	/* 0: none; the server derives one */
+	char etag[GS_ATTR_ETAG_MAX];
+	size_t ctype_len;
+	char ctype[GS_ATTR_CTYPE_MAX];
+	size_t headers_len;	/* "Name: value\r\n" lines, end-to-end
+				 * response headers passed on with it */
+	char headers[GS_ATTR_HEADERS_MAX];
+};
+
+/** Defaults: no validators, no type, status 200, always fresh. */
+void gs_attr_init(struct gs_attr *a);
+
+/**
+ * Encode @a into @buf (@cap bytes; GS_ATTR_MAX holds every record).
+ * Returns the length, -EMSGSIZE when a field is over its maximum or the
+ * record over GS_ATTR_MAX, -ENOSPC when @cap is too small.
+ */
+long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap);
+
+/**
+ * Decode @len bytes (gs_meta.attr) into @a, in any format ever written.
+ * 0 (@len 0: the defaults), or with @a reset to the defaults:
+ * -EBADMSG for bytes that are not a record (truncated, trailing bytes,
+ * a text line without its colon or CRLF), -EMSGSIZE for a field longer
+ * than it may be, -EPROTONOSUPPORT for an unknown version byte.
+ */
+int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a);
+
+/* HTTP-date (RFC 9110 sec. 5.6.7), which the record's text form holds. */
+#define GS_HTTP_DATE_LEN 29	/* "Sun, 06 Nov 1994 08:49:37 GMT" */
+
+/**
+ * Parse an HTTP-date in any of the three formats (IMF-fixdate, obsolete
+ * RFC 850, asctime).  Returns 0 and unix seconds in *@t, or -1.
+ */
+int gs_http_date_parse(const char *s, size_t len, int64_t *t);
+
+/** Format @t as IMF-fixdate into @out (GS_HTTP_DATE_LEN + 1 bytes, NUL). */
+void gs_http_date_format(int64_t t, char *out);
+
 #endif

@@ -21,8 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fetch.h"
-#include "http_attr.h"
+#include "origin.h"
 #include "goblin.h"
 #include "testdir.h"
 
@@ -436,14 +435,14 @@ static void tw_get(struct fx *x, struct tw *t, const char *key,
 static void tw_forward(struct fx *x, struct tw *t, const char *key,
 		       const struct fetch_forward *fwd, int status)
 {
-	struct http_attr a;
+	struct gs_attr a;
 
 	tw_init(t);
 	assert_int_equal(fetcher_forward(x->f, key, strlen(key), fwd, &t->fw),
 			 0);
 	tw_wait(t);
 	assert_int_equal(t->fw.kind, FETCH_PASS);
-	assert_int_equal(http_attr_decode(gs_reader_meta(t->fw.r)->attr,
+	assert_int_equal(gs_attr_decode(gs_reader_meta(t->fw.r)->attr,
 					  gs_reader_meta(t->fw.r)->attr_len,
 					  &a), 0);
 	assert_int_equal(a.status, status);
@@ -468,11 +467,11 @@ static void check_body(struct gs_reader *r, uint64_t size)
 	assert_int_equal(off, size);
 }
 
-static void reader_attr(struct gs_reader *r, struct http_attr *a)
+static void reader_attr(struct gs_reader *r, struct gs_attr *a)
 {
 	const struct gs_meta *m = gs_reader_meta(r);
 
-	assert_int_equal(http_attr_decode(m->attr, m->attr_len, a), 0);
+	assert_int_equal(gs_attr_decode(m->attr, m->attr_len, a), 0);
 }
 
 static int count_one(void *arg, const void *key, size_t klen,
@@ -519,7 +518,7 @@ static void test_miss_stored_read_while_fill(void **state)
 {
 	struct fx *x = *state;
 	uint64_t size = 1 * MiB;
-	struct http_attr a;
+	struct gs_attr a;
 	struct gs_meta m;
 	struct tw t;
 	uint8_t buf[1000];
@@ -542,14 +541,14 @@ static void test_miss_stored_read_while_fill(void **state)
 		assert_int_equal(buf[i], pat(i));
 	assert_int_equal(gs_reader_meta(t.fw.r)->size, size);
 	reader_attr(t.fw.r, &a);
-	assert_true(a.flags & HTTP_ATTR_ORIGIN);
+	assert_true(a.flags & GS_ATTR_ORIGIN);
 	assert_int_equal(a.status, 200);
 	assert_int_equal(a.etag_len, 4);
 	assert_memory_equal(a.etag, "\"v1\"", 4);
 	assert_int_equal(a.ctype_len, strlen("application/x-test"));
 	assert_true(a.fresh_until >= time(NULL) + 50);
-	assert_non_null(strstr(a.extra, "Cache-Control: max-age=60\r\n"));
-	assert_non_null(strstr(a.extra, "Content-Encoding: identity\r\n"));
+	assert_non_null(strstr(a.headers, "Cache-Control: max-age=60\r\n"));
+	assert_non_null(strstr(a.headers, "Content-Encoding: identity\r\n"));
 	assert_int_equal(gs_reader_range(t.fw.r, 0, UINT64_MAX), 0);
 	check_body(t.fw.r, size);
 	gs_reader_close(t.fw.r);
@@ -616,7 +615,7 @@ static void test_join_during_body(void **state)
 static void check_pass(struct fx *x, const char *key, int status,
 		       const char *headers, uint64_t size)
 {
-	struct http_attr a;
+	struct gs_attr a;
 	struct gs_meta m;
 	struct tw t;
 
@@ -648,7 +647,7 @@ static void test_uncacheable_passed(void **state)
 static void test_error_status_relayed(void **state)
 {
 	struct fx *x = *state;
-	struct http_attr a;
+	struct gs_attr a;
 	struct tw t;
 
 	check_pass(x, "missing", 404, "Cache-Control: max-age=60\r\n", 100);
@@ -659,7 +658,7 @@ static void test_error_status_relayed(void **state)
 	assert_int_equal(t.fw.kind, FETCH_PASS);
 	reader_attr(t.fw.r, &a);
 	assert_int_equal(a.status, 301);
-	assert_non_null(strstr(a.extra, "Location: http://elsewhere/x\r\n"));
+	assert_non_null(strstr(a.headers, "Location: http://elsewhere/x\r\n"));
 	check_body(t.fw.r, 0);
 	gs_reader_close(t.fw.r);
 	EVENTUALLY(pass_keys(x) == 0);
@@ -730,7 +729,7 @@ static void test_revalidate_304(void **state)
 	struct fx *x = *state;
 	uint64_t size = 400 * KiB;
 	struct gs_meta m, m2;
-	struct http_attr a;
+	struct gs_attr a;
 	struct tw t;
 
 	origin_set(200, "Cache-Control: max-age=0\r\nETag: \"v1\"\r\n"
@@ -740,7 +739,7 @@ static void test_revalidate_304(void **state)
 	check_body(t.fw.r, size);
 	gs_reader_close(t.fw.r);
 	EVENTUALLY(gs_stat(x->s, "r", 1, &m) == 0);
-	assert_int_equal(http_attr_decode(m.attr, m.attr_len, &a), 0);
+	assert_int_equal(gs_attr_decode(m.attr, m.attr_len, &a), 0);
 	assert_true(a.fresh_until <= time(NULL));	/* stale at once */
 
 	pthread_mutex_lock(&org.lock);
@@ -756,8 +755,8 @@ static void test_revalidate_304(void **state)
 	reader_attr(t.fw.r, &a);
 	assert_true(a.fresh_until >= time(NULL) + 90);
 	assert_int_equal(a.ctype_len, 10);
-	assert_non_null(strstr(a.extra, "Cache-Control: max-age=100\r\n"));
-	assert_null(strstr(a.extra, "max-age=0"));
+	assert_non_null(strstr(a.headers, "Cache-Control: max-age=100\r\n"));
+	assert_null(strstr(a.headers, "max-age=0"));
 	check_body(t.fw.r, size);
 	gs_reader_close(t.fw.r);
 	assert_int_equal(gs_stat(x->s, "r", 1, &m2), 0);

@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mirror's origin fetcher (goblind --mirror URL): a few threads, each
- * driving a libcurl multi handle for the keys that hash to it.  A miss becomes one origin request however many
- * clients ask for the object meanwhile; a cacheable response is admitted
+ * libgoblin-origin: the one HTTP origin client of goblind --mirror and
+ * goblinfs --mirror, and the one set of caching rules (RFC 9111 for a
+ * shared cache) both follow.  A library of its own beside libgoblin,
+ * because it needs libcurl and libgoblin touches media only; front-ends
+ * include this header and store/goblin.h, never each other.
+ *
+ * The fetcher (fetch.c, fetch_head.c, fetch_job.c): a few threads, each
+ * driving a libcurl multi handle for the keys that hash to it.  A miss
+ * becomes one origin request however many clients ask for the object
+ * meanwhile; a cacheable response is admitted
  * to the store as a fill while it arrives, and every waiting client reads
  * the fill (read-while-fill).  Uncacheable responses reach their clients
  * the same way, through a fill under a private key that is never served
  * by name and is deleted when the response is complete.
  */
-#ifndef FETCH_H
-#define FETCH_H
+#ifndef GOBLIN_ORIGIN_H
+#define GOBLIN_ORIGIN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../store/goblin.h"
+#include "../goblin.h"
 
 struct fetcher;
 
@@ -137,5 +144,100 @@ int fetcher_forward(struct fetcher *f, const char *key, size_t klen,
 bool fetcher_cancel(struct fetcher *f, struct fetch_waiter *fw);
 
 void fetcher_stats(struct fetcher *f, struct fetch_stats *out);
+
+/* ---- the shared-cache rules (RFC 9111), rfc9111.c ---- */
+
+/* Cache-Control directives of one message; -1: absent. */
+struct http_cc {
+	bool no_store, no_cache, private_, public_, must_revalidate,
+	     proxy_revalidate, immutable, only_if_cached, bad;
+	int64_t max_age, s_maxage, max_stale, min_fresh; /* seconds or -1 */
+};
+
+/**
+ * Parse a Cache-Control value (may be called once per header line; the
+ * directives add up).  Initialise with http_cc_init().  Unknown
+ * directives are ignored; a malformed delta-seconds sets @bad and is
+ * treated as 0 (stale), per RFC 9111 §1.2.2 / §4.2.1 ("invalid freshness
+ * information" is stale).  "no-cache" and "private" with field names are
+ * taken as the unqualified directive (stricter).
+ */
+void http_cc_init(struct http_cc *cc);
+void http_cc_parse(struct http_cc *cc, const char *s, size_t len);
+
+/* What the origin's response said, collected by the fetcher. */
+struct http_resp_info {
+	int status;
+	struct http_cc cc;
+	int64_t date;		/* Date, 0: absent/invalid */
+	int64_t expires;	/* Expires; -1 absent, 0 invalid (= stale) */
+	int64_t last_modified;	/* 0: absent */
+	int64_t age;		/* Age header, -1: absent */
+	bool has_set_cookie;
+	bool has_vary;		/* any Vary but none or "" */
+	bool vary_star;		/* Vary: * */
+	bool has_validator;	/* ETag or Last-Modified present */
+	bool has_pragma_no_cache;
+};
+
+void http_resp_info_init(struct http_resp_info *r);
+
+/* What the client's request said, as far as caching cares. */
+struct http_req_info {
+	bool authorization;	/* Authorization present */
+	struct http_cc cc;	/* request Cache-Control */
+};
+
+enum http_store_why {
+	HTTP_STORE_OK = 0,
+	HTTP_STORE_STATUS,	/* status not stored (we store 200 only) */
+	HTTP_STORE_NO_STORE,	/* no-store in request or response */
+	HTTP_STORE_PRIVATE,	/* private: a shared cache must not store */
+	HTTP_STORE_AUTH,	/* Authorization without public/s-maxage/
+				 * must-revalidate (§3.5) */
+	HTTP_STORE_SET_COOKIE,	/* Set-Cookie (we do not store these) */
+	HTTP_STORE_VARY,	/* Vary present: we do not store variants */
+	HTTP_STORE_NO_FRESHNESS,	/* no explicit lifetime, no heuristic
+					 * allowed, and no validator to
+					 * revalidate with */
+};
+
+struct http_store_decision {
+	enum http_store_why why;	/* HTTP_STORE_OK: store it */
+	bool revalidate_always;	/* no-cache: store, but revalidate on each
+				 * use */
+	bool must_revalidate;	/* must-revalidate / proxy-revalidate /
+				 * s-maxage: never serve stale */
+	int64_t age_base;	/* unix s at which the age was 0:
+				 * response_time - corrected_initial_age */
+	int64_t fresh_until;	/* unix s: age_base + freshness lifetime */
+	bool heuristic;		/* lifetime from Last-Modified (10% rule,
+				 * capped at one day) */
+};
+
+/**
+ * Decide whether a shared cache may store the response @r to request @q,
+ * and for how long it stays fresh (RFC 9111 §3, §4.2).  @request_time and
+ * @response_time are unix seconds (for the age calculation of §4.2.3).
+ * Heuristic freshness is used only for a 200 without explicit expiry
+ * (max-age, s-maxage, Expires) and with Last-Modified, never with
+ * no-cache.
+ */
+void http_store_decide(const struct http_req_info *q,
+		       const struct http_resp_info *r, int64_t request_time,
+		       int64_t response_time, struct http_store_decision *d);
+
+/** A lower-case reason for @why, for logs and the X-Cache header. */
+const char *http_store_strwhy(enum http_store_why why);
+
+/**
+ * True when a stored response with @fresh_until and @age_base may be
+ * served to request @q at @now without revalidation (request max-age,
+ * min-fresh, no-cache and max-stale of §5.2.1 included; @must_revalidate
+ * forbids max-stale).  @fresh_until 0 means always fresh.
+ */
+bool http_fresh_for(const struct http_cc *q, int64_t fresh_until,
+		    int64_t age_base, bool revalidate_always,
+		    bool must_revalidate, int64_t now);
 
 #endif

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The attribute record (see goblin.h): a version byte, fixed fields
+ * little-endian, then three length-prefixed strings (ETag, Content-Type,
+ * header lines).  Decoding checks every length: the bytes come from disk.
+ * It reads every format ever written: version 2 (this one), version 1
+ * (goblind's before the record moved here: a header block of at most
+ * 512 bytes) and the "Name: value\r\n" text goblinfs --mirror kept.
+ */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "goblin.h"
+
+#define V1_HEADERS_MAX 512	/* HTTP_ATTR_EXTRA_MAX of version 1 */
+
+_Static_assert(GS_ATTR_FIXED == 1 + 1 + 2 + 3 * 8 + 3 * 2,
+	       "GS_ATTR_FIXED is the record less its strings");
+
+void gs_attr_init(struct gs_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->status = 200;
+}
+
+struct cur {
+	uint8_t *p;
+	const uint8_t *in;
+	size_t pos, cap;
+	int err;		/* the first error, sticky */
+};
+
+static void put_bytes(struct cur *c, const void *b, size_t n)
+{
+	if (c->err)
+		return;
+	if (n > c->cap - c->pos) {
+		c->err = -ENOSPC;
+		return;
+	}
+	memcpy(c->p + c->pos, b, n);
+	c->pos += n;
+}
+
+static void put_u(struct cur *c, uint64_t v, unsigned bytes)
+{
+	uint8_t b[8];
+
+	for (unsigned i = 0; i < bytes; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	put_bytes(c, b, bytes);
+}
+
+static void put_str(struct cur *c, const char *s, size_t len, size_t max)
+{
+	if (len > max) {
+		if (!c->err)
+			c->err = -EMSGSIZE;
+		return;
+	}
+	put_u(c, len, 2);
+	put_bytes(c, s, len);
+}
+
+long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap)
+{
+	struct cur c = { .p = buf, .cap = cap };
+
+	if (GS_ATTR_FIXED + a->etag_len + a->ctype_len + a->headers_len >
+	    GS_ATTR_MAX)
+		return -EMSGSIZE;
+	put_u(&c, GS_ATTR_VERSION, 1);
+	put_u(&c, a->flags, 1);
+	put_u(&c, a->status, 2);
+	put_u(&c, (uint64_t)a->last_modified, 8);
+	put_u(&c, (uint64_t)a->age_base, 8);
+	put_u(&c, (uint64_t)a->fresh_until, 8);
+	put_str(&c, a->etag, a->etag_len, GS_ATTR_ETAG_MAX);
+	put_str(&c, a->ctype, a->ctype_len, GS_ATTR_CTYPE_MAX);
+	put_str(&c, a->headers, a->headers_len, GS_ATTR_HEADERS_MAX);
+	return c.err ? c.err : (long)c.pos;
+}
+
+static uint64_t get_u(struct cur *c, unsigned bytes)
+{
+	uint64_t v = 0;
+
+	if (c->err)
+		return 0;
+	if (bytes > c->cap - c->pos) {
+		c->err = -EBADMSG;	/* truncated */
+		return 0;
+	}
+	for (unsigned i = 0; i < bytes; i++)
+		v |= (uint64_t)c->in[c->pos + i] << (8 * i);
+	c->pos += bytes;
+	return v;
+}
+
+static size_t get_str(struct cur *c, char *out, size_t max)
+{
+	size_t n = (size_t)get_u(c, 2);
+
+	if (c->err)
+		return 0;
+	if (n > c->cap - c->pos) {
+		c->err = -EBADMSG;
+		return 0;
+	}
+	if (n > max) {
+		c->err = -EMSGSIZE;
+		return 0;
+	}
+	memcpy(out, c->in + c->pos, n);
+	c->pos += n;
+	return n;
+}
+
+/* Versions 1 and 2: one layout, the header block's bound differs. */
+static int decode_binary(const uint8_t *in, size_t len, struct gs_attr *a,
+			 size_t headers_max)
+{
+	struct cur c = { .in = in, .cap = len, .pos = 1 };
+
+	a->flags = (uint8_t)get_u(&c, 1);
+	a->status = (uint16_t)get_u(&c, 2);
+	a->last_modified = (int64_t)get_u(&c, 8);
+	a->age_base = (int64_t)get_u(&c, 8);
+	a->fresh_until = (int64_t)get_u(&c, 8);
+	a->etag_len = get_str(&c, a->etag, GS_ATTR_ETAG_MAX);
+	a->ctype_len = get_str(&c, a->ctype, GS_ATTR_CTYPE_MAX);
+	a->headers_len = get_str(&c, a->headers, headers_max);
+	if (!c.err && c.pos != len)
+		c.err = -EBADMSG;	/* trailing bytes */
+	return c.err;
+}
+
+static bool name_is(const char *p, size_t nlen, const char *name)
+{
+	return strlen(name) == nlen && strncasecmp(p, name, nlen) == 0;
+}
+
+/*
+ * The text form: "Name: value\r\n" lines.  goblinfs --mirror wrote one,
+ * Last-Modified; Content-Type and ETag are taken too, anything else is
+ * kept in the header block.  Such an object was served as always fresh,
+ * and still is (flags 0, fresh_until 0).
+ */
+static int decode_text(const char *in, size_t len, struct gs_attr *a)
+{
+	const char *p = in, *end = in + len;
+
+	while (p < end) {
+		const char *cr = memchr(p, '\r', (size_t)(end - p));
+		const char *colon = memchr(p, ':', (size_t)(end - p));
+		const char *v;
+		size_t nlen, vlen, llen;
+
+		if (!cr || cr + 1 >= end || cr[1] != '\n' || !colon ||
+		    colon > cr || colon == p)
+			return -EBADMSG;
+		llen = (size_t)(cr + 2 - p);
+		for (const char *q = p; q < colon; q++)
+			if (*q <= ' ' || *q >= 127)
+				return -EBADMSG;	/* not a field name */
+		nlen = (size_t)(colon - p);
+		v = colon + 1;
+		while (v < cr && (*v == ' ' || *v == '\t'))
+			v++;
+		vlen = (size_t)(cr - v);
+		if (name_is(p, nlen, "Last-Modified")) {
+			if (gs_http_date_parse(v, vlen, &a->last_modified) < 0)
+				return -EBADMSG;
+		} else if (name_is(p, nlen, "Content-Type")) {
+			if (vlen > GS_ATTR_CTYPE_MAX)
+				return -EMSGSIZE;
+			memcpy(a->ctype, v, vlen);
+			a->ctype_len = vlen;
+		} else if (name_is(p, nlen, "ETag")) {
+			if (vlen > GS_ATTR_ETAG_MAX)
+				return -EMSGSIZE;
+			memcpy(a->etag, v, vlen);
+			a->etag_len = vlen;
+		} else {
+			if (llen > GS_ATTR_HEADERS_MAX - a->headers_len)
+				return -EMSGSIZE;
+			memcpy(a->headers + a->headers_len, p, llen);
+			a->headers_len += llen;
+		}
+		p += llen;
+	}
+	return 0;
+}
+
+int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a)
+{
+	const uint8_t *in = buf;
+	int ret;
+
+	gs_attr_init(a);
+	if (!len)
+		return 0;
+	if (len > GS_ATTR_MAX)
+		ret = -EMSGSIZE;
+	else if (in[0] == GS_ATTR_VERSION)
+		ret = decode_binary(in, len, a, GS_ATTR_HEADERS_MAX);
+	else if (in[0] == 1)
+		ret = decode_binary(in, len, a, V1_HEADERS_MAX);
+	else if ((in[0] >= 'A' && in[0] <= 'Z') ||
+		 (in[0] >= 'a' && in[0] <= 'z'))
+		ret = decode_text(buf, len, a);
+	else
+		ret = -EPROTONOSUPPORT;
+	if (ret < 0)
+		gs_attr_init(a);
+	return ret;
+}

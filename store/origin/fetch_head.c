@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The response head (see internal.h): libcurl hands it over line by
+ * line; once it is complete it is parsed, RFC 9111's decision is taken
+ * (rfc9111.c), and the body is admitted to the store as a fill under the
+ * key, passed through a fill under a private key, or, for a 304 to a
+ * revalidation, not needed: the stored version's record is refreshed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t pass_seq;
+
+/* ---- the response head ---- */
+
+static bool name_is(const char *line, size_t nlen, const char *name)
+{
+	return strlen(name) == nlen && strncasecmp(line, name, nlen) == 0;
+}
+
+/* Split "Name: value" (no CRLF) into its parts, value trimmed. */
+static bool header_split(const char *line, size_t len, size_t *nlen,
+			 const char **v, size_t *vlen)
+{
+	const char *colon = memchr(line, ':', len);
+	const char *e = line + len;
+
+	if (!colon || colon == line)
+		return false;
+	*nlen = (size_t)(colon - line);
+	*v = colon + 1;
+	while (*v < e && (**v == ' ' || **v == '\t'))
+		(*v)++;
+	while (e > *v && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	*vlen = (size_t)(e - *v);
+	return true;
+}
+
+/* Headers passed through with a stored response, and with relayed ones. */
+static const char *const keep_stored[] = {
+	"Cache-Control", "Content-Encoding", "Content-Disposition",
+	"Content-Language", "Expires", NULL,
+};
+static const char *const keep_passed[] = {
+	"Location", "Set-Cookie", "WWW-Authenticate", "Retry-After",
+	"Allow", "Vary", "Content-Range", NULL,
+};
+
+static const char *kept_name(const char *line, size_t nlen, bool pass)
+{
+	for (int i = 0; keep_stored[i]; i++)
+		if (name_is(line, nlen, keep_stored[i]))
+			return keep_stored[i];
+	for (int i = 0; pass && keep_passed[i]; i++)
+		if (name_is(line, nlen, keep_passed[i]))
+			return keep_passed[i];
+	return NULL;
+}
+
+/* Append "Name: value\r\n" to @a's extra lines when it fits. */
+static void extra_add(struct gs_attr *a, const char *name, const char *v,
+		      size_t vlen)
+{
+	size_t need = strlen(name) + 2 + vlen + 2;
+
+	if (need > KEPT_HEADERS_MAX - a->headers_len)
+		return;		/* dropped: the record has a fixed room */
+	a->headers_len += (size_t)snprintf(a->headers + a->headers_len,
+					 KEPT_HEADERS_MAX - a->headers_len + 1,
+					 "%s: ", name);
+	memcpy(a->headers + a->headers_len, v, vlen);
+	a->headers_len += vlen;
+	memcpy(a->headers + a->headers_len, "\r\n", 2);
+	a->headers_len += 2;
+}
+
+/* Call @fn for each header line of @j's final response head. */
+static void head_each(struct job *j,
+		      void (*fn)(void *arg, const char *line, size_t nlen,
+				 const char *v, size_t vlen),
+		      void *arg)
+{
+	const char *p = j->head, *end = j->head + j->head_len;
+
+	/* the status line first */
+	p = memchr(p, '\n', (size_t)(end - p));
+	while (p && ++p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *v;
+		size_t nlen, vlen;
+
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (header_split(p, len, &nlen, &v, &vlen))
+			fn(arg, p, nlen, v, vlen);
+		p = nl;
+	}
+}
+
+struct head_info {
+	struct http_resp_info ri;
+	struct gs_attr a;
+	bool pass;		/* keep the relayed-only headers too */
+	bool has_etag, has_lm, has_ctype;
+	uint64_t clen;		/* Content-Length, GS_SIZE_UNKNOWN: none */
+	bool chunked;
+};
+
+static void head_line(void *arg, const char *line, size_t nlen, const char *v,
+		      size_t vlen)
+{
+	struct head_info *hi = arg;
+	const char *kept = kept_name(line, nlen, hi->pass);
+	int64_t t;
+
+	if (name_is(line, nlen, "Cache-Control")) {
+		http_cc_parse(&hi->ri.cc, v, vlen);
+	} else if (name_is(line, nlen, "Date")) {
+		if (gs_http_date_parse(v, vlen, &t) == 0)
+			hi->ri.date = t;
+	} else if (name_is(line, nlen, "Expires")) {
+		hi->ri.expires = gs_http_date_parse(v, vlen, &t) == 0 ? t : 0;
+	} else if (name_is(line, nlen, "Last-Modified")) {
+		if (gs_http_date_parse(v, vlen, &t) == 0) {
+			hi->ri.last_modified = t;
+			hi->a.last_modified = t;
+			hi->has_lm = true;
+			hi->ri.has_validator = true;
+		}
+	} else if (name_is(line, nlen, "Age")) {
+		char num[24];
+
+		if (vlen && vlen < sizeof(num)) {
+			memcpy(num, v, vlen);
+			num[vlen] = '\0';
+			hi->ri.age = strtoll(num, NULL, 10);
+			if (hi->ri.age < 0)
+				hi->ri.age = 0;
+		}
+	} else if (name_is(line, nlen, "Set-Cookie")) {
+		hi->ri.has_set_cookie = true;
+	} else if (name_is(line, nlen, "Vary")) {
+		if (vlen)
+			hi->ri.has_vary = true;
+		if (memchr(v, '*', vlen))
+			hi->ri.vary_star = true;
+	} else if (name_is(line, nlen, "ETag")) {
+		hi->ri.has_validator = true;
+		if (vlen <= GS_ATTR_ETAG_MAX) {
+			memcpy(hi->a.etag, v, vlen);
+			hi->a.etag_len = vlen;
+			hi->has_etag = true;
+		}
+	} else if (name_is(line, nlen, "Pragma")) {
+		if (vlen >= 8 && strncasecmp(v, "no-cache", 8) == 0)
+			hi->ri.has_pragma_no_cache = true;
+	} else if (name_is(line, nlen, "Content-Type")) {
+		size_t n = vlen < GS_ATTR_CTYPE_MAX ? vlen
+						      : GS_ATTR_CTYPE_MAX;
+
+		memcpy(hi->a.ctype, v, n);
+		hi->a.ctype_len = n;
+		hi->has_ctype = true;
+	} else if (name_is(line, nlen, "Content-Length")) {
+		char num[24];
+		char *e;
+
+		if (vlen && vlen < sizeof(num)) {
+			memcpy(num, v, vlen);
+			num[vlen] = '\0';
+			hi->clen = strtoull(num, &e, 10);
+			if (*e || num[0] == '-')
+				hi->clen = GS_SIZE_UNKNOWN;
+		}
+	} else if (name_is(line, nlen, "Transfer-Encoding")) {
+		hi->chunked = true;
+	}
+	if (kept)
+		extra_add(&hi->a, kept, v, vlen);
+}
+
+/* Parse @j's response head into @hi. */
+static void head_parse(struct job *j, struct head_info *hi, bool pass)
+{
+	memset(hi, 0, sizeof(*hi));
+	http_resp_info_init(&hi->ri);
+	gs_attr_init(&hi->a);
+	hi->pass = pass;
+	hi->clen = GS_SIZE_UNKNOWN;
+	hi->ri.status = j->status;
+	hi->a.status = (uint16_t)j->status;
+	hi->a.flags = GS_ATTR_ORIGIN;
+	head_each(j, head_line, hi);
+	if (hi->chunked)
+		hi->clen = GS_SIZE_UNKNOWN;
+	/* no body, whatever Content-Length says */
+	if (j->status == 204 || j->status == 304 || j->status < 200)
+		hi->clen = 0;
+}
+
+static void attr_freshness(struct gs_attr *a,
+			   const struct http_store_decision *d)
+{
+	a->age_base = d->age_base;
+	/* 0 would mean "always fresh" */
+	a->fresh_until = d->fresh_until ? d->fresh_until : 1;
+	a->flags &= (uint8_t)~(GS_ATTR_REVALIDATE | GS_ATTR_NO_CACHE);
+	if (d->must_revalidate)
+		a->flags |= GS_ATTR_REVALIDATE;
+	if (d->revalidate_always)
+		a->flags |= GS_ATTR_NO_CACHE;
+}
+
+static void decide(struct job *j, const struct http_resp_info *ri,
+		   struct http_store_decision *d)
+{
+	struct http_req_info q;
+
+	memset(&q, 0, sizeof(q));
+	http_cc_init(&q.cc);
+	q.authorization = j->auth != NULL;
+	if (j->cc)
+		http_cc_parse(&q.cc, j->cc, j->cc_len);
+	http_store_decide(&q, ri, j->request_time, time(NULL), d);
+}
+
+/* Begin the writer under the private key. */
+static int begin_pass(struct job *j, const struct gs_attr *a, uint64_t size)
+{
+	uint8_t rec[GS_ATTR_MAX];
+	long alen = gs_attr_encode(a, rec, sizeof(rec));
+	struct gs_put_args args = {
+		.size = size, .attr = rec, .attr_len = alen > 0 ? (size_t)alen : 0,
+		.fill = true,
+	};
+	uint64_t seq = atomic_fetch_add(&pass_seq, 1) + 1;
+
+	memcpy(j->rkey, PASS_PREFIX, PASS_PREFIX_LEN);
+	j->rklen = PASS_PREFIX_LEN +
+		   (size_t)snprintf(j->rkey + PASS_PREFIX_LEN,
+				    sizeof(j->rkey) - PASS_PREFIX_LEN,
+				    "%" PRIu64, seq);
+	j->pass = true;
+	return gs_put_begin(j->f->s, j->rkey, j->rklen, &args, &j->w);
+}
+
+/* A 304 to our conditional request: refresh the stored version. */
+static int head_not_modified(struct job *j)
+{
+	struct fshard *f = j->f;
+	struct http_store_decision d;
+	struct head_info hi;
+	struct gs_attr a = j->stale;
+	uint8_t rec[GS_ATTR_MAX];
+	long alen;
+	int ret;
+
+	head_parse(j, &hi, false);
+	hi.ri.status = 200;	/* what the 304 stands for */
+	hi.ri.has_validator = true;
+	if (!hi.ri.last_modified)
+		hi.ri.last_modified = a.last_modified;
+	decide(j, &hi.ri, &d);
+	if (d.why != HTTP_STORE_OK) {
+		/*
+		 * The origin says the stored response is current but may not
+		 * be stored any more: serve it this once, then drop it.
+		 */
+		job_deliver(j, j->key, j->klen, FETCH_OBJECT, 0);
+		gs_delete(f->s, j->key, j->klen);
+		STAT(f, not_modified);
+		return 0;
+	}
+	/* RFC 9111 §4.3.4: the 304's header fields replace the stored ones */
+	attr_freshness(&a, &d);
+	if (hi.has_etag) {
+		memcpy(a.etag, hi.a.etag, hi.a.etag_len);
+		a.etag_len = hi.a.etag_len;
+	}
+	if (hi.has_lm)
+		a.last_modified = hi.a.last_modified;
+	if (hi.a.headers_len) {
+		struct gs_attr merged = a;
+		const char *p = a.headers, *end = a.headers + a.headers_len;
+
+		merged.headers_len = 0;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
+			const char *colon = memchr(p, ':', len);
+			bool replaced = false;
+
+			for (const char *q = hi.a.headers;
+			     colon && q < hi.a.headers + hi.a.headers_len;) {
+				size_t nlen = (size_t)(colon - p);
+
+				if (strncasecmp(q, p, nlen) == 0 &&
+				    q[nlen] == ':')
+					replaced = true;
+				q = memchr(q, '\n', (size_t)(hi.a.headers +
+						     hi.a.headers_len - q));
+				if (!q)
+					break;
+				q++;
+			}
+			if (!replaced && len <= KEPT_HEADERS_MAX -
+						    merged.headers_len) {
+				memcpy(merged.headers + merged.headers_len, p, len);
+				merged.headers_len += len;
+			}
+			p += len;
+		}
+		if (hi.a.headers_len <= KEPT_HEADERS_MAX - merged.headers_len) {
+			memcpy(merged.headers + merged.headers_len, hi.a.headers,
+			       hi.a.headers_len);
+			merged.headers_len += hi.a.headers_len;
+		}
+		a = merged;
+	}
+	alen = gs_attr_encode(&a, rec, sizeof(rec));
+	ret = alen < 0 ? -EINVAL
+		       : gs_set_attr(f->s, j->key, j->klen, j->stale_cas, rec,
+				     (size_t)alen, 0);
+	if (ret == -ESTALE || ret == -ENOENT) {
+		/* replaced or gone meanwhile: ask again, unconditionally */
+		j->restart = true;
+		return -1;
+	}
+	STAT(f, not_modified);
+	job_deliver(j, j->key, j->klen, FETCH_OBJECT, 0);
+	return 0;
+}
+
+/*
+ * The final response head is in: decide where its body goes and give the
+ * waiters their readers.  Returns 0, or -1 to stop the transfer.
+ */
+static int head_done(struct job *j)
+{
+	struct fshard *f = j->f;
+	struct http_store_decision d;
+	struct head_info hi;
+	int ret;
+
+	j->state = JOB_BODY;
+	j->deadline_ms = now_ms() + f->o.timeout_ms;
+	if (!j->forward && j->conditional && j->status == 304)
+		return head_not_modified(j);
+	head_parse(j, &hi, j->forward || j->status != 200);
+	if (j->forward && j->status >= 200 && j->status < 400)
+		gs_delete(f->s, j->key, j->klen);	/* invalidated */
+	if (!j->forward && j->conditional &&
+	    ((j->status >= 200 && j->status < 300) || j->status == 404 ||
+	     j->status == 410))
+		gs_delete(f->s, j->key, j->klen);	/* no longer current */
+	j->size = hi.clen;
+	if (!j->forward) {
+		decide(j, &hi.ri, &d);
+		if (d.why == HTTP_STORE_OK && j->status == 200) {
+			attr_freshness(&hi.a, &d);
+			j->storable = true;
+		}
+	}
+	if (j->storable && hi.clen != GS_SIZE_UNKNOWN &&
+	    hi.clen <= f->o.max_object) {
+		uint8_t rec[GS_ATTR_MAX];
+		long alen = gs_attr_encode(&hi.a, rec, sizeof(rec));
+		struct gs_put_args args = {
+			.size = hi.clen, .attr = rec,
+			.attr_len = alen > 0 ? (size_t)alen : 0, .fill = true,
+		};
+
+		ret = gs_put_begin(f->s, j->key, j->klen, &args, &j->w);
+		if (ret == 0) {
+			/* a live older version would hide the fill */
+			gs_delete(f->s, j->key, j->klen);
+			goto readers;
+		}
+		/* -ENOSPC, -EFBIG, -EEXIST (someone else fills it): pass */
+		j->storable = false;
+	}
+	if (hi.clen != GS_SIZE_UNKNOWN)
+		j->storable = false;	/* too large to store */
+	if (!j->storable && !j->forward && job_unpublish_if_unwanted(j)) {
+		j->drop = true;		/* nobody wants it and we keep none */
+		return -1;
+	}
+	if (!j->storable && !j->forward && j->status == 200)
+		head_parse(j, &hi, true);	/* relayed: Set-Cookie too */
+	ret = begin_pass(j, &hi.a, hi.clen);
+	if (ret < 0) {
+		STAT(f, passed);
+		j->w = NULL;
+		job_unpublish(j);	/* joiners start a fetch of their own */
+		job_reply_all(j, 502, "cannot relay the origin's response: %s",
+			  gs_strerror(ret));
+		j->drop = true;
+		return -1;
+	}
+	if (hi.clen == GS_SIZE_UNKNOWN)
+		j->late = true;	/* stored or passed: known at the end */
+	else
+		STAT(f, passed);
+readers:
+	pthread_mutex_lock(&f->lock);
+	j->delivered = true;
+	pthread_mutex_unlock(&f->lock);
+	job_deliver_current(j);
+	return 0;
+}
+
+size_t fetch_on_header(char *p, size_t one, size_t n, void *arg)
+{
+	struct job *j = arg;
+
+	(void)one;
+	if (j->state != JOB_HEAD)
+		return n;	/* trailers */
+	if (n > HEAD_MAX - j->head_len)
+		return 0;	/* a head this large is a bad response */
+	if (!j->head && !(j->head = malloc(HEAD_MAX)))
+		return 0;
+	if (j->head_len == 0) {	/* the status line */
+		int st = 0;
+
+		if (n < 12 || strncmp(p, "HTTP/", 5) ||
+		    sscanf(p, "HTTP/%*s %d", &st) != 1 || st < 100 ||
+		    st > 999)
+			return 0;
+		j->status = st;
+	}
+	if ((n == 2 && p[0] == '\r' && p[1] == '\n') ||
+	    (n == 1 && p[0] == '\n')) {
+		if (j->status < 200) {	/* 100 Continue and the like */
+			j->head_len = 0;
+			return n;
+		}
+		return head_done(j) < 0 ? 0 : n;
+	}
+	memcpy(j->head + j->head_len, p, n);
+	j->head_len += n;
+	return n;
+}
+
+size_t fetch_on_body(char *p, size_t one, size_t n, void *arg)
+{
+	struct job *j = arg;
+	struct fshard *f = j->f;
+
+	(void)one;
+	STAT_ADD(f, origin_bytes, n);
+	if (n)
+		j->deadline_ms = now_ms() + f->o.timeout_ms;
+	if (!j->w)
+		return n;	/* a 304: nothing should come */
+	if (j->storable && j->late && j->got + n > f->o.max_object)
+		j->storable = false;	/* passed whole, not stored */
+	if (gs_put_write(j->w, p, n) < 0)
+		return 0;	/* stops the transfer */
+	j->got += n;
+	return n;
+}

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fetcher's jobs and their waiters (see internal.h): the per-shard
+ * table that collapses concurrent misses of one key into one origin
+ * fetch, the delivery of readers (or a reply) to every waiter, and the
+ * shard side of fetcher_get(), fetcher_forward() and fetcher_cancel(),
+ * which run on the callers' threads under f->lock.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <xxhash.h>
+
+#include "internal.h"
+
+/* ---- waiters ---- */
+
+static void result_reply(struct fetch_waiter *fw, int status, const char *msg)
+{
+	fw->kind = FETCH_REPLY;
+	fw->status = status;
+	fw->r = NULL;
+	snprintf(fw->msg, sizeof(fw->msg), "%s", msg);
+}
+
+/* Take the job's waiters: from now on fetcher_cancel cannot have them. */
+static struct fetch_waiter *take_waiters(struct fshard *f, struct job *j)
+{
+	struct fetch_waiter *list, *fw;
+
+	pthread_mutex_lock(&f->lock);
+	list = j->waiters;
+	j->waiters = NULL;
+	for (fw = list; fw; fw = fw->next)
+		fw->job = NULL;
+	pthread_mutex_unlock(&f->lock);
+	return list;
+}
+
+/* Give every waiter of @j the reply @status. */
+void job_reply_all(struct job *j, int status, const char *fmt, ...)
+{
+	struct fetch_waiter *fw = take_waiters(j->f, j), *next;
+	char msg[sizeof(fw->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (; fw; fw = next) {
+		next = fw->next;
+		fw->next = NULL;
+		result_reply(fw, status, msg);
+		fw->done(fw);
+	}
+}
+
+/* Give every waiter of @j its own reader on @key. */
+void job_deliver(struct job *j, const void *key, size_t klen,
+		    enum fetch_kind kind, int getflags)
+{
+	struct fshard *f = j->f;
+	struct fetch_waiter *fw = take_waiters(f, j), *next;
+
+	for (; fw; fw = next) {
+		int ret;
+
+		next = fw->next;
+		fw->next = NULL;
+		ret = gs_get_open(f->s, key, klen, getflags, &fw->r);
+		if (ret < 0) {
+			char msg[sizeof(fw->msg)];
+
+			snprintf(msg, sizeof(msg),
+				 "cannot read the origin's response: %s",
+				 gs_strerror(ret));
+			result_reply(fw, 502, msg);
+		} else {
+			fw->kind = kind;
+		}
+		fw->done(fw);
+	}
+}
+
+void job_deliver_current(struct job *j)
+{
+	if (j->pass)	/* of unknown length, it may still be stored: MISS */
+		job_deliver(j, j->rkey, j->rklen,
+			j->late && j->storable ? FETCH_OBJECT : FETCH_PASS,
+			GS_GET_FILL);
+	else
+		job_deliver(j, j->key, j->klen, FETCH_OBJECT, GS_GET_FILL);
+}
+
+/* ---- the job table (f->lock held) ---- */
+
+static struct job **bucket(struct fshard *f, uint64_t hash)
+{
+	return &f->table[hash % NBUCKETS];
+}
+
+static struct job *table_find(struct fshard *f, const char *key, size_t klen,
+			      uint64_t hash)
+{
+	for (struct job *j = *bucket(f, hash); j; j = j->hnext)
+		if (j->hash == hash && j->klen == klen &&
+		    memcmp(j->key, key, klen) == 0)
+			return j;
+	return NULL;
+}
+
+void job_table_remove(struct fshard *f, struct job *j)
+{
+	struct job **p;
+
+	if (!j->in_table)
+		return;
+	for (p = bucket(f, j->hash); *p != j; p = &(*p)->hnext)
+		;
+	*p = j->hnext;
+	j->in_table = false;
+}
+
+void job_unkick(struct fshard *f, struct job *j)
+{
+	struct job **p;
+
+	if (!j->kicked)
+		return;
+	for (p = &f->kicked; *p != j; p = &(*p)->qnext)
+		;
+	*p = j->qnext;
+	j->kicked = false;
+}
+
+/* Take @j out of the table: a later fetcher_get starts a new fetch. */
+void job_unpublish(struct job *j)
+{
+	pthread_mutex_lock(&j->f->lock);
+	job_table_remove(j->f, j);
+	pthread_mutex_unlock(&j->f->lock);
+}
+
+/* The same, if @j has no waiters (atomically: none can join after). */
+bool job_unpublish_if_unwanted(struct job *j)
+{
+	bool unwanted;
+
+	pthread_mutex_lock(&j->f->lock);
+	unwanted = j->waiters == NULL;
+	if (unwanted)
+		job_table_remove(j->f, j);
+	pthread_mutex_unlock(&j->f->lock);
+	return unwanted;
+}
+
+static void waiter_add(struct job *j, struct fetch_waiter *fw)
+{
+	fw->job = j;
+	fw->next = j->waiters;
+	j->waiters = fw;
+}
+
+void job_release_handle(struct job *j)
+{
+	if (j->h) {
+		curl_multi_remove_handle(j->f->multi, j->h);
+		curl_easy_cleanup(j->h);
+		j->h = NULL;
+	}
+	curl_slist_free_all(j->hdrs);
+	j->hdrs = NULL;
+	free(j->head);
+	j->head = NULL;
+	j->head_len = 0;
+}
+
+void job_free(struct job *j)
+{
+	job_release_handle(j);
+	free(j->key);
+	free(j->auth);
+	free(j->cc);
+	free(j);
+}
+
+/* ---- the callers' side ---- */
+
+static struct job *job_new(struct fshard *f, const char *key, size_t klen)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j || !(j->key = malloc(klen))) {
+		free(j);
+		return NULL;
+	}
+	memcpy(j->key, key, klen);
+	j->klen = klen;
+	j->hash = XXH3_64bits(key, klen);
+	j->f = f;
+	return j;
+}
+
+/* Queue @j for the fetcher thread.  f->lock held. */
+static void enqueue(struct fshard *f, struct job *j)
+{
+	j->qnext = f->incoming;
+	f->incoming = j;
+}
+
+/* Copy what the client's request says into @j: 0 or -ENOMEM. */
+static int job_take_req(struct job *j, const struct fetch_req *req)
+{
+	if (!req)
+		return 0;
+	if (req->authorization &&
+	    !(j->auth = strndup(req->authorization, req->authorization_len)))
+		return -ENOMEM;
+	j->auth_len = req->authorization_len;
+	if (req->cache_control &&
+	    !(j->cc = strndup(req->cache_control, req->cache_control_len)))
+		return -ENOMEM;
+	j->cc_len = req->cache_control_len;
+	return 0;
+}
+
+int shard_get(struct fshard *f, const char *key, size_t klen,
+		     uint64_t hash, const struct gs_meta *stale,
+		     const struct fetch_req *req, struct fetch_waiter *fw)
+{
+	bool private = req && req->authorization;
+	struct job *j, *nj = NULL;
+
+	if (klen == 0 || klen > GS_KEY_MAX)
+		return -EINVAL;
+	fw->next = NULL;
+	fw->job = NULL;
+	fw->r = NULL;
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		if (f->stopping) {
+			pthread_mutex_unlock(&f->lock);
+			if (nj)
+				job_free(nj);
+			return -ESHUTDOWN;
+		}
+		/* one with credentials neither joins nor is joined */
+		j = private ? NULL : table_find(f, key, klen, hash);
+		if (j) {
+			waiter_add(j, fw);
+			STAT(f, collapsed);
+			if (j->delivered && !j->kicked) {
+				j->kicked = true;
+				j->qnext = f->kicked;
+				f->kicked = j;
+			}
+			pthread_mutex_unlock(&f->lock);
+			if (nj)
+				job_free(nj);
+			curl_multi_wakeup(f->multi);
+			return 0;
+		}
+		if (nj)
+			break;
+		/* allocate without the lock, then look again */
+		pthread_mutex_unlock(&f->lock);
+		nj = job_new(f, key, klen);
+		if (!nj)
+			return -ENOMEM;
+		if (job_take_req(nj, req) < 0) {
+			job_free(nj);
+			return -ENOMEM;
+		}
+		if (stale && gs_attr_decode(stale->attr, stale->attr_len,
+					      &nj->stale) == 0 &&
+		    (nj->stale.etag_len || nj->stale.last_modified)) {
+			nj->conditional = true;
+			nj->stale_cas = stale->cas;
+		}
+		pthread_mutex_lock(&f->lock);
+	}
+	waiter_add(nj, fw);
+	if (!private) {
+		nj->hnext = *bucket(f, hash);
+		*bucket(f, hash) = nj;
+		nj->in_table = true;
+	}
+	enqueue(f, nj);
+	pthread_mutex_unlock(&f->lock);
+	curl_multi_wakeup(f->multi);
+	return 0;
+}
+
+int shard_forward(struct fshard *f, const char *key, size_t klen,
+			 const struct fetch_forward *fwd,
+			 struct fetch_waiter *fw)
+{
+	struct job *j;
+
+	if (klen == 0 || klen > GS_KEY_MAX || !fwd->method)
+		return -EINVAL;
+	j = job_new(f, key, klen);
+	if (!j)
+		return -ENOMEM;
+	j->forward = true;
+	j->fwd = *fwd;
+	fw->next = NULL;
+	fw->r = NULL;
+	pthread_mutex_lock(&f->lock);
+	if (f->stopping) {
+		pthread_mutex_unlock(&f->lock);
+		job_free(j);
+		return -ESHUTDOWN;
+	}
+	waiter_add(j, fw);
+	enqueue(f, j);
+	pthread_mutex_unlock(&f->lock);
+	curl_multi_wakeup(f->multi);
+	return 0;
+}
+
+bool shard_cancel(struct fshard *f, struct fetch_waiter *fw)
+{
+	struct fetch_waiter **p;
+	struct job *j;
+	bool found = false;
+
+	pthread_mutex_lock(&f->lock);
+	j = fw->job;
+	if (j) {
+		for (p = &j->waiters; *p; p = &(*p)->next)
+			if (*p == fw) {
+				*p = fw->next;
+				fw->next = NULL;
+				fw->job = NULL;
+				found = true;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&f->lock);
+	return found;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fetcher's insides, shared by its three rooms (none of it is API):
+ *   fetch.c       the shards: threads, the curl multi loop, the origin
+ *                 request, the end of a transfer, the public functions
+ *   fetch_head.c  the response head: parsing, the RFC 9111 decision,
+ *                 admission to the store (fill, pass or 304 refresh)
+ *   fetch_job.c   jobs and their waiters: the table that collapses
+ *                 concurrent misses of a key into one fetch, delivery of
+ *                 readers, fetcher_get/forward/cancel's shard side
+ * Calls go fetch.c -> fetch_head.c -> fetch_job.c, never back.
+ */
+#ifndef GOBLIN_ORIGIN_INTERNAL_H
+#define GOBLIN_ORIGIN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <curl/curl.h>
+
+#include "origin.h"
+
+/*
+ * Response header lines kept with a stored or relayed response: version
+ * 1's bound, so that with a longest ETag and type the record still fits
+ * in GS_ATTR_MAX (34 + 128 + 128 + 512 bytes).
+ */
+#define KEPT_HEADERS_MAX 512
+
+#define HEAD_MAX (64 * 1024)	/* response header bytes kept per transfer */
+#define NBUCKETS 256		/* job table buckets */
+#define PASS_PREFIX "\0pass/"	/* private keys: no HTTP path has a NUL */
+#define PASS_PREFIX_LEN 6
+
+enum job_state {
+	JOB_QUEUED = 0,	/* waiting for a transfer slot */
+	JOB_HEAD,	/* request sent, waiting for the response head */
+	JOB_BODY,	/* head seen: the body flows into the writer */
+};
+
+struct job {
+	/* protected by f->lock */
+	struct job *hnext;		/* in f->table[bucket], GET jobs */
+	struct job *qnext;		/* in f->incoming or f->kicked */
+	struct fetch_waiter *waiters;	/* not yet given their result */
+	bool in_table, kicked;
+	bool delivered;		/* waiters get a reader on rkey at once */
+
+	/* the fetcher thread's */
+	struct fshard *f;
+	struct job *pnext;		/* in f->pending or f->active */
+	enum job_state state;
+	char *key;
+	size_t klen;
+	uint64_t hash;
+	bool forward;
+	struct fetch_forward fwd;	/* forward: the caller's buffers */
+	bool conditional;		/* stale given: revalidation */
+	char *auth;			/* the client's Authorization, or NULL */
+	size_t auth_len;
+	char *cc;			/* the client's Cache-Control, or NULL */
+	size_t cc_len;
+	uint64_t stale_cas;
+	struct gs_attr stale;
+	CURL *h;
+	struct curl_slist *hdrs;
+	char errbuf[CURL_ERROR_SIZE];
+	/* JOB_HEAD: connect + head by deadline_ms; JOB_BODY: the next body
+	 * bytes by then (moved on by every byte that comes) */
+	int64_t request_time, deadline_ms;
+	/* the response head, as received */
+	char *head;
+	size_t head_len;
+	int status;
+	/* the body */
+	struct gs_writer *w;
+	char rkey[PASS_PREFIX_LEN + 24];	/* the private key, or unused */
+	size_t rklen;
+	bool pass;		/* the response goes under rkey */
+	bool late;		/* unknown length: stored or passed at the end */
+	bool storable;		/* late: rename to the key at the end */
+	bool restart;		/* a 304 found the stored version changed */
+	bool drop;		/* nobody wants the response: stop it */
+	uint64_t size, got;	/* declared (GS_SIZE_UNKNOWN) and received */
+};
+
+struct fshard {
+	struct gs_store *s;
+	struct fetch_opts o;
+	char *base;		/* origin URL without a trailing '/' */
+	CURLM *multi;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	struct job *table[NBUCKETS];	/* protected by lock */
+	struct job *incoming;		/* protected by lock: to start */
+	struct job *kicked;		/* protected by lock: joiners */
+	bool stopping;			/* protected by lock */
+	struct job *pending, *active;	/* the fetcher thread's */
+	unsigned nactive;
+	_Atomic uint64_t st[sizeof(struct fetch_stats) / sizeof(uint64_t)];
+};
+
+#define STAT(f, field) \
+	atomic_fetch_add(&(f)->st[offsetof(struct fetch_stats, field) / \
+				 sizeof(uint64_t)], 1)
+#define STAT_ADD(f, field, n) \
+	atomic_fetch_add(&(f)->st[offsetof(struct fetch_stats, field) / \
+				 sizeof(uint64_t)], (n))
+
+
+static inline int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- fetch_job.c ---- */
+
+/* Give every waiter of @j the reply @status. */
+void job_reply_all(struct job *j, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Give every waiter of @j its own reader on @key. */
+void job_deliver(struct job *j, const void *key, size_t klen,
+		 enum fetch_kind kind, int getflags);
+/* ... on the key @j's response goes under. */
+void job_deliver_current(struct job *j);
+/* f->lock held: out of the table / the kicked queue */
+void job_table_remove(struct fshard *f, struct job *j);
+void job_unkick(struct fshard *f, struct job *j);
+/* Take @j out of the table: a later fetcher_get starts a new fetch. */
+void job_unpublish(struct job *j);
+/* The same, if @j has no waiters (atomically: none can join after). */
+bool job_unpublish_if_unwanted(struct job *j);
+void job_release_handle(struct job *j);
+void job_free(struct job *j);
+int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
+	      const struct gs_meta *stale, const struct fetch_req *req,
+	      struct fetch_waiter *fw);
+int shard_forward(struct fshard *f, const char *key, size_t klen,
+		  const struct fetch_forward *fwd, struct fetch_waiter *fw);
+bool shard_cancel(struct fshard *f, struct fetch_waiter *fw);
+
+/* ---- fetch_head.c: libcurl's header and write callbacks ---- */
+
+size_t fetch_on_header(char *p, size_t one, size_t n, void *arg);
+size_t fetch_on_body(char *p, size_t one, size_t n, void *arg);
+
+#endif

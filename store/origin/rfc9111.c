@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shared-cache rules of RFC 9111, for both mirrors (goblind --mirror
+ * and goblinfs --mirror): Cache-Control parsing, whether a response may
+ * be stored and for how long it stays fresh (sec. 3, 4.2), and whether a
+ * stored one may be served to a request without revalidation (sec. 5.2.1).
+ * Pure functions on header values (pointer, length); unit tested and
+ * fuzzed (test/unit/test_http_sem.c, test/fuzz/fuzz_http_sem.c).
+ */
+#include <string.h>
+
+#include "origin.h"
+
+/* RFC 9111 §1.2.2: delta-seconds that do not fit are 2^31 */
+#define DELTA_MAX INT64_C(2147483648)
+#define HEURISTIC_MAX 86400	/* cap of the 10% rule (one day) */
+
+/* ---- small helpers ---- */
+
+static bool is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* RFC 9110 §5.6.2 tchar */
+static bool is_tchar(char c)
+{
+	unsigned char u = (unsigned char)c;
+
+	if ((u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') ||
+	    (u >= 'A' && u <= 'Z'))
+		return true;
+	return u && strchr("!#$%&'*+-.^_`|~", u) != NULL;
+}
+
+/* trim OWS at both ends of [*s, *s + *len) */
+static void trim(const char **s, size_t *len)
+{
+	while (*len && is_ows(**s)) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len && is_ows((*s)[*len - 1]))
+		(*len)--;
+}
+
+static bool eq_nocase(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b);
+
+	if (alen != blen)
+		return false;
+	for (size_t i = 0; i < alen; i++)
+		if (lower(a[i]) != lower(b[i]))
+			return false;
+	return true;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ---- lists ---- */
+
+/*
+ * Split a #list (RFC 9110 §5.6.1) at commas outside quoted strings.
+ * Each call yields the next element, OWS trimmed, possibly empty (empty
+ * elements are allowed and the callers skip them).  False at the end.
+ */
+struct list {
+	const char *p, *end;
+	bool done;
+};
+
+static void list_init(struct list *l, const char *s, size_t len)
+{
+	l->p = s;
+	l->end = s + len;
+	l->done = false;
+}
+
+static bool list_next(struct list *l, const char **e, size_t *elen)
+{
+	const char *q = l->p;
+	bool quoted = false;
+
+	if (l->done)
+		return false;
+	for (; q < l->end; q++) {
+		if (quoted && *q == '\\' && q + 1 < l->end)
+			q++;
+		else if (*q == '"')
+			quoted = !quoted;
+		else if (!quoted && *q == ',')
+			break;
+	}
+	*e = l->p;
+	*elen = (size_t)(q - l->p);
+	trim(e, elen);
+	if (q < l->end)
+		l->p = q + 1;
+	else
+		l->done = true;
+	return true;
+}
+
+/* ---- Cache-Control ---- */
+
+void http_cc_init(struct http_cc *cc)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->max_age = cc->s_maxage = cc->max_stale = cc->min_fresh = -1;
+}
+
+/*
+ * delta-seconds from a token or a quoted string (RFC 9111 §5.2: accept
+ * both forms); -1 when it is not one.
+ */
+static int64_t delta_seconds(const char *v, size_t len, bool quoted)
+{
+	int64_t r = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = v[i];
+
+		if (quoted && c == '\\' && i + 1 < len)
+			c = v[++i];
+		if (!is_digit(c))
+			return -1;
+		n++;
+		if (r < DELTA_MAX)
+			r = r * 10 + (c - '0');
+	}
+	if (!n)
+		return -1;
+	return r > DELTA_MAX ? DELTA_MAX : r;
+}
+
+enum dup_rule { DUP_STALE, DUP_MIN, DUP_MAX };
+
+/*
+ * Store a delta directive.  RFC 9111 §4.2.1 lets a cache take either the
+ * first of conflicting values or call the response stale; max-age and
+ * s-maxage do the latter.  For the request's max-stale the smaller and
+ * for min-fresh the larger wins: both the stricter.
+ */
+static void cc_delta(struct http_cc *cc, int64_t *field, const char *v,
+		     size_t vlen, bool has_v, bool quoted, enum dup_rule rule)
+{
+	int64_t d = has_v ? delta_seconds(v, vlen, quoted) : -1;
+
+	if (d < 0) {
+		cc->bad = true;
+		d = 0;
+	}
+	if (*field < 0 || *field == d)
+		*field = d;
+	else if (rule == DUP_STALE)
+		*field = 0;
+	else if (rule == DUP_MIN)
+		*field = d < *field ? d : *field;
+	else
+		*field = d > *field ? d : *field;
+}
+
+static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
+			 const char *v, size_t vlen, bool has_v, bool quoted)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} flags[] = {
+		{ "no-store", offsetof(struct http_cc, no_store) },
+		{ "no-cache", offsetof(struct http_cc, no_cache) },
+		{ "private", offsetof(struct http_cc, private_) },
+		{ "public", offsetof(struct http_cc, public_) },
+		{ "must-revalidate", offsetof(struct http_cc, must_revalidate) },
+		{ "proxy-revalidate",
+		  offsetof(struct http_cc, proxy_revalidate) },
+		{ "immutable", offsetof(struct http_cc, immutable) },
+		{ "only-if-cached", offsetof(struct http_cc, only_if_cached) },
+	};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (eq_nocase(name, nlen, flags[i].name)) {
+			/* no-cache="f" and private="f": the whole message */
+			*(bool *)((char *)cc + flags[i].off) = true;
+			return;
+		}
+	}
+	if (eq_nocase(name, nlen, "max-age"))
+		cc_delta(cc, &cc->max_age, v, vlen, has_v, quoted, DUP_STALE);
+	else if (eq_nocase(name, nlen, "s-maxage"))
+		cc_delta(cc, &cc->s_maxage, v, vlen, has_v, quoted, DUP_STALE);
+	else if (eq_nocase(name, nlen, "min-fresh"))
+		cc_delta(cc, &cc->min_fresh, v, vlen, has_v, quoted, DUP_MAX);
+	else if (eq_nocase(name, nlen, "max-stale") && !has_v)
+		/* no argument: any staleness; 2^31 s is as good as that */
+		cc_delta(cc, &cc->max_stale, "2147483648", 10, true, false,
+			 DUP_MIN);
+	else if (eq_nocase(name, nlen, "max-stale"))
+		cc_delta(cc, &cc->max_stale, v, vlen, has_v, quoted, DUP_MIN);
+}
+
+/*
+ * Each element: token [ OWS "=" OWS ( token / quoted-string ) ].  A name
+ * that is not a token is skipped; a value that is neither form is still
+ * handed over (a delta directive then turns it into bad).
+ */
+void http_cc_parse(struct http_cc *cc, const char *s, size_t len)
+{
+	struct list l;
+	const char *e, *v;
+	size_t elen, nlen, vlen;
+	bool quoted;
+
+	list_init(&l, s, len);
+	while (list_next(&l, &e, &elen)) {
+		for (nlen = 0; nlen < elen && is_tchar(e[nlen]); nlen++)
+			;
+		if (!nlen)
+			continue;
+		v = e + nlen;
+		vlen = elen - nlen;
+		trim(&v, &vlen);
+		if (!vlen) {
+			cc_directive(cc, e, nlen, NULL, 0, false, false);
+			continue;
+		}
+		if (v[0] != '=')
+			continue;	/* "max-age 5": not a directive */
+		v++;
+		vlen--;
+		trim(&v, &vlen);
+		quoted = vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"';
+		if (quoted) {
+			v++;
+			vlen -= 2;
+		}
+		cc_directive(cc, e, nlen, v, vlen, true, quoted);
+	}
+}
+
+/* ---- shared-cache policy ---- */
+
+void http_resp_info_init(struct http_resp_info *r)
+{
+	memset(r, 0, sizeof(*r));
+	http_cc_init(&r->cc);
+	r->expires = -1;
+	r->age = -1;
+}
+
+/* no directive at all (unknown ones leave no trace either) */
+static bool cc_empty(const struct http_cc *cc)
+{
+	struct http_cc none;
+
+	http_cc_init(&none);
+	return !memcmp(cc, &none, sizeof(none));
+}
+
+static enum http_store_why store_why(const struct http_req_info *q,
+				     const struct http_resp_info *r)
+{
+	if (r->status != 200)
+		return HTTP_STORE_STATUS;
+	if (q->cc.no_store || r->cc.no_store)
+		return HTTP_STORE_NO_STORE;
+	if (r->cc.private_)
+		return HTTP_STORE_PRIVATE;
+	if (q->authorization && !r->cc.public_ && r->cc.s_maxage < 0 &&
+	    !r->cc.must_revalidate)
+		return HTTP_STORE_AUTH;
+	if (r->has_set_cookie)
+		return HTTP_STORE_SET_COOKIE;
+	if (r->has_vary || r->vary_star)
+		return HTTP_STORE_VARY;
+	return HTTP_STORE_OK;
+}
+
+/*
+ * §4.2.1 and §4.2.2: the freshness lifetime, or -1 when there is none
+ * (no explicit expiry, and no heuristic allowed or possible).
+ */
+static int64_t lifetime(const struct http_resp_info *r, bool no_cache,
+			int64_t date, bool *heuristic)
+{
+	int64_t lm;
+
+	*heuristic = false;
+	if (r->cc.s_maxage >= 0)
+		return r->cc.s_maxage;
+	if (r->cc.max_age >= 0)
+		return r->cc.max_age;
+	if (r->expires == 0)	/* invalid Expires: already stale */
+		return 0;
+	if (r->expires > 0)
+		return clamp(sat_sub(r->expires, date), 0, DELTA_MAX);
+	if (no_cache || !r->last_modified)
+		return -1;
+	*heuristic = true;
+	lm = clamp(sat_sub(date, r->last_modified), 0, INT64_MAX) / 10;
+	return lm > HEURISTIC_MAX ? HEURISTIC_MAX : lm;
+}
+
+void http_store_decide(const struct http_req_info *q,
+		       const struct http_resp_info *r, int64_t request_time,
+		       int64_t response_time, struct http_store_decision *d)
+{
+	int64_t date, life, apparent, corrected, initial;
+	bool no_cache;
+
+	memset(d, 0, sizeof(*d));
+	d->why = store_why(q, r);
+	if (d->why != HTTP_STORE_OK)
+		return;
+	no_cache = r->cc.no_cache ||
+		   (r->has_pragma_no_cache && cc_empty(&r->cc));
+	/* no Date: the time it was received (RFC 9110 §6.6.1) */
+	date = r->date ? r->date : response_time;
+	life = lifetime(r, no_cache, date, &d->heuristic);
+	if (life < 0) {
+		if (!r->has_validator) {
+			d->why = HTTP_STORE_NO_FRESHNESS;
+			return;
+		}
+		life = 0;
+		no_cache = true;
+	}
+	d->revalidate_always = no_cache;
+	d->must_revalidate = r->cc.must_revalidate || r->cc.proxy_revalidate ||
+			     r->cc.s_maxage >= 0;
+	/* §4.2.3 */
+	apparent = clamp(sat_sub(response_time, date), 0, INT64_MAX);
+	corrected = sat_add(clamp(r->age, 0, DELTA_MAX),
+			    clamp(sat_sub(response_time, request_time), 0,
+				  DELTA_MAX));
+	initial = apparent > corrected ? apparent : corrected;
+	d->age_base = sat_sub(response_time, initial);
+	d->fresh_until = sat_add(d->age_base, life);
+	/* 0 would read as "always fresh" */
+	if (d->fresh_until == 0)
+		d->fresh_until = -1;
+}
+
+const char *http_store_strwhy(enum http_store_why why)
+{
+	switch (why) {
+	case HTTP_STORE_OK:
+		return "stored";
+	case HTTP_STORE_STATUS:
+		return "status";
+	case HTTP_STORE_NO_STORE:
+		return "no-store";
+	case HTTP_STORE_PRIVATE:
+		return "private";
+	case HTTP_STORE_AUTH:
+		return "authorization";
+	case HTTP_STORE_SET_COOKIE:
+		return "set-cookie";
+	case HTTP_STORE_VARY:
+		return "vary";
+	case HTTP_STORE_NO_FRESHNESS:
+		return "no freshness";
+	}
+	return "unknown";
+}
+
+/*
+ * An object that is always fresh (stored by PUT: the store is its
+ * origin) has nothing to revalidate against; request directives, which
+ * address caches, do not apply to it.
+ */
+bool http_fresh_for(const struct http_cc *q, int64_t fresh_until,
+		    int64_t age_base, bool revalidate_always,
+		    bool must_revalidate, int64_t now)
+{
+	int64_t age, left;
+
+	if (fresh_until == 0)
+		return true;
+	if (q->no_cache || revalidate_always)
+		return false;
+	age = clamp(sat_sub(now, age_base), 0, INT64_MAX);
+	left = sat_sub(fresh_until, now);	/* < 0: stale by -left */
+	if (q->max_age >= 0 && age > q->max_age)
+		return false;
+	if (q->min_fresh >= 0 && left < q->min_fresh)
+		return false;
+	if (left > 0)
+		return true;
+	if (must_revalidate || q->max_stale < 0)
+		return false;
+	return sat_sub(0, left) <= q->max_stale;
+}
