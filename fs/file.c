@@ -245,7 +245,7 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	klen = ret;
 	ret = gs_get_open(fs->s, key, (size_t)klen, 0, &fh->r);
 	if (ret == -ENOENT && fs->mirror) {
-		ret = open_fill(fs, n, key, (size_t)klen, &fh->r);
+		ret = open_fill(fs, key, (size_t)klen, &fh->r);
 		fh->fill = true;
 	}
 	if (ret < 0)

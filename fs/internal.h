@@ -114,13 +114,7 @@ struct gfs {
 	bool drop_running;
 	pthread_t drop_thread;
 
-	/*
-	 * --mirror: the origin, or NULL.  fetch_lock makes "not in the
-	 * store, so fetch it" one step, so that concurrent opens of one
-	 * object start one origin request.
-	 */
-	struct mirror *mirror;
-	pthread_mutex_t fetch_lock;
+	struct mirror *mirror;		/* --mirror: the origin, or NULL */
 	/*
 	 * Names the origin said are missing (404), remembered for
 	 * o.negative_timeout seconds: direct-mapped by a 64-bit hash of
@@ -315,8 +309,8 @@ struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
 struct gfs_node *origin_child(struct gfs *fs, struct gfs_node *dir,
 			      const char *name, size_t len, int *err);
 /* Open the fill of @key (not in the store), starting it if need be. */
-int open_fill(struct gfs *fs, struct gfs_node *n, const char *key,
-	      size_t klen, struct gs_reader **r);
+int open_fill(struct gfs *fs, const char *key, size_t klen,
+	      struct gs_reader **r);
 /* The value of user.goblin.origin of @ino into @out; or -ENODATA. */
 int origin_string(struct gfs *fs, fuse_ino_t ino, char *out, size_t outlen);
 

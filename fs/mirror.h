@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Read-through from an HTTP origin (libcurl): HEAD for lookups, and a GET
- * streamed into a store fill, so that readers get bytes as they arrive and
- * concurrent opens of one object share one origin request.
+ * goblinfs --mirror: read-through from an HTTP origin, as thin glue over
+ * the origin client both mirrors share (store/origin/origin.h): a HEAD
+ * for lookups, and the fetcher's GET for opens, whose response streams
+ * into a store fill that readers read while it arrives; concurrent opens
+ * of one object share one origin request, and the RFC 9111 shared-cache
+ * rules decide what is kept, as for goblind --mirror.
  */
 #ifndef GOBLINFS_MIRROR_H
 #define GOBLINFS_MIRROR_H
@@ -12,6 +15,7 @@
 
 struct gs_store;
 struct gs_meta;
+struct gs_reader;
 struct mirror;
 
 struct mirror_stats {
@@ -22,10 +26,11 @@ struct mirror_stats {
 };
 
 /*
- * A mirror of the origin at @url (http:// or https://, no query).  Returns
- * NULL and a one-line reason in @err on failure.
+ * A mirror of the origin at @url (http:// or https://, no query) into
+ * @s.  Returns NULL and a one-line reason in @err on failure.
  */
-struct mirror *mirror_new(const char *url, char *err, size_t errlen);
+struct mirror *mirror_new(struct gs_store *s, const char *url, char *err,
+			  size_t errlen);
 
 /*
  * Stops the fetches still running (their fills are aborted: nothing
@@ -49,25 +54,26 @@ int mirror_head(struct mirror *m, const char *path, uint64_t *size,
 		int64_t *mtime);
 
 /*
- * Fetch <url>/<path> into @s under @key as a fill of @size bytes and
- * return once the fill has begun: readers open it with GS_GET_FILL and get
- * bytes as they arrive.  The transfer runs on its own thread.  A transfer
- * that fails, or whose body is not exactly @size bytes, aborts the fill
- * (its readers get -ECANCELED) and caches nothing.  @mtime (unix seconds,
- * 0: unknown) is kept in the object's attributes as a Last-Modified
- * header line (see mirror_meta_mtime()).  Returns 0, -EEXIST
- * when a fill of @key is running already (open that one), or the error of
- * gs_put_begin().
+ * Open @key (not in the store) for reading from the origin: a reader on
+ * the fill that brings it (GS_GET_FILL; gs_read() waits for its bytes),
+ * started unless one is running already (then shared).  What the origin
+ * marks as not for a shared cache (no-store, private, Set-Cookie, Vary
+ * ...) is read through the same way but not kept: the next open fetches
+ * it again.  A transfer that fails aborts the fill (its readers get
+ * -ECANCELED) and caches nothing.  Blocks until the response head is in
+ * (the fetcher's timeout at most).  0 with *@r (gs_reader_close() it),
+ * -ENOENT when the origin answers 404 or 410, -EIO for any other answer
+ * but 200 or when the origin cannot be reached, or -ENOMEM.
  */
-int mirror_fetch(struct mirror *m, struct gs_store *s, const char *path,
-		 const char *key, uint64_t size, int64_t mtime);
+int mirror_open(struct mirror *m, const char *key, size_t klen,
+		struct gs_reader **r);
 
 void mirror_stats_get(struct mirror *m, struct mirror_stats *st);
 
 /*
  * The modification time of an object a mirror cached, in nanoseconds: the
- * origin's Last-Modified kept in @meta's attributes, or the commit time
- * when there is none.
+ * origin's Last-Modified kept in @meta's attribute record, or the commit
+ * time when there is none.
  */
 int64_t mirror_meta_mtime(const struct gs_meta *meta);
 

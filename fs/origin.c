@@ -116,28 +116,10 @@ out:
  * object: the second open of a key being filled shares the fill).  A fill
  * that failed left nothing behind, so the next open fetches again.
  */
-int open_fill(struct gfs *fs, struct gfs_node *n, const char *key,
-	      size_t klen, struct gs_reader **r)
+int open_fill(struct gfs *fs, const char *key, size_t klen,
+	      struct gs_reader **r)
 {
-	uint64_t size;
-	int64_t mtime;
-	int ret;
-
-	pthread_mutex_lock(&fs->lock);
-	size = n->size;
-	mtime = n->mtime_ns / 1000000000ll;
-	pthread_mutex_unlock(&fs->lock);
-	pthread_mutex_lock(&fs->fetch_lock);
-	ret = gs_get_open(fs->s, key, klen, GS_GET_FILL, r);
-	if (ret == -ENOENT) {
-		ret = mirror_fetch(fs->mirror, fs->s, key, key, size, mtime);
-		if (ret == 0 || ret == -EEXIST)
-			ret = gs_get_open(fs->s, key, klen, GS_GET_FILL, r);
-		if (ret == -ENOENT)
-			ret = -EIO;	/* the fill failed already */
-	}
-	pthread_mutex_unlock(&fs->fetch_lock);
-	return ret;
+	return mirror_open(fs->mirror, key, klen, r);
 }
 
 /* "heads=N gets=N bytes=N failures=N": the origin requests so far. */

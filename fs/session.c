@@ -134,12 +134,11 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 						      : fs->o.entry_timeout;
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->ring_lock, NULL);
-	pthread_mutex_init(&fs->fetch_lock, NULL);
 	pthread_mutex_init(&fs->drop_lock, NULL);
 	pthread_cond_init(&fs->commit_cond, NULL);
 	pthread_cond_init(&fs->drop_cond, NULL);
 	if (fs->o.mirror &&
-	    !(fs->mirror = mirror_new(fs->o.mirror, mwhy, sizeof(mwhy)))) {
+	    !(fs->mirror = mirror_new(s, fs->o.mirror, mwhy, sizeof(mwhy)))) {
 		why = mwhy;
 		goto fail;
 	}
@@ -240,7 +239,6 @@ void gfs_free(struct gfs *fs)
 	ns_release(fs);
 	pthread_mutex_destroy(&fs->lock);
 	pthread_mutex_destroy(&fs->ring_lock);
-	pthread_mutex_destroy(&fs->fetch_lock);
 	pthread_mutex_destroy(&fs->drop_lock);
 	pthread_cond_destroy(&fs->commit_cond);
 	pthread_cond_destroy(&fs->drop_cond);

@@ -44,46 +44,11 @@
 
 /* ---- the origin request ---- */
 
-/* base + '/' + @key with each '/'-separated segment percent-encoded. */
-static char *url_for(struct fshard *f, CURL *h, const char *key, size_t klen)
-{
-	size_t cap = strlen(f->base) + 3 * klen + 2, len;
-	char *url = malloc(cap);
-	size_t i = 0;
-
-	if (!url)
-		return NULL;
-	len = (size_t)snprintf(url, cap, "%s/", f->base);
-	while (i < klen) {
-		const char *seg = key + i;
-		const char *slash = memchr(seg, '/', klen - i);
-		size_t n = slash ? (size_t)(slash - seg) : klen - i;
-
-		if (n) {
-			char *e = curl_easy_escape(h, seg, (int)n);
-
-			if (!e) {
-				free(url);
-				return NULL;
-			}
-			len += (size_t)snprintf(url + len, cap - len, "%s", e);
-			curl_free(e);
-		}
-		i += n;
-		if (i < klen) {	/* the '/' itself */
-			url[len++] = '/';
-			url[len] = '\0';
-			i++;
-		}
-	}
-	return url;
-}
-
 static int job_handle(struct job *j)
 {
 	struct fshard *f = j->f;
 	CURL *h = curl_easy_init();
-	char *url = h ? url_for(f, h, j->key, j->klen) : NULL;
+	char *url = h ? fetch_url(f->base, h, j->key, j->klen) : NULL;
 
 	if (!url)
 		goto fail;
@@ -558,11 +523,6 @@ static void shard_stats(struct fshard *f, struct fetch_stats *out)
 
 /* ---- the fetcher: its shards ---- */
 
-struct fetcher {
-	unsigned n;
-	struct fshard *sh[FETCH_THREADS_MAX];
-};
-
 struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 			    char *err, size_t errlen)
 {
@@ -587,8 +547,16 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 			fetcher_free(f);
 			return NULL;
 		}
-		snprintf(name, sizeof(name), "goblind-f%u", i % 100);
+		snprintf(name, sizeof(name), "%.10s%u",
+			 o->thread_name ? o->thread_name : "goblind-f",
+			 i % 100);
 		pthread_setname_np(f->sh[i]->thread, name);
+	}
+	/* after the shards: they have checked the URL */
+	if (!(f->lookup = lookup_new(o))) {
+		snprintf(err, errlen, "out of memory");
+		fetcher_free(f);
+		return NULL;
 	}
 	return f;
 }
@@ -599,6 +567,7 @@ void fetcher_free(struct fetcher *f)
 		return;
 	for (unsigned i = 0; i < f->n; i++)
 		shard_free(f->sh[i]);
+	lookup_free(f->lookup);
 	free(f);
 }
 

@@ -344,3 +344,39 @@ bool shard_cancel(struct fshard *f, struct fetch_waiter *fw)
 	pthread_mutex_unlock(&f->lock);
 	return found;
 }
+
+/* ---- the origin URL ---- */
+
+char *fetch_url(const char *base, CURL *h, const char *key, size_t klen)
+{
+	size_t cap = strlen(base) + 3 * klen + 2, len;
+	char *url = malloc(cap);
+	size_t i = 0;
+
+	if (!url)
+		return NULL;
+	len = (size_t)snprintf(url, cap, "%s/", base);
+	while (i < klen) {
+		const char *seg = key + i;
+		const char *slash = memchr(seg, '/', klen - i);
+		size_t n = slash ? (size_t)(slash - seg) : klen - i;
+
+		if (n) {
+			char *e = curl_easy_escape(h, seg, (int)n);
+
+			if (!e) {
+				free(url);
+				return NULL;
+			}
+			len += (size_t)snprintf(url + len, cap - len, "%s", e);
+			curl_free(e);
+		}
+		i += n;
+		if (i < klen) {	/* the '/' itself */
+			url[len++] = '/';
+			url[len] = '\0';
+			i++;
+		}
+	}
+	return url;
+}

@@ -8,7 +8,8 @@
  *   fetch_job.c   jobs and their waiters: the table that collapses
  *                 concurrent misses of a key into one fetch, delivery of
  *                 readers, fetcher_get/forward/cancel's shard side
- * Calls go fetch.c -> fetch_head.c -> fetch_job.c, never back.
+ *   lookup.c      fetcher_head(): a blocking HEAD on the caller's thread
+ * Calls go fetch.c -> lookup.c, fetch_head.c -> fetch_job.c, never back.
  */
 #ifndef GOBLIN_ORIGIN_INTERNAL_H
 #define GOBLIN_ORIGIN_INTERNAL_H
@@ -116,6 +117,12 @@ static inline int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct fetcher {
+	unsigned n;
+	struct fshard *sh[FETCH_THREADS_MAX];
+	struct fetch_lookup *lookup;	/* lookup.c: fetcher_head() */
+};
+
 /* ---- fetch_job.c ---- */
 
 /* Give every waiter of @j the reply @status. */
@@ -141,6 +148,13 @@ int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
 int shard_forward(struct fshard *f, const char *key, size_t klen,
 		  const struct fetch_forward *fwd, struct fetch_waiter *fw);
 bool shard_cancel(struct fshard *f, struct fetch_waiter *fw);
+/* @base + '/' + @key, each '/'-separated segment percent-encoded; free() */
+char *fetch_url(const char *base, CURL *h, const char *key, size_t klen);
+
+/* ---- lookup.c: fetcher_head()'s connections ---- */
+
+struct fetch_lookup *lookup_new(const struct fetch_opts *o);
+void lookup_free(struct fetch_lookup *l);
 
 /* ---- fetch_head.c: libcurl's header and write callbacks ---- */
 

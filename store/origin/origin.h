@@ -34,6 +34,8 @@ struct fetch_opts {
 	unsigned max_transfers;	/* origin transfers at once, in all */
 	unsigned threads;	/* fetcher threads (shards by key hash),
 				 * at most FETCH_THREADS_MAX; 0: 1 */
+	const char *thread_name;	/* their names' prefix (up to 10
+					 * bytes); NULL: "goblind-f" */
 };
 
 #define FETCH_THREADS_MAX 64
@@ -144,6 +146,21 @@ int fetcher_forward(struct fetcher *f, const char *key, size_t klen,
 bool fetcher_cancel(struct fetcher *f, struct fetch_waiter *fw);
 
 void fetcher_stats(struct fetcher *f, struct fetch_stats *out);
+
+/* fetcher_head(): the name is a directory on the origin. */
+#define FETCH_HEAD_DIR 1
+
+/**
+ * HEAD <origin>/<key>, on the caller's thread (goblinfs's lookups: the
+ * kernel wants a size before anything is read).  0 with the size
+ * (Content-Length) and modification time (Last-Modified in unix seconds,
+ * 0 when absent) of a file; FETCH_HEAD_DIR when the origin redirected to
+ * <key>/ (how web servers answer for a directory) and that answered 200
+ * or 403; -ENOENT on 404 or 410; -EIO on any other answer, a 200 without
+ * a Content-Length, or a transport error; -ENOMEM.  Nothing is stored.
+ */
+int fetcher_head(struct fetcher *f, const char *key, size_t klen,
+		 uint64_t *size, int64_t *mtime);
 
 /* ---- the shared-cache rules (RFC 9111), rfc9111.c ---- */
 
