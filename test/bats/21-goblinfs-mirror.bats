@@ -4,7 +4,8 @@
 # http.server on an ephemeral port).  Origin requests are counted from the
 # origin's own log: one GET per object, also for concurrent readers, none
 # for cached objects (also after a remount); ENOENT, EROFS, and a failed
-# transfer that is an I/O error and is not cached.
+# transfer that is an I/O error and is not cached; the caching rules and
+# the attribute record goblind --mirror has too (issue 17).
 
 bats_require_minimum_version 1.5.0
 
@@ -29,16 +30,41 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port),
     functools.partial(H, directory=root)).serve_forever()
 '
 
+# An origin that sends, with a file F, the header lines of the file F.hdr
+# when there is one ("Name: value" lines).
+HDR_ORIGIN='
+import functools, http.server, os, sys
+class H(http.server.SimpleHTTPRequestHandler):
+    def end_headers(self):
+        hdr = self.translate_path(self.path) + ".hdr"
+        if os.path.isfile(hdr):
+            for line in open(hdr):
+                name, value = line.rstrip("\n").split(": ", 1)
+                self.send_header(name, value)
+        super().end_headers()
+port, root = int(sys.argv[1]), sys.argv[2]
+http.server.ThreadingHTTPServer(("127.0.0.1", port),
+    functools.partial(H, directory=root)).serve_forever()
+'
+
+GD="${GOBLIND:-$BATS_TEST_DIRNAME/../../build/goblind}"
+FIXTURE="$BATS_TEST_DIRNAME/../fixtures/attr-v1-store.tar.gz"
+
 setup() {
 	gfs_setup goblinfs-mirror-bats
 	O="$T/origin"
 	mkdir "$O"
 	OPID=
+	GDPID=
 }
 
 teardown() {
 	[ -n "${T:-}" ] || return 0
 	gfs_teardown
+	if [ -n "$GDPID" ]; then
+		kill "$GDPID" 2>/dev/null || true
+		wait "$GDPID" 2>/dev/null || true
+	fi
 	if [ -n "$OPID" ]; then
 		kill "$OPID" 2>/dev/null || true
 		wait "$OPID" 2>/dev/null || true
@@ -46,12 +72,15 @@ teardown() {
 	rm -rf "$T"
 }
 
-# start_origin [short]: serve $O on a free port, log to $T/origin.log
+# start_origin [short|hdr]: serve $O on a free port, log to $T/origin.log
 start_origin() {
 	local i
 	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	if [ "${1:-}" = short ]; then
 		python3 -c "$SHORT_ORIGIN" "$PORT" "$O" \
+			>/dev/null 2>>"$T/origin.log" &
+	elif [ "${1:-}" = hdr ]; then
+		python3 -c "$HDR_ORIGIN" "$PORT" "$O" \
 			>/dev/null 2>>"$T/origin.log" &
 	else
 		python3 -m http.server "$PORT" --bind 127.0.0.1 \
@@ -65,6 +94,33 @@ start_origin() {
 	done
 	echo "the origin did not start" >&2
 	return 1
+}
+
+# serve_store DIR [OPTIONS]: goblind (no mirror) on the store DIR, HTTP
+# on a port the kernel picks; sets HPORT
+serve_store() {
+	local dir="$1" i
+	shift
+	: >"$T/gd.log"
+	"$GD" --store "$dir" --no-mlock --memcache-port 0 --http-port 0 \
+		--cores 1 "$@" 2>"$T/gd.log" &
+	GDPID=$!
+	for i in $(seq 100); do
+		HPORT=$(sed -n 's/.*http on [^ ]*:\([0-9]*\).*/\1/p' "$T/gd.log" |
+			cut -d, -f1)
+		[ -n "$HPORT" ] && return 0
+		kill -0 "$GDPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "goblind did not start; its log:" >&2
+	cat "$T/gd.log" >&2
+	return 1
+}
+
+# header NAME PATH: the value of NAME in goblind's answer to HEAD PATH
+header() {
+	curl -sfI "http://127.0.0.1:$HPORT$2" | tr -d '\r' |
+		sed -n "s/^$1: //Ip"
 }
 
 # mount_mirror [OPTIONS]: goblinfs -f --mirror $URL in the background
@@ -263,4 +319,74 @@ mkorigin() {
 	mount_mirror
 	run stat "$M/x"
 	[[ "$output" == *"Input/output error"* ]]
+}
+
+@test "issue 17: goblinfs --mirror keeps no-store and private answers out of the store, as goblind does" {
+	local f
+	for f in nostore private kept; do
+		head -c 200000 /dev/urandom >"$O/$f"
+	done
+	echo "Cache-Control: no-store" >"$O/nostore.hdr"
+	echo "Cache-Control: private, max-age=60" >"$O/private.hdr"
+	echo "Cache-Control: max-age=60" >"$O/kept.hdr"
+	start_origin hdr
+	mount_mirror
+	for f in nostore private kept; do
+		cmp "$O/$f" "$M/$f"
+		cmp "$O/$f" "$M/$f"
+	done
+	# read through each time, not kept
+	[ "$(requests GET /nostore)" = 2 ]
+	[ "$(requests GET /private)" = 2 ]
+	[ "$(requests GET /kept)" = 1 ]
+	run -0 python3 -c "import os; print(os.getxattr('$M/kept', 'user.goblin.tiers'))"
+	run python3 -c "import os; os.getxattr('$M/nostore', 'user.goblin.tiers')"
+	[[ "$output" == *"No data available"* ]]
+	umount_fs
+	run -0 "$GCTL" --store "$S" "${STORE_OPTS[@]}" ls
+	[ "$output" = kept ]
+}
+
+@test "issue 17: goblind serves what goblinfs --mirror fetched with the origin's Last-Modified, ETag and type" {
+	mkdir "$O/d"
+	head -c 100000 /dev/urandom >"$O/d/page.txt"
+	touch -d '2020-02-02 02:02:02 UTC' "$O/d/page.txt"
+	echo 'ETag: "e-17"' >"$O/d/page.txt.hdr"
+	start_origin hdr
+	mount_mirror
+	cmp "$O/d/page.txt" "$M/d/page.txt"
+	umount_fs
+	serve_store "$S" "${STORE_OPTS[@]}"
+	[ "$(header Last-Modified /d/page.txt)" = "Sun, 02 Feb 2020 02:02:02 GMT" ]
+	[ "$(header ETag /d/page.txt)" = '"e-17"' ]
+	[ "$(header Content-Type /d/page.txt)" = text/plain ]
+	curl -sf "http://127.0.0.1:$HPORT/d/page.txt" | cmp - "$O/d/page.txt"
+}
+
+# The fixture was written by main e0817d5's goblind and goblinfs (see
+# test/fixtures/make-attr-v1-store.sh): version 1 records and goblinfs's
+# text record.
+@test "issue 17: a store written before the one attribute record opens with its attributes intact" {
+	local fo=(--memory 8M --small-memory 4M --no-hugetlb --ssd-size 16M)
+	tar -C "$T" -xzf "$FIXTURE"
+	serve_store "$T/store" "${fo[@]}"
+	[ "$(header Content-Type /p)" = text/x-put ]
+	[ "$(curl -sf "http://127.0.0.1:$HPORT/p")" = "put body" ]
+	[ "$(header ETag /m)" = '"m-etag-1"' ]
+	[ "$(header Last-Modified /m)" = "Sun, 02 Feb 2020 02:02:02 GMT" ]
+	[ "$(header Content-Type /m)" = text/x-mirror ]
+	[ "$(header Cache-Control /m)" = max-age=3600 ]
+	[ "$(header Last-Modified /f)" = "Mon, 01 Mar 2021 03:04:05 GMT" ]
+	[ "$(curl -sf "http://127.0.0.1:$HPORT/f")" = "goblinfs body" ]
+	kill -TERM "$GDPID"
+	wait "$GDPID"
+	GDPID=
+	# and goblinfs --mirror reads the same records (no origin needed)
+	S="$T/store"
+	STORE_OPTS=("${fo[@]}")
+	URL="http://127.0.0.1:9"
+	mount_mirror
+	[ "$(stat -c %Y "$M/f")" = 1614567845 ]
+	[ "$(stat -c %Y "$M/m")" = 1580608922 ]
+	[ "$(cat "$M/f")" = "goblinfs body" ]
 }
