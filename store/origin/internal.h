@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fetcher's insides, shared by its three rooms (none of it is API):
+ * The fetcher's insides, shared by its rooms (none of it is API):
  *   fetch.c       the shards: threads, the curl multi loop, the origin
  *                 request, the end of a transfer, the public functions
  *   fetch_head.c  the response head: parsing, the RFC 9111 decision,
  *                 admission to the store (fill, pass or 304 refresh)
+ *   lookup.c      fetcher_head(): a blocking HEAD on the caller's thread
  *   fetch_job.c   jobs and their waiters: the table that collapses
  *                 concurrent misses of a key into one fetch, delivery of
- *                 readers, fetcher_get/forward/cancel's shard side
- *   lookup.c      fetcher_head(): a blocking HEAD on the caller's thread
- * Calls go fetch.c -> lookup.c, fetch_head.c -> fetch_job.c, never back.
+ *                 readers, fetcher_get/forward/cancel's shard side; the
+ *                 origin URL of a key
+ * A room calls only the rooms below it in this list, never one above.
  */
 #ifndef GOBLIN_ORIGIN_INTERNAL_H
 #define GOBLIN_ORIGIN_INTERNAL_H
