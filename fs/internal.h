@@ -21,6 +21,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "../store/clock.h"
 #include "../store/goblin.h"
 #include "goblinfs.h"
 
@@ -160,37 +161,7 @@ struct gfs_fh {
 	size_t klen;
 };
 
-/*
- * ---- clocks: every clock_gettime of fs/ is here ----
- */
-
-static inline int64_t now_real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static inline int64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-/* CLOCK_REALTIME @s seconds from now: a pthread_cond_timedwait deadline. */
-static inline void realtime_after(double s, struct timespec *dl)
-{
-	clock_gettime(CLOCK_REALTIME, dl);
-	dl->tv_sec += (time_t)s;
-	dl->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (dl->tv_nsec >= 1000000000l) {
-		dl->tv_sec++;
-		dl->tv_nsec -= 1000000000l;
-	}
-}
+/* ---- clocks (read through store/clock.h) ---- */
 
 static inline void ns_to_ts(int64_t ns, struct timespec *ts)
 {

@@ -34,7 +34,7 @@ void node_attr(struct gfs *fs, const struct gfs_node *n,
 		st->st_nlink = 1;
 		st->st_size = (off_t)(n->committed ? n->size : n->wsize);
 		st->st_blocks = (st->st_size + 511) / 512;
-		t = n->committed ? n->mtime_ns : now_real_ns();
+		t = n->committed ? n->mtime_ns : gs_real_ns();
 	}
 	ns_to_ts(t, &st->st_mtim);
 	st->st_ctim = st->st_mtim;
@@ -67,7 +67,8 @@ void wait_commit(struct gfs *fs, struct gfs_node *n)
 
 	if (!n || n->dir || !n->writers || n->closing < n->writers)
 		return;
-	realtime_after(fs->o.commit_wait, &dl);
+	dl = gs_clock_after(CLOCK_REALTIME,
+			    (int64_t)(fs->o.commit_wait * 1e9));
 	while (n->writers && n->closing >= n->writers)
 		if (pthread_cond_timedwait(&fs->commit_cond, &fs->lock, &dl) ==
 		    ETIMEDOUT)

@@ -37,7 +37,7 @@ static bool absent_known(struct gfs *fs, const struct gfs_node *dir,
 	uint64_t h;
 	struct gfs_absent *a = absent_slot(fs, dir, name, len, &h);
 
-	return a->hash == h && now_mono_ns() < a->until_ns;
+	return a->hash == h && gs_mono_ns() < a->until_ns;
 }
 
 static void absent_add(struct gfs *fs, const struct gfs_node *dir,
@@ -47,7 +47,7 @@ static void absent_add(struct gfs *fs, const struct gfs_node *dir,
 	struct gfs_absent *a = absent_slot(fs, dir, name, len, &h);
 
 	a->hash = h;
-	a->until_ns = now_mono_ns() +
+	a->until_ns = gs_mono_ns() +
 		      (int64_t)(fs->o.negative_timeout * 1e9);
 }
 
@@ -100,7 +100,7 @@ struct gfs_node *origin_child(struct gfs *fs, struct gfs_node *dir,
 			n->committed = true;	/* visible: it is there */
 			n->size = size;
 			n->mtime_ns = mtime > 0 ? mtime * 1000000000ll
-						: now_real_ns();
+						: gs_real_ns();
 			n->cas = 0;	/* no store version yet */
 		}
 	}

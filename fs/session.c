@@ -128,7 +128,7 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 		fs->o.max_threads = 1;
 	fs->uid = getuid();
 	fs->gid = getgid();
-	fs->start_ns = now_real_ns();
+	fs->start_ns = gs_real_ns();
 	if (fs->o.negative_timeout < 0)
 		fs->o.negative_timeout = fs->o.mirror ? 5.0
 						      : fs->o.entry_timeout;

@@ -28,6 +28,12 @@ static inline int64_t gs_mono_ns(void)
 	return gs_clock_ns(CLOCK_MONOTONIC);
 }
 
+/* Monotonic milliseconds: origin timeouts, retry backoffs. */
+static inline int64_t gs_mono_ms(void)
+{
+	return gs_mono_ns() / 1000000;
+}
+
 /* Monotonic whole seconds: activity and idle timeouts. */
 static inline int64_t gs_mono_sec(void)
 {

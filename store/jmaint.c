@@ -438,11 +438,6 @@ fail_locked:
 	return ret;
 }
 
-static uint64_t now_ms(void)
-{
-	return (uint64_t)gs_mono_ns() / 1000000;
-}
-
 static unsigned backoff_ms(unsigned failures)
 {
 	unsigned ms = JM_BACKOFF_MS << (failures < 8 ? failures : 8);
@@ -459,7 +454,7 @@ static void *jmaint_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->jm_stop) {
 		struct timespec ts;
-		uint64_t t = now_ms();
+		uint64_t t = (uint64_t)gs_mono_ms();
 		unsigned ms;
 		int ret;
 
@@ -489,7 +484,7 @@ static void *jmaint_main(void *arg)
 		fprintf(stderr, "goblin: cannot rewrite the journal of '%s': "
 				"%s; the old one stays in use, retry in %u ms\n",
 			s->dir, strerror(-ret), ms);
-		retry_at = now_ms() + ms;
+		retry_at = (uint64_t)gs_mono_ms() + ms;
 		s->jm_want = true;
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -156,7 +156,7 @@ static void job_start(struct job *j)
 	j->state = JOB_HEAD;
 	j->status = 0;
 	j->request_time = time(NULL);
-	j->deadline_ms = now_ms() + f->o.timeout_ms;
+	j->deadline_ms = gs_mono_ms() + f->o.timeout_ms;
 	if (job_handle(j) < 0 || curl_multi_add_handle(f->multi, j->h)) {
 		job_release_handle(j);
 		STAT(f, origin_errors);
@@ -311,7 +311,7 @@ static void start_pending(struct fshard *f)
  */
 static long check_deadlines(struct fshard *f)
 {
-	int64_t now = now_ms();
+	int64_t now = gs_mono_ms();
 	long next = 1000;
 	struct job *j, *jn;
 

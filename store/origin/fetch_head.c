@@ -352,7 +352,7 @@ static int head_done(struct job *j)
 	int ret;
 
 	j->state = JOB_BODY;
-	j->deadline_ms = now_ms() + f->o.timeout_ms;
+	j->deadline_ms = gs_mono_ms() + f->o.timeout_ms;
 	if (!j->forward && j->conditional && j->status == 304)
 		return head_not_modified(j);
 	head_parse(j, &hi, j->forward || j->status != 200);
@@ -459,7 +459,7 @@ size_t fetch_on_body(char *p, size_t one, size_t n, void *arg)
 	(void)one;
 	STAT_ADD(f, origin_bytes, n);
 	if (n)
-		j->deadline_ms = now_ms() + f->o.timeout_ms;
+		j->deadline_ms = gs_mono_ms() + f->o.timeout_ms;
 	if (!j->w)
 		return n;	/* a 304: nothing should come */
 	if (j->storable && j->late && j->got + n > f->o.max_object)

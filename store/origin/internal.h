@@ -20,6 +20,7 @@
 #include <time.h>
 #include <curl/curl.h>
 
+#include "../clock.h"
 #include "origin.h"
 
 /*
@@ -110,13 +111,6 @@ struct fshard {
 				 sizeof(uint64_t)], (n))
 
 
-static inline int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct fetcher {
 	unsigned n;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "origin.h"
 #include "goblin.h"
 #include "testdir.h"
@@ -398,13 +399,7 @@ static bool tw_wait_ms(struct tw *t, unsigned ms)
 	struct timespec ts;
 	bool done;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	ts = gs_clock_after(CLOCK_REALTIME, (int64_t)ms * 1000000);
 	pthread_mutex_lock(&t->m);
 	while (!t->done &&
 	       pthread_cond_timedwait(&t->c, &t->m, &ts) != ETIMEDOUT)
