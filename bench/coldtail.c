@@ -37,10 +37,10 @@
 struct obj {
 	char key[32];
 	uint64_t size, seed;
-	uint64_t ttfb_ns, done_ns;	/* from gs_get_open */
-	uint64_t hdd_bytes;		/* read from the HDD tier */
-	uint64_t stall_ns;		/* a reader at --rate waited this long */
-	uint64_t seek_stall_ns;		/* of which for the first HDD chunk */
+	uint64_t ttfb_ns, done_ns; /* from gs_get_open */
+	uint64_t hdd_bytes;	   /* read from the HDD tier */
+	uint64_t stall_ns;	   /* a reader at --rate waited this long */
+	uint64_t seek_stall_ns;	   /* of which for the first HDD chunk */
 };
 
 /* Bytes of @key on the SSD tier: where its HDD part starts. */
@@ -73,8 +73,16 @@ static void usage(int status)
 	exit(status);
 }
 
-enum { OPT_STORE = 256, OPT_COUNT, OPT_SEED, OPT_RATE, OPT_CSV,
-       OPT_NO_VERIFY, OPT_HELP, OPT_STORE_OPTION };
+enum {
+	OPT_STORE = 256,
+	OPT_COUNT,
+	OPT_SEED,
+	OPT_RATE,
+	OPT_CSV,
+	OPT_NO_VERIFY,
+	OPT_HELP,
+	OPT_STORE_OPTION
+};
 #define NOWN 7
 
 /* Stream one object; fill its times and its stall at @rate bytes/ns. */
@@ -85,7 +93,7 @@ static void read_one(struct gs_store *s, struct obj *o, double rate,
 	struct gs_reader *r;
 	struct gs_chunk c;
 	uint64_t got = 0, split = ssd_bytes(s, o->key);
-	double link_end = 0;	/* ns since open the link is busy until */
+	double link_end = 0; /* ns since open the link is busy until */
 	int64_t t0;
 	int rc;
 
@@ -103,14 +111,16 @@ static void read_one(struct gs_store *s, struct obj *o, double rate,
 		if (!got)
 			o->ttfb_ns = (uint64_t)ready;
 		if (c.off != got) {
-			count_error(errors, "'%s': chunk at %" PRIu64
-				    ", expected %" PRIu64, o->key, c.off, got);
+			count_error(errors,
+				    "'%s': chunk at %" PRIu64
+				    ", expected %" PRIu64,
+				    o->key, c.off, got);
 			break;
 		}
 		/* the link sends the first chunk when it is ready */
 		if (got && ready > link_end) {
 			o->stall_ns += (uint64_t)(ready - link_end);
-			if (c.off == split)	/* the HDD's seek shows */
+			if (c.off == split) /* the HDD's seek shows */
 				o->seek_stall_ns = (uint64_t)(ready - link_end);
 		}
 		link_end = (ready > link_end ? ready : link_end) +
@@ -198,9 +208,10 @@ int main(int argc, char **argv)
 			if (ch < OPT_STORE_OPTION ||
 			    ch >= OPT_STORE_OPTION + GS_NOPTIONS)
 				usage(129);
-			if (gs_option_set(&so,
-					  gs_option_list[ch - OPT_STORE_OPTION].name,
-					  optarg, &why) < 0)
+			if (gs_option_set(
+				    &so,
+				    gs_option_list[ch - OPT_STORE_OPTION].name,
+				    optarg, &why) < 0)
 				die("bad value '%s' for --%s: %s",
 				    optarg ? optarg : "",
 				    gs_option_list[ch - OPT_STORE_OPTION].name,
@@ -210,7 +221,7 @@ int main(int argc, char **argv)
 	if (!dir || optind != argc || !count || rate_mbps <= 0)
 		usage(129);
 	so.create = populate;
-	so.preload_heads = !populate;	/* the heads are in RAM */
+	so.preload_heads = !populate; /* the heads are in RAM */
 	rc = gs_open(dir, &so, &s, err, sizeof(err));
 	if (rc)
 		die("%s", err);
@@ -240,9 +251,9 @@ int main(int argc, char **argv)
 		gs_stats_get(s, &st);
 		gs_close(s);
 		printf("RESULT step=populate objects=%" PRIu64 " bytes=%" PRIu64
-		       " seconds=%.3f mibps=%.1f gen_seconds=%.3f hdd_used=%"
-		       PRIu64 " ssd_used=%" PRIu64 " ssd_prefix_drops=%" PRIu64
-		       "\n", count, total, secs, (double)total / 1048576 / secs,
+		       " seconds=%.3f mibps=%.1f gen_seconds=%.3f hdd_used=%" PRIu64
+		       " ssd_used=%" PRIu64 " ssd_prefix_drops=%" PRIu64 "\n",
+		       count, total, secs, (double)total / 1048576 / secs,
 		       (double)gen / 1e9, st.hdd_used, st.ssd_used,
 		       st.ssd_prefix_drops);
 		free(objs);
@@ -256,8 +267,8 @@ int main(int argc, char **argv)
 		die("store '%s' has no HDD tier (--hdd-dir)", dir);
 	rng_shuffle(&rng, order, count);
 	for (uint64_t i = 0; i < count; i++)
-		read_one(s, &objs[order[i]], rate_mbps * 1e6 / 1e9, verify,
-			 buf, &errors);
+		read_one(s, &objs[order[i]], rate_mbps * 1e6 / 1e9, verify, buf,
+			 &errors);
 	gs_stats_get(s, &st);
 	gs_close(s);
 
@@ -301,18 +312,20 @@ int main(int argc, char **argv)
 		       ttfb.p50, ttfb.p90, ttfb.p99, ttfb.max);
 		printf("completion us: p50 %.1f p90 %.1f p99 %.1f max %.1f\n",
 		       done.p50, done.p90, done.p99, done.max);
-		printf("per-object MB/s of the %" PRIu64 " HDD objects: p10 %.1f "
-		       "p50 %.1f p90 %.1f min %.1f; aggregate %.1f\n", hdd_objs,
-		       (double)pct(v, hdd_objs, 10) / 1000,
+		printf("per-object MB/s of the %" PRIu64
+		       " HDD objects: p10 %.1f "
+		       "p50 %.1f p90 %.1f min %.1f; aggregate %.1f\n",
+		       hdd_objs, (double)pct(v, hdd_objs, 10) / 1000,
 		       (double)pct(v, hdd_objs, 50) / 1000,
 		       (double)pct(v, hdd_objs, 90) / 1000,
 		       hdd_objs ? (double)v[0] / 1000 : 0.0,
-		       bw_ns ? (double)bw_bytes / ((double)bw_ns / 1e9) / 1e6
-			     : 0.0);
+		       bw_ns ? (double)bw_bytes / ((double)bw_ns / 1e9) / 1e6 :
+			       0.0);
 		printf("a reader at %.0f MB/s waited on %" PRIu64 " of them, "
 		       "%.3f ms in all; at the HDD's seek (the first chunk "
-		       "after the SSD prefix) on %" PRIu64 "\n", rate_mbps,
-		       stalled, (double)stall_total / 1e6, seek_stalled);
+		       "after the SSD prefix) on %" PRIu64 "\n",
+		       rate_mbps, stalled, (double)stall_total / 1e6,
+		       seek_stalled);
 		if (csv) {
 			FILE *f = fopen(csv, "w");
 
@@ -321,24 +334,29 @@ int main(int argc, char **argv)
 			fprintf(f, "key,size,ttfb_ns,done_ns,hdd_bytes,"
 				   "stall_ns,seek_stall_ns\n");
 			for (uint64_t i = 0; i < count; i++)
-				fprintf(f, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-					",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				fprintf(f,
+					"%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+					",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+					"\n",
 					objs[i].key, objs[i].size,
 					objs[i].ttfb_ns, objs[i].done_ns,
 					objs[i].hdd_bytes, objs[i].stall_ns,
 					objs[i].seek_stall_ns);
 			fclose(f);
 		}
-		printf("RESULT step=read objects=%" PRIu64 " hdd_objects=%" PRIu64
+		printf("RESULT step=read objects=%" PRIu64
+		       " hdd_objects=%" PRIu64
 		       " ttfb_p50_us=%.1f ttfb_p99_us=%.1f obj_mbps_p10=%.1f "
 		       "obj_mbps_p50=%.1f agg_mbps=%.1f stalled=%" PRIu64
 		       " stall_ms=%.3f seek_stalled=%" PRIu64 " errors=%" PRIu64
-		       "\n", count, hdd_objs,
-		       ttfb.p50, ttfb.p99, (double)pct(v, hdd_objs, 10) / 1000,
+		       "\n",
+		       count, hdd_objs, ttfb.p50, ttfb.p99,
+		       (double)pct(v, hdd_objs, 10) / 1000,
 		       (double)pct(v, hdd_objs, 50) / 1000,
-		       bw_ns ? (double)bw_bytes / ((double)bw_ns / 1e9) / 1e6
-			     : 0.0, stalled, (double)stall_total / 1e6,
-		       seek_stalled, errors);
+		       bw_ns ? (double)bw_bytes / ((double)bw_ns / 1e9) / 1e6 :
+			       0.0,
+		       stalled, (double)stall_total / 1e6, seek_stalled,
+		       errors);
 	}
 	free(v);
 	free(objs);

@@ -24,9 +24,8 @@
 #include "../store/goblin.h"
 #include "../store/prog.h"
 
-#define PUT_PIECE (1 * MiB)	/* gs_put_write() unit */
-#define KEY_LEN 32
-
+#define PUT_PIECE (1 * MiB) /* gs_put_write() unit */
+#define KEY_LEN	  32
 
 
 static void usage(void)
@@ -75,7 +74,7 @@ static int rm_one(const char *path, const struct stat *st, int type,
 	(void)st;
 	(void)type;
 	if (ftw->level == 0)
-		return 0;	/* keep the directory itself */
+		return 0; /* keep the directory itself */
 	if (remove(path))
 		return -1;
 	return 0;
@@ -159,19 +158,19 @@ static void store_prepare(const char *dir)
 
 struct obj {
 	uint64_t size;
-	uint64_t seed;		/* payload seed */
-	uint64_t head_ram;	/* bytes of [0, size) in RAM before reads */
-	int where;		/* 0: head not in RAM, 1: RAM slot, 2: small */
+	uint64_t seed;	   /* payload seed */
+	uint64_t head_ram; /* bytes of [0, size) in RAM before reads */
+	int where;	   /* 0: head not in RAM, 1: RAM slot, 2: small */
 };
 
 enum phase { PH_TTFB = 0, PH_TAIL, PH_BIG };
 static const char *const phase_name[] = { "ttfb", "tail", "big" };
 
 struct rec {
-	int64_t t_open;		/* before gs_get_open */
-	int64_t t_opened;	/* gs_get_open returned */
-	int64_t t_first;	/* first gs_reader_next() returned */
-	int64_t t_last;		/* last byte returned */
+	int64_t t_open;	  /* before gs_get_open */
+	int64_t t_opened; /* gs_get_open returned */
+	int64_t t_first;  /* first gs_reader_next() returned */
+	int64_t t_last;	  /* last byte returned */
 	uint64_t idx;
 	uint16_t pass;
 	uint8_t phase;
@@ -183,11 +182,11 @@ struct rec {
 struct bench {
 	struct gs_store *s;
 	unsigned char *buf;	/* put piece, PUT_PIECE bytes */
-	unsigned char *scratch;	/* verification, PUT_PIECE bytes */
+	unsigned char *scratch; /* verification, PUT_PIECE bytes */
 	struct rec *recs;
 	size_t nrecs, caprecs;
-	uint64_t errors;	/* misses, read errors, short reads */
-	uint64_t mismatches;	/* bytes that did not match the generator */
+	uint64_t errors;     /* misses, read errors, short reads */
+	uint64_t mismatches; /* bytes that did not match the generator */
 	int64_t epoch;
 };
 
@@ -266,7 +265,8 @@ static void read_object(struct bench *b, const char *key, const struct obj *o,
 	}
 	while (rc == 1) {
 		if (c.off != got) {
-			berror(b, "'%s': chunk at %" PRIu64 ", expected %" PRIu64,
+			berror(b,
+			       "'%s': chunk at %" PRIu64 ", expected %" PRIu64,
 			       key, c.off, got);
 			goto out;
 		}
@@ -343,13 +343,16 @@ static void write_csv(const struct bench *b, const char *path,
 			art_key(key, sizeof(key), r->idx);
 			size = objs[r->idx].size;
 		}
-		fprintf(f, "%s,%u,%s,%" PRIu64 ",%s,%u,%u,%" PRId64 ",%" PRId64
-			   ",%" PRId64 ",%" PRId64 "\n",
+		fprintf(f,
+			"%s,%u,%s,%" PRIu64 ",%s,%u,%u,%" PRId64 ",%" PRId64
+			",%" PRId64 ",%" PRId64 "\n",
 			phase_name[r->phase], r->pass, key, size,
-			r->where == 1 ? "ram" : r->where == 2 ? "small" : "disk",
+			r->where == 1 ? "ram" :
+			r->where == 2 ? "small" :
+					"disk",
 			r->verified, r->ok, r->t_open - b->epoch,
-			r->t_opened - b->epoch,
-			r->t_first - b->epoch, r->t_last - b->epoch);
+			r->t_opened - b->epoch, r->t_first - b->epoch,
+			r->t_last - b->epoch);
 	}
 	if (fclose(f))
 		die("cannot write '%s': %s", path, strerror(errno));
@@ -386,15 +389,30 @@ static void print_hist(struct gs_store *s)
 	printf("ssd read latency histogram (bucket: count):");
 	for (int i = 0; i < 16; i++)
 		if (st.ssd_read_hist[i])
-			printf(" <%uus:%" PRIu64, 16u << i, st.ssd_read_hist[i]);
+			printf(" <%uus:%" PRIu64, 16u << i,
+			       st.ssd_read_hist[i]);
 	printf("\n");
 }
 
 enum {
-	OPT_STORE = 256, OPT_MEMORY, OPT_SMALL_MEMORY, OPT_RAM_HEAD,
-	OPT_IO_CHUNK, OPT_IO_DEPTH, OPT_SSD_SIZE, OPT_NO_MLOCK, OPT_NO_HUGETLB,
-	OPT_COUNT, OPT_TOTAL, OPT_SEED, OPT_PASSES, OPT_BIG_SIZE, OPT_CSV,
-	OPT_NO_VERIFY, OPT_KEEP, OPT_HELP,
+	OPT_STORE = 256,
+	OPT_MEMORY,
+	OPT_SMALL_MEMORY,
+	OPT_RAM_HEAD,
+	OPT_IO_CHUNK,
+	OPT_IO_DEPTH,
+	OPT_SSD_SIZE,
+	OPT_NO_MLOCK,
+	OPT_NO_HUGETLB,
+	OPT_COUNT,
+	OPT_TOTAL,
+	OPT_SEED,
+	OPT_PASSES,
+	OPT_BIG_SIZE,
+	OPT_CSV,
+	OPT_NO_VERIFY,
+	OPT_KEEP,
+	OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -437,7 +455,9 @@ int main(int argc, char **argv)
 	o.create = true;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_STORE: dir = optarg; break;
+		case OPT_STORE:
+			dir = optarg;
+			break;
 		case OPT_MEMORY:
 			o.memory = parse_size_opt("memory", optarg);
 			break;
@@ -456,8 +476,12 @@ int main(int argc, char **argv)
 		case OPT_SSD_SIZE:
 			o.ssd_size = parse_size_opt("ssd-size", optarg);
 			break;
-		case OPT_NO_MLOCK: o.no_mlock = true; break;
-		case OPT_NO_HUGETLB: o.no_hugetlb = true; break;
+		case OPT_NO_MLOCK:
+			o.no_mlock = true;
+			break;
+		case OPT_NO_HUGETLB:
+			o.no_hugetlb = true;
+			break;
 		case OPT_COUNT:
 			count = parse_num_opt("count", optarg);
 			total = 0;
@@ -465,17 +489,26 @@ int main(int argc, char **argv)
 		case OPT_TOTAL:
 			total = parse_size_opt("total", optarg);
 			break;
-		case OPT_SEED: seed = parse_num_opt("seed", optarg); break;
+		case OPT_SEED:
+			seed = parse_num_opt("seed", optarg);
+			break;
 		case OPT_PASSES:
 			passes = parse_num_opt("passes", optarg);
 			break;
 		case OPT_BIG_SIZE:
 			big_size = parse_size_opt("big-size", optarg);
 			break;
-		case OPT_CSV: csv = optarg; break;
-		case OPT_NO_VERIFY: verify = false; break;
-		case OPT_KEEP: keep = true; break;
-		default: usage();
+		case OPT_CSV:
+			csv = optarg;
+			break;
+		case OPT_NO_VERIFY:
+			verify = false;
+			break;
+		case OPT_KEEP:
+			keep = true;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc)
@@ -496,7 +529,7 @@ int main(int argc, char **argv)
 			uint64_t sz = workload_art_size(&rng);
 
 			if (n == cap)
-				break;	/* cannot happen: sizes >= 256 KiB */
+				break; /* cannot happen: sizes >= 256 KiB */
 			art_key(key, sizeof(key), n);
 			objs[n].size = sz;
 			objs[n].seed = workload_payload_seed(key, sz);
@@ -524,12 +557,12 @@ int main(int argc, char **argv)
 		/* sizes as the store resolved them (unset ones have defaults) */
 		printf("store: dir=%s memory=%" PRIu64 " ram_head=%" PRIu64
 		       " io_chunk=%" PRIu64 " io_depth=%u small_memory=%" PRIu64
-		       " ram_slots=%" PRIu64
-		       " ssd_capacity=%" PRIu64 " hugetlb=%d mlocked=%d\n",
+		       " ram_slots=%" PRIu64 " ssd_capacity=%" PRIu64
+		       " hugetlb=%d mlocked=%d\n",
 		       dir, st.ram_capacity,
 		       st.ram_slots ? st.ram_capacity / st.ram_slots : 0,
-		       o.io_chunk, o.io_depth, st.small_capacity,
-		       st.ram_slots, st.ssd_capacity, st.hugetlb, st.mlocked);
+		       o.io_chunk, o.io_depth, st.small_capacity, st.ram_slots,
+		       st.ssd_capacity, st.hugetlb, st.mlocked);
 		if (st.ram_slots && st.ram_slots < n + (big_size ? 1 : 0))
 			printf("warning: %" PRIu64 " head slots for %zu "
 			       "objects: not every head can be in RAM\n",
@@ -596,8 +629,7 @@ int main(int argc, char **argv)
 				topen[nttfb] = r->t_opened - r->t_open;
 				tnext[nttfb] = r->t_first - r->t_opened;
 				ttfb[nttfb++] = r->t_first - r->t_open;
-			}
-			else
+			} else
 				not_ram++;
 		}
 	}
@@ -700,8 +732,8 @@ int main(int argc, char **argv)
 			big_all_mibps = mibps(big.size, r->t_last - r->t_open);
 			printf("big read: ttfb %.2f us (head %s), %" PRIu64
 			       " beyond-head bytes in %.3f s: %.1f MiB/s; "
-			       "all bytes %.1f MiB/s; stats: bytes_read_ssd +%"
-			       PRIu64 " ssd_reads +%" PRIu64 "\n",
+			       "all bytes %.1f MiB/s; stats: bytes_read_ssd +%" PRIu64
+			       " ssd_reads +%" PRIu64 "\n",
 			       big_ttfb_us, big.where ? "in RAM" : "not in RAM",
 			       tb, (r->t_last - r->t_open) / 1e9,
 			       big_tail_mibps, big_all_mibps,

@@ -75,7 +75,8 @@ static int cmd_seq(const char *path)
 	void *buf = xalloc(RBUF);
 	uint64_t t, end, bytes = read_file(path, buf, &t, &end);
 
-	printf("RESULT bytes=%" PRIu64 " seconds=%.3f mibps=%.1f ttfb_us=%.1f\n",
+	printf("RESULT bytes=%" PRIu64
+	       " seconds=%.3f mibps=%.1f ttfb_us=%.1f\n",
 	       bytes, end / 1e9, bytes / 1048576.0 / (end / 1e9), t / 1e3);
 	return 0;
 }
@@ -165,8 +166,10 @@ static int cmd_replay(const char *root, const char *manifest)
 		ttfb[n] = 0;
 		got = read_file(path, buf, &ttfb[n], &done[n]);
 		if (got != size) {
-			fprintf(stderr, "fsread: '%s' has %" PRIu64
-				" bytes, manifest says %llu\n", path, got, size);
+			fprintf(stderr,
+				"fsread: '%s' has %" PRIu64
+				" bytes, manifest says %llu\n",
+				path, got, size);
 			return 1;
 		}
 		bytes += got;
@@ -178,9 +181,10 @@ static int cmd_replay(const char *root, const char *manifest)
 	qsort(done, n, 8, cmp_u64);
 	printf("RESULT requests=%zu bytes=%" PRIu64 " seconds=%.3f mibps=%.1f "
 	       "ttfb_p50_us=%.1f ttfb_p99_us=%.1f done_p50_us=%.1f "
-	       "done_p99_us=%.1f\n", n, bytes, el / 1e9,
-	       bytes / 1048576.0 / (el / 1e9), pct(ttfb, n, 0.5),
-	       pct(ttfb, n, 0.99), pct(done, n, 0.5), pct(done, n, 0.99));
+	       "done_p99_us=%.1f\n",
+	       n, bytes, el / 1e9, bytes / 1048576.0 / (el / 1e9),
+	       pct(ttfb, n, 0.5), pct(ttfb, n, 0.99), pct(done, n, 0.5),
+	       pct(done, n, 0.99));
 	return 0;
 }
 
@@ -195,7 +199,8 @@ int main(int argc, char **argv)
 		return cmd_par(argc - 2, argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "replay"))
 		return cmd_replay(argv[2], argv[3]);
-	fprintf(stderr, "usage: fsread seq FILE | first4k FILE... | par FILE... "
-			"| replay ROOT MANIFEST\n");
+	fprintf(stderr,
+		"usage: fsread seq FILE | first4k FILE... | par FILE... "
+		"| replay ROOT MANIFEST\n");
 	return 129;
 }

@@ -24,19 +24,18 @@
 #include "../store/goblin.h"
 #include "../store/prog.h"
 
-#define KEY_MAX 256		/* FB_KEY_MAX plus the terminator, rounded */
-#define PIECE (1 * MiB)		/* payload write unit */
+#define KEY_MAX 256	  /* FB_KEY_MAX plus the terminator, rounded */
+#define PIECE	(1 * MiB) /* payload write unit */
 
 /* Stream tags: each random decision has its own stream of the seed. */
-#define TAG_FB_VALUE 0x46425641ULL
-#define TAG_FB_KEY 0x46424b45ULL
-#define TAG_FB_REQ 0x46425251ULL
-#define TAG_WEB_SIZE 0x57455353ULL
+#define TAG_FB_VALUE  0x46425641ULL
+#define TAG_FB_KEY    0x46424b45ULL
+#define TAG_FB_REQ    0x46425251ULL
+#define TAG_WEB_SIZE  0x57455353ULL
 #define TAG_WEB_PLACE 0x5745504cULL
-#define TAG_WEB_RANK 0x5745524bULL
-#define TAG_WEB_REQ 0x57455251ULL
-#define TAG_BIG_SIZE 0x42494753ULL
-
+#define TAG_WEB_RANK  0x5745524bULL
+#define TAG_WEB_REQ   0x57455251ULL
+#define TAG_BIG_SIZE  0x42494753ULL
 
 
 static void usage(void)
@@ -117,11 +116,11 @@ struct workload {
 	enum wl kind;
 	uint64_t seed;
 	double scale;
-	size_t n;		/* objects, ids 0..n-1 */
-	uint64_t *size;		/* value size of object id */
-	uint8_t *klen;		/* FB: key length of object id */
-	size_t nreq;		/* measured requests */
-	uint32_t *req;		/* object id of each request */
+	size_t n;	/* objects, ids 0..n-1 */
+	uint64_t *size; /* value size of object id */
+	uint8_t *klen;	/* FB: key length of object id */
+	size_t nreq;	/* measured requests */
+	uint32_t *req;	/* object id of each request */
 	size_t cap;
 };
 
@@ -140,12 +139,18 @@ static void wl_key(const struct workload *w, size_t id, char *buf)
 	unsigned long long i = id;
 
 	switch (w->kind) {
-	case WL_ART: snprintf(buf, KEY_MAX, "art:%08llu", i); break;
+	case WL_ART:
+		snprintf(buf, KEY_MAX, "art:%08llu", i);
+		break;
 	case WL_FB:
 		snprintf(buf, KEY_MAX, "fb:%0*llu", (int)w->klen[id] - 3, i);
 		break;
-	case WL_WEB: snprintf(buf, KEY_MAX, "web:%08llu", i); break;
-	case WL_BIG: snprintf(buf, KEY_MAX, "big:%04llu", i); break;
+	case WL_WEB:
+		snprintf(buf, KEY_MAX, "web:%08llu", i);
+		break;
+	case WL_BIG:
+		snprintf(buf, KEY_MAX, "big:%04llu", i);
+		break;
 	}
 }
 
@@ -278,8 +283,8 @@ static size_t cdf_find(const double *cdf, size_t n, double x)
 static void gen_web(struct workload *w, uint64_t count)
 {
 	size_t n = scaled(count, w->scale);
-	double nr = llround((double)WEB_REQUESTS * w->scale * count /
-			    WEB_OBJECTS);
+	double nr =
+		llround((double)WEB_REQUESTS * w->scale * count / WEB_OBJECTS);
 	uint64_t *perm;
 	double *wt, *cdf, wl = 0, ws = 0, fl = 1, fs = 1;
 	struct rng r;
@@ -308,7 +313,7 @@ static void gen_web(struct workload *w, uint64_t count)
 		else
 			ws += wt[id];
 	}
-	if (wl > 0 && ws > 0) {	/* else nothing to reweight */
+	if (wl > 0 && ws > 0) { /* else nothing to reweight */
 		fl = WEB_LARGE_SHARE / wl;
 		fs = (1.0 - WEB_LARGE_SHARE) / ws;
 	}
@@ -322,8 +327,8 @@ static void gen_web(struct workload *w, uint64_t count)
 	w->req = xcalloc(w->nreq, sizeof(*w->req));
 	rng_init(&r, stream_seed(w->seed, TAG_WEB_REQ));
 	for (size_t i = 0; i < w->nreq; i++)
-		w->req[i] = (uint32_t)cdf_find(cdf, n,
-					       rng_open(&r) * cdf[n - 1]);
+		w->req[i] =
+			(uint32_t)cdf_find(cdf, n, rng_open(&r) * cdf[n - 1]);
 	free(perm);
 	free(wt);
 	free(cdf);
@@ -587,8 +592,17 @@ static int cmd_materialize(const char *dir, const char *manifest)
 /* ---- main ---- */
 
 enum {
-	OPT_SEED = 256, OPT_SCALE, OPT_OUT, OPT_STATS, OPT_COUNT, OPT_TOTAL,
-	OPT_RAM, OPT_PASSES, OPT_PAYLOAD, OPT_MATERIALIZE, OPT_MANIFEST,
+	OPT_SEED = 256,
+	OPT_SCALE,
+	OPT_OUT,
+	OPT_STATS,
+	OPT_COUNT,
+	OPT_TOTAL,
+	OPT_RAM,
+	OPT_PASSES,
+	OPT_PAYLOAD,
+	OPT_MATERIALIZE,
+	OPT_MANIFEST,
 	OPT_HELP,
 };
 
@@ -623,24 +637,43 @@ int main(int argc, char **argv)
 	w.scale = 1.0;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_SEED: w.seed = parse_num_opt("seed", optarg); break;
-		case OPT_SCALE: w.scale = parse_scale(optarg); break;
-		case OPT_OUT: out = optarg; break;
-		case OPT_STATS: stats_only = true; break;
+		case OPT_SEED:
+			w.seed = parse_num_opt("seed", optarg);
+			break;
+		case OPT_SCALE:
+			w.scale = parse_scale(optarg);
+			break;
+		case OPT_OUT:
+			out = optarg;
+			break;
+		case OPT_STATS:
+			stats_only = true;
+			break;
 		case OPT_COUNT:
 			count = parse_num_opt("count", optarg);
 			if (!count)
 				die("--count must be positive");
 			break;
-		case OPT_TOTAL: total = parse_size_opt("total", optarg); break;
-		case OPT_RAM: ram = parse_size_opt("ram", optarg); break;
+		case OPT_TOTAL:
+			total = parse_size_opt("total", optarg);
+			break;
+		case OPT_RAM:
+			ram = parse_size_opt("ram", optarg);
+			break;
 		case OPT_PASSES:
 			passes = parse_num_opt("passes", optarg);
 			break;
-		case OPT_PAYLOAD: payload = true; break;
-		case OPT_MATERIALIZE: mat_dir = optarg; break;
-		case OPT_MANIFEST: manifest = optarg; break;
-		default: usage();
+		case OPT_PAYLOAD:
+			payload = true;
+			break;
+		case OPT_MATERIALIZE:
+			mat_dir = optarg;
+			break;
+		case OPT_MANIFEST:
+			manifest = optarg;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (payload) {
@@ -666,11 +699,18 @@ int main(int argc, char **argv)
 		die("--ram must be positive");
 
 	switch (w.kind) {
-	case WL_ART: gen_art(&w, count ? count : ART_COUNT, total, passes);
+	case WL_ART:
+		gen_art(&w, count ? count : ART_COUNT, total, passes);
 		break;
-	case WL_FB: gen_fb(&w, count ? count : FB_COUNT, passes); break;
-	case WL_WEB: gen_web(&w, count ? count : WEB_OBJECTS); break;
-	case WL_BIG: gen_big(&w, ram, passes); break;
+	case WL_FB:
+		gen_fb(&w, count ? count : FB_COUNT, passes);
+		break;
+	case WL_WEB:
+		gen_web(&w, count ? count : WEB_OBJECTS);
+		break;
+	case WL_BIG:
+		gen_big(&w, ram, passes);
+		break;
 	}
 	printf("workload: %s seed=%" PRIu64 " scale=%g", wl_name[w.kind],
 	       w.seed, w.scale);

@@ -34,9 +34,9 @@
 #include "../store/clock.h"
 #include "../store/prog.h"
 
-#define NAME "hddemu"
-#define MAX_IO (1u << 20)	/* max_write; the kernel sizes max_pages by it */
-#define DIO_ALIGN 4096		/* buffer alignment for O_DIRECT backing I/O */
+#define NAME	  "hddemu"
+#define MAX_IO	  (1u << 20) /* max_write; the kernel sizes max_pages by it */
+#define DIO_ALIGN 4096	     /* buffer alignment for O_DIRECT backing I/O */
 
 /*
  * Threads.  One session thread takes the kernel's requests in the order
@@ -58,21 +58,21 @@
  * overlaps the charged time.
  */
 struct spindle {
-	uint64_t seek_ns;	/* charged for a non-contiguous request */
-	double ns_per_byte;	/* charged for every byte: 1000 / MB/s */
+	uint64_t seek_ns;   /* charged for a non-contiguous request */
+	double ns_per_byte; /* charged for every byte: 1000 / MB/s */
 
-	uint64_t busy_until;	/* ns, CLOCK_MONOTONIC: the last one's end */
-	bool moved;		/* a request has been served */
-	dev_t dev;		/* the file of the last request ... */
+	uint64_t busy_until; /* ns, CLOCK_MONOTONIC: the last one's end */
+	bool moved;	     /* a request has been served */
+	dev_t dev;	     /* the file of the last request ... */
 	ino_t ino;
-	uint64_t end;		/* ... and the byte after it */
+	uint64_t end; /* ... and the byte after it */
 
-	uint64_t reads;		/* read requests charged */
-	uint64_t writes;	/* write requests charged */
-	uint64_t read_bytes;	/* bytes those reads asked for */
-	uint64_t write_bytes;	/* bytes those writes carried */
-	uint64_t seeks;		/* requests that paid a seek */
-	uint64_t charged_ns;	/* seek and transfer time charged */
+	uint64_t reads;	      /* read requests charged */
+	uint64_t writes;      /* write requests charged */
+	uint64_t read_bytes;  /* bytes those reads asked for */
+	uint64_t write_bytes; /* bytes those writes carried */
+	uint64_t seeks;	      /* requests that paid a seek */
+	uint64_t charged_ns;  /* seek and transfer time charged */
 };
 
 /* A read or write: the backing I/O, then the reply at @deadline. */
@@ -84,7 +84,7 @@ struct job {
 	off_t off;
 	size_t size;
 	uint64_t deadline;
-	void *buf;		/* DIO_ALIGN-aligned, kept with the job */
+	void *buf; /* DIO_ALIGN-aligned, kept with the job */
 	size_t cap;
 };
 
@@ -96,9 +96,9 @@ struct job {
 struct io_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct job *head, *tail;	/* protected by lock */
-	struct job *free;		/* protected by lock */
-	bool stop;			/* protected by lock */
+	struct job *head, *tail; /* protected by lock */
+	struct job *free;	 /* protected by lock */
+	bool stop;		 /* protected by lock */
 	unsigned nthreads;
 	pthread_t threads[IO_THREADS];
 };
@@ -109,23 +109,23 @@ struct io_pool {
  */
 struct inode {
 	struct inode *next, *prev;
-	int fd;			/* O_PATH */
+	int fd; /* O_PATH */
 	dev_t dev;
 	ino_t ino;
-	uint64_t nlookup;	/* the kernel's references */
+	uint64_t nlookup; /* the kernel's references */
 };
 
 /* An open backing file (fi->fh). */
 struct handle {
 	int fd;
-	dev_t dev;		/* the file's identity, for the seek rule */
+	dev_t dev; /* the file's identity, for the seek rule */
 	ino_t ino;
 };
 
 /* An open backing directory (fi->fh). */
 struct dir_handle {
 	DIR *dp;
-	struct dirent *entry;	/* read but not yet sent */
+	struct dirent *entry; /* read but not yet sent */
 	off_t offset;
 };
 
@@ -136,7 +136,7 @@ static struct io_pool pool = {
 };
 /* The backing directory, and the head of the list of inodes (a list, as
  * in libfuse's passthrough_ll: an emulated disk holds a few big files). */
-static struct inode root = {.next = &root, .prev = &root, .fd = -1};
+static struct inode root = { .next = &root, .prev = &root, .fd = -1 };
 
 /* ---- the spindle ---- */
 
@@ -244,8 +244,8 @@ static void job_run(struct job *j)
 	ssize_t n;
 	int err;
 
-	n = j->write ? pwrite(j->fd, j->buf, j->size, j->off)
-		     : pread(j->fd, j->buf, j->size, j->off);
+	n = j->write ? pwrite(j->fd, j->buf, j->size, j->off) :
+		       pread(j->fd, j->buf, j->size, j->off);
 	err = errno;
 	sleep_until(j->deadline);
 	if (n < 0)
@@ -372,7 +372,8 @@ static int do_lookup(fuse_ino_t parent, const char *name,
 	int fd, err;
 
 	memset(e, 0, sizeof(*e));
-	fd = openat(inode_of(parent)->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(inode_of(parent)->fd, name,
+		    O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
@@ -474,8 +475,7 @@ static void hd_getattr(fuse_req_t req, fuse_ino_t ino,
 }
 
 /* The timestamps of a setattr for utimensat(2). */
-static void set_times(struct timespec tv[2], const struct stat *attr,
-		      int valid)
+static void set_times(struct timespec tv[2], const struct stat *attr, int valid)
 {
 	tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
 	if (valid & FUSE_SET_ATTR_ATIME_NOW)
@@ -506,13 +506,13 @@ static int do_setattr(struct inode *n, const struct stat *attr, int valid,
 		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	if ((valid & FUSE_SET_ATTR_SIZE) &&
-	    (fd >= 0 ? ftruncate(fd, attr->st_size)
-		     : truncate(path, attr->st_size)))
+	    (fd >= 0 ? ftruncate(fd, attr->st_size) :
+		       truncate(path, attr->st_size)))
 		return -errno;
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
 		set_times(tv, attr, valid);
-		if (fd >= 0 ? futimens(fd, tv)
-			    : utimensat(AT_FDCWD, path, tv, 0))
+		if (fd >= 0 ? futimens(fd, tv) :
+			      utimensat(AT_FDCWD, path, tv, 0))
 			return -errno;
 	}
 	return 0;
@@ -541,9 +541,9 @@ static void hd_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
 			 int flags)
 {
-	fuse_reply_err(req, unlinkat(inode_of(parent)->fd, name, flags) < 0
-				    ? errno
-				    : 0);
+	fuse_reply_err(req, unlinkat(inode_of(parent)->fd, name, flags) < 0 ?
+				    errno :
+				    0);
 }
 
 static void hd_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -560,11 +560,11 @@ static void hd_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
-	fuse_reply_err(req, renameat2(inode_of(parent)->fd, name,
-				      inode_of(newparent)->fd, newname,
-				      flags) < 0
-				    ? errno
-				    : 0);
+	fuse_reply_err(req,
+		       renameat2(inode_of(parent)->fd, name,
+				 inode_of(newparent)->fd, newname, flags) < 0 ?
+			       errno :
+			       0);
 }
 
 /* A handle for @fd, opened with the client's flags in @fi; closes @fd
@@ -666,7 +666,7 @@ static void submit(fuse_req_t req, const struct handle *h, const char *data,
 	j->off = off;
 	j->size = size;
 	j->deadline = spindle_reserve(&disk, h, (uint64_t)off, size, j->write);
-	if (data)	/* libfuse reuses its buffer; ours is aligned */
+	if (data) /* libfuse reuses its buffer; ours is aligned */
 		memcpy(j->buf, data, size);
 	job_push(&pool, j);
 }
@@ -691,17 +691,17 @@ static void hd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	int fd = handle_of(fi)->fd;
 
 	(void)ino;
-	fuse_reply_err(req, (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno
-								    : 0);
+	fuse_reply_err(req,
+		       (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0);
 }
 
 static void hd_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			 off_t len, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fuse_reply_err(req, fallocate(handle_of(fi)->fd, mode, off, len) < 0
-				    ? errno
-				    : 0);
+	fuse_reply_err(req, fallocate(handle_of(fi)->fd, mode, off, len) < 0 ?
+				    errno :
+				    0);
 }
 
 static void hd_opendir(fuse_req_t req, fuse_ino_t ino,
@@ -754,7 +754,7 @@ static void hd_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		d->offset = off;
 	}
 	for (;;) {
-		struct stat st = {0};
+		struct stat st = { 0 };
 		off_t next;
 
 		if (!d->entry) {
@@ -863,25 +863,25 @@ static double number_opt(const char *name, const char *val, double min,
 	errno = 0;
 	v = strtod(val, &end);
 	if (errno || end == val || *end || !(v >= min && v <= max))
-		usage_die("invalid value '%s' for --%s (%g to %g)", val,
-			    name, min, max);
+		usage_die("invalid value '%s' for --%s (%g to %g)", val, name,
+			  min, max);
 	return v;
 }
 
 enum { OPT_SEEK_MS = 256, OPT_MBPS };
 
 static const struct option options[] = {
-	{"help", no_argument, NULL, 'h'},
-	{"seek-ms", required_argument, NULL, OPT_SEEK_MS},
-	{"mbps", required_argument, NULL, OPT_MBPS},
-	{NULL, 0, NULL, 0},
+	{ "help", no_argument, NULL, 'h' },
+	{ "seek-ms", required_argument, NULL, OPT_SEEK_MS },
+	{ "mbps", required_argument, NULL, OPT_MBPS },
+	{ NULL, 0, NULL, 0 },
 };
 
 struct cmdline {
 	double seek_ms, mbps;
 	bool foreground;
 	const char *backing, *mountpoint;
-	struct fuse_args args;	/* for fuse_session_new: -o options */
+	struct fuse_args args; /* for fuse_session_new: -o options */
 };
 
 static void add_arg(struct fuse_args *args, const char *arg)
@@ -915,7 +915,7 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case ':':
 			usage_die("option '%s' needs a value",
-				    argv[optind - 1]);
+				  argv[optind - 1]);
 		default:
 			if (optopt)
 				usage_die("unknown option '-%c'", optopt);
@@ -989,8 +989,10 @@ int main(int argc, char **argv)
 	if (root.fd < 0)
 		die("cannot open backing directory '%s': %s", backing,
 		    strerror(errno));
-	if (asprintf(&opts, "fsname=hddemu:%s,subtype=hddemu,"
-			    "default_permissions", backing) < 0)
+	if (asprintf(&opts,
+		     "fsname=hddemu:%s,subtype=hddemu,"
+		     "default_permissions",
+		     backing) < 0)
 		die("out of memory");
 	add_arg(&c.args, "-o");
 	add_arg(&c.args, opts);

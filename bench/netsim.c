@@ -23,9 +23,9 @@
 
 /* One link: its rate and where its sending has got to. */
 struct link {
-	double gbps;		/* bits per nanosecond */
-	double end_ns;		/* when the last chunk so far was sent */
-	double busy_ns;		/* time spent sending */
+	double gbps;	/* bits per nanosecond */
+	double end_ns;	/* when the last chunk so far was sent */
+	double busy_ns; /* time spent sending */
 };
 
 static void usage(void)
@@ -117,7 +117,8 @@ int main(int argc, char **argv)
 		die("read error: %s", strerror(errno));
 
 	/* The source alone: its bytes over the time its last chunk was ready. */
-	printf("source: chunks=%" PRIu64 " bytes=%" PRIu64 " last_ready_ns=%.0f "
+	printf("source: chunks=%" PRIu64 " bytes=%" PRIu64
+	       " last_ready_ns=%.0f "
 	       "gbps=%.3f\n",
 	       chunks, bytes, last_ready,
 	       last_ready > 0 ? (double)bytes * 8 / last_ready : 0.0);
@@ -128,8 +129,8 @@ int main(int argc, char **argv)
 		       "delivered_mibps=%.1f link_busy=%.1f%%\n",
 		       l->gbps, l->end_ns,
 		       l->end_ns > 0 ? (double)bytes * 8 / l->end_ns : 0.0,
-		       l->end_ns > 0 ? (double)bytes / MiB / (l->end_ns / 1e9)
-				     : 0.0,
+		       l->end_ns > 0 ? (double)bytes / MiB / (l->end_ns / 1e9) :
+				       0.0,
 		       l->end_ns > 0 ? 100.0 * l->busy_ns / l->end_ns : 0.0);
 	}
 	return 0;

@@ -36,9 +36,9 @@
 #include "../store/goblin.h"
 #include "../store/prog.h"
 
-#define HEAD_MAX (16 * KiB)	/* a longer request head: 431, close */
-#define PIECE (256 * KiB)	/* generated and sent at a time */
-#define KEY_MAX 1024
+#define HEAD_MAX      (16 * KiB)  /* a longer request head: 431, close */
+#define PIECE	      (256 * KiB) /* generated and sent at a time */
+#define KEY_MAX	      1024
 /* every object's Last-Modified: they never change */
 #define LAST_MODIFIED "Thu, 01 Jan 2026 00:00:00 GMT"
 
@@ -53,7 +53,7 @@ static struct object *objects;
 static size_t nobjects;
 static double rate_bps;			/* --rate in bytes/s, 0: unlimited */
 static atomic_uint_fast64_t requests;	/* object requests: GET/HEAD of a key */
-static atomic_uint_fast64_t bytes_sent;	/* body bytes of those */
+static atomic_uint_fast64_t bytes_sent; /* body bytes of those */
 static double fail_pct;			/* --fail-pct: share failed, 0..100 */
 static atomic_uint_fast64_t failed[3];	/* 503, reset, reset mid-body */
 
@@ -61,10 +61,10 @@ struct request {
 	char method[8];
 	char key[KEY_MAX];
 	bool head, close, has_range;
-	bool range_ok;		/* Range parsed as one satisfiable-looking range */
-	uint64_t r_first, r_last;	/* r_last UINT64_MAX: to the end */
-	uint64_t r_suffix;		/* bytes=-N, when != 0 */
-	char inm[128];			/* If-None-Match */
+	bool range_ok; /* Range parsed as one satisfiable-looking range */
+	uint64_t r_first, r_last; /* r_last UINT64_MAX: to the end */
+	uint64_t r_suffix;	  /* bytes=-N, when != 0 */
+	char inm[128];		  /* If-None-Match */
 };
 
 static int cmp_object(const void *a, const void *b)
@@ -110,7 +110,8 @@ static int object_size(const char *key, uint64_t *size)
 	const char *at;
 
 	o = nobjects ? bsearch(&k, objects, nobjects, sizeof(*objects),
-			       cmp_object) : NULL;
+			       cmp_object) :
+		       NULL;
 	if (o) {
 		*size = o->size;
 		return 0;
@@ -163,7 +164,7 @@ static void parse_range(const char *v, struct request *r)
 
 	r->has_range = true;
 	if (strchr(v, ','))
-		return;		/* several ranges: the whole object (RFC) */
+		return; /* several ranges: the whole object (RFC) */
 	if (sscanf(v, "bytes=-%llu%c", &a, &extra) == 1 && a) {
 		r->r_suffix = a;
 		r->range_ok = true;
@@ -219,14 +220,15 @@ static int parse_request(char *buf, struct request *r)
 			if (!strcasecmp(line, "range"))
 				parse_range(v, r);
 			else if (!strcasecmp(line, "connection"))
-				r->close = strcasestr(v, "close") ? true
-					   : strcasestr(v, "keep-alive") ? false
-					   : r->close;
+				r->close = strcasestr(v, "close") ? true :
+					   strcasestr(v, "keep-alive") ?
+								    false :
+								    r->close;
 			else if (!strcasecmp(line, "if-none-match"))
 				snprintf(r->inm, sizeof(r->inm), "%s", v);
 			else if (!strcasecmp(line, "content-length") ||
 				 !strcasecmp(line, "transfer-encoding"))
-				r->close = true;	/* a body we do not read */
+				r->close = true; /* a body we do not read */
 		}
 		line = eol + 1;
 	}
@@ -259,8 +261,8 @@ static void http_date(char *buf, size_t n)
 	strftime(buf, n, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
-static int send_simple(int fd, int status, const char *reason,
-		       const char *body, bool close_it)
+static int send_simple(int fd, int status, const char *reason, const char *body,
+		       bool close_it)
 {
 	char head[512];
 	int n = snprintf(head, sizeof(head),
@@ -281,8 +283,8 @@ static int send_body(int fd, uint64_t seed, uint64_t first, uint64_t last,
 	uint64_t sent = 0;
 
 	for (uint64_t off = first; off <= last;) {
-		size_t n = last - off + 1 < piece ? (size_t)(last - off + 1)
-						  : piece;
+		size_t n = last - off + 1 < piece ? (size_t)(last - off + 1) :
+						    piece;
 
 		workload_payload_fill(seed, off, buf, n);
 		if (send_all(fd, buf, n) < 0)
@@ -291,7 +293,8 @@ static int send_body(int fd, uint64_t seed, uint64_t first, uint64_t last,
 		sent += n;
 		atomic_fetch_add(&bytes_sent, n);
 		if (rate_bps > 0) {
-			int64_t due = t0 + (int64_t)((double)sent / rate_bps * 1e9);
+			int64_t due =
+				t0 + (int64_t)((double)sent / rate_bps * 1e9);
 			int64_t now = gs_mono_ns();
 
 			if (due > now) {
@@ -354,7 +357,8 @@ static int serve_object(int fd, struct request *r, unsigned char *buf,
 		n = snprintf(head, sizeof(head),
 			     "HTTP/1.1 304 Not Modified\r\nDate: %s\r\n"
 			     "ETag: %s\r\nCache-Control: max-age=86400\r\n"
-			     "%s\r\n", date, etag,
+			     "%s\r\n",
+			     date, etag,
 			     r->close ? "Connection: close\r\n" : "");
 		return send_all(fd, head, (size_t)n);
 	}
@@ -371,21 +375,24 @@ static int serve_object(int fd, struct request *r, unsigned char *buf,
 			n = snprintf(head, sizeof(head),
 				     "HTTP/1.1 416 Range Not Satisfiable\r\n"
 				     "Content-Range: bytes */%" PRIu64 "\r\n"
-				     "Content-Length: 0\r\n%s\r\n", size,
+				     "Content-Length: 0\r\n%s\r\n",
+				     size,
 				     r->close ? "Connection: close\r\n" : "");
 			return send_all(fd, head, (size_t)n);
 		}
 	}
 	n = snprintf(head, sizeof(head),
-		     "HTTP/1.1 %s\r\nDate: %s\r\nLast-Modified: "
-		     LAST_MODIFIED "\r\nETag: %s\r\n"
+		     "HTTP/1.1 %s\r\nDate: %s\r\nLast-Modified: " LAST_MODIFIED
+		     "\r\nETag: %s\r\n"
 		     "Cache-Control: max-age=86400\r\nAccept-Ranges: bytes\r\n"
 		     "Content-Type: application/octet-stream\r\n",
-		     r->range_ok ? "206 Partial Content" : "200 OK", date, etag);
+		     r->range_ok ? "206 Partial Content" : "200 OK", date,
+		     etag);
 	if (r->range_ok)
 		n += snprintf(head + n, sizeof(head) - (size_t)n,
 			      "Content-Range: bytes %" PRIu64 "-%" PRIu64
-			      "/%" PRIu64 "\r\n", first, last, size);
+			      "/%" PRIu64 "\r\n",
+			      first, last, size);
 	n += snprintf(head + n, sizeof(head) - (size_t)n,
 		      "Content-Length: %" PRIu64 "\r\n%s\r\n",
 		      size ? last - first + 1 : 0,
@@ -407,9 +414,9 @@ static int serve_stats(int fd, struct request *r)
 {
 	char body[128];
 
-	snprintf(body, sizeof(body), "requests %" PRIu64 "\nbytes %" PRIu64
-		 "\nfailed_503 %" PRIu64 "\nfailed_reset %" PRIu64
-		 "\nfailed_mid_body %" PRIu64 "\n",
+	snprintf(body, sizeof(body),
+		 "requests %" PRIu64 "\nbytes %" PRIu64 "\nfailed_503 %" PRIu64
+		 "\nfailed_reset %" PRIu64 "\nfailed_mid_body %" PRIu64 "\n",
 		 (uint64_t)atomic_load(&requests),
 		 (uint64_t)atomic_load(&bytes_sent),
 		 (uint64_t)atomic_load(&failed[0]),
@@ -521,10 +528,18 @@ int main(int argc, char **argv)
 	prog_name = "origin";
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'H': host = optarg; break;
-		case 'p': port = parse_num_opt("port", optarg); break;
-		case 'P': port_file = optarg; break;
-		case 'm': load_manifest(optarg); break;
+		case 'H':
+			host = optarg;
+			break;
+		case 'p':
+			port = parse_num_opt("port", optarg);
+			break;
+		case 'P':
+			port_file = optarg;
+			break;
+		case 'm':
+			load_manifest(optarg);
+			break;
 		case 'r':
 			rate_bps = strtod(optarg, NULL) * 1e6;
 			if (!(rate_bps > 0))
@@ -535,7 +550,8 @@ int main(int argc, char **argv)
 			if (!(fail_pct >= 0 && fail_pct <= 100))
 				die("bad --fail-pct '%s' (0 to 100)", optarg);
 			break;
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (optind != argc || port > 65535)

@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 			if (!strncmp(argv[i], "--", 2) &&
 			    !strcmp(name, gs_option_list[j].name))
 				break;
-		if (j == GS_NOPTIONS || (gs_option_list[j].arg && i + 1 >= argc))
+		if (j == GS_NOPTIONS ||
+		    (gs_option_list[j].arg && i + 1 >= argc))
 			goto usage;
 		if (gs_option_set(&o, name,
 				  gs_option_list[j].arg ? argv[++i] : NULL,
@@ -76,7 +77,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storeread: '%s': %s\n", key, gs_strerror(ret));
 		return 128;
 	}
-	printf("RESULT bytes=%" PRIu64 " seconds=%.3f mibps=%.1f ttfb_us=%.1f\n",
+	printf("RESULT bytes=%" PRIu64
+	       " seconds=%.3f mibps=%.1f ttfb_us=%.1f\n",
 	       bytes, t0 / 1e9, bytes / 1048576.0 / (t0 / 1e9), t1 / 1e3);
 	return 0;
 usage:

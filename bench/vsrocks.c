@@ -26,18 +26,18 @@
 #include "../store/goblin.h"
 #include "../store/prog.h"
 
-#define PUT_PIECE (1 * MiB)	/* gs_put_write() unit, verification unit */
-#define KEY_LEN 16		/* "web:%08u" */
-#define HEAD (256 * KiB)	/* Goblin's default head slot */
+#define PUT_PIECE	(1 * MiB)   /* gs_put_write() unit, verification unit */
+#define KEY_LEN		16	    /* "web:%08u" */
+#define HEAD		(256 * KiB) /* Goblin's default head slot */
 #define MAX_PUT_THREADS 64
 
 
 enum engine {
 	E_GOBLIN,
-	E_ROCKSDB,		/* values in the LSM tree */
-	E_BLOBDB,		/* values >= --min-blob-size in blob files */
-	E_ROCKSDB_CACHE,	/* E_ROCKSDB with a block cache of the budget */
-	E_BLOBDB_CACHE,		/* E_BLOBDB with a block and blob cache */
+	E_ROCKSDB,	 /* values in the LSM tree */
+	E_BLOBDB,	 /* values >= --min-blob-size in blob files */
+	E_ROCKSDB_CACHE, /* E_ROCKSDB with a block cache of the budget */
+	E_BLOBDB_CACHE,	 /* E_BLOBDB with a block and blob cache */
 	E_COUNT,
 };
 
@@ -49,26 +49,26 @@ static const char *const engine_name[E_COUNT] = {
 struct web {
 	size_t n;
 	uint64_t *size;
-	uint64_t *seed;		/* payload seed of each object */
+	uint64_t *seed; /* payload seed of each object */
 	size_t nreq;
-	uint32_t *req;		/* object id of each measured request */
+	uint32_t *req; /* object id of each measured request */
 	uint64_t total, max_size;
-	uint64_t head;		/* Goblin's head size: smaller objects are small */
-	uint64_t nlarge;	/* objects of head bytes or more */
-	uint64_t small_bytes;	/* bytes of the others */
+	uint64_t head;	 /* Goblin's head size: smaller objects are small */
+	uint64_t nlarge; /* objects of head bytes or more */
+	uint64_t small_bytes; /* bytes of the others */
 };
 
 /* A chunk of a replayed request: when it was ready, and its bytes. */
 struct chunk {
-	uint64_t t_ns;		/* since the start of the replay */
+	uint64_t t_ns; /* since the start of the replay */
 	uint64_t len;
 };
 
 struct run {
 	enum engine kind;
 	const char *dir;
-	struct gs_options o;		/* Goblin's, with its memory sizes */
-	uint64_t budget;		/* memory + small_memory: RocksDB's */
+	struct gs_options o; /* Goblin's, with its memory sizes */
+	uint64_t budget;     /* memory + small_memory: RocksDB's */
 	uint64_t min_blob_size;
 
 	struct gs_store *gs;
@@ -79,16 +79,16 @@ struct run {
 	rocksdb_writeoptions_t *wo;
 	rocksdb_readoptions_t *ro;
 
-	unsigned put_threads;	/* populate with this many threads */
-	size_t buf_size;	/* PUT_PIECE, or for RocksDB the largest value */
-	unsigned char *buf;	/* a value being put, by the main thread */
-	unsigned char *scratch;	/* expected bytes, PUT_PIECE */
+	unsigned put_threads; /* populate with this many threads */
+	size_t buf_size;      /* PUT_PIECE, or for RocksDB the largest value */
+	unsigned char *buf;   /* a value being put, by the main thread */
+	unsigned char *scratch; /* expected bytes, PUT_PIECE */
 
-	bool record;		/* append chunks below (the replay only) */
+	bool record; /* append chunks below (the replay only) */
 	struct chunk *chunks;
 	size_t nchunks, capchunks;
-	int64_t epoch;		/* start of the replay */
-	uint64_t errors;	/* misses, read errors, wrong sizes or bytes */
+	int64_t epoch;	 /* start of the replay */
+	uint64_t errors; /* misses, read errors, wrong sizes or bytes */
 };
 
 static void usage(void)
@@ -227,10 +227,10 @@ static void load_measured(struct web *w, const char *path)
 
 struct counters {
 	int64_t t_ns;
-	double cpu_s;		/* user + system, all threads */
-	uint64_t dev_read;	/* /proc/self/io read_bytes */
-	uint64_t dev_write;	/* /proc/self/io write_bytes */
-	uint64_t cached_kib;	/* /proc/meminfo Cached */
+	double cpu_s;	     /* user + system, all threads */
+	uint64_t dev_read;   /* /proc/self/io read_bytes */
+	uint64_t dev_write;  /* /proc/self/io write_bytes */
+	uint64_t cached_kib; /* /proc/meminfo Cached */
 };
 
 /* The number after @field in file @path, or 0. */
@@ -315,8 +315,8 @@ static void chunk_add(struct run *r, int64_t t, uint64_t len)
 		return;
 	if (r->nchunks == r->capchunks) {
 		r->capchunks = r->capchunks ? 2 * r->capchunks : 65536;
-		r->chunks = realloc(r->chunks,
-				    r->capchunks * sizeof(*r->chunks));
+		r->chunks =
+			realloc(r->chunks, r->capchunks * sizeof(*r->chunks));
 		if (!r->chunks)
 			die("out of memory");
 	}
@@ -385,8 +385,10 @@ static void goblin_get(struct run *r, const char *key, uint64_t size,
 		last = t;
 		chunk_add(r, t, c.len);
 		if (c.off != got) {
-			run_error(r, "'%s': chunk at %" PRIu64 ", expected %"
-				  PRIu64, key, c.off, got);
+			run_error(r,
+				  "'%s': chunk at %" PRIu64
+				  ", expected %" PRIu64,
+				  key, c.off, got);
 			break;
 		}
 		if (seed && payload_check(seed, c.off, c.data, c.len,
@@ -518,8 +520,8 @@ static int64_t rocks_put(struct run *r, const char *key, uint64_t size,
 
 	workload_payload_fill(seed, 0, buf, size);
 	gen = gs_mono_ns() - t;
-	rocksdb_put(r->db, r->wo, key, strlen(key), (const char *)buf,
-		    size, &err);
+	rocksdb_put(r->db, r->wo, key, strlen(key), (const char *)buf, size,
+		    &err);
 	rocks_check(err, "put", key);
 	return gen;
 }
@@ -549,8 +551,10 @@ static uint64_t rocks_prop(struct run *r, const char *name)
 static void rocks_settle(struct run *r)
 {
 	static const char *const busy[] = {
-		"rocksdb.num-running-compactions", "rocksdb.compaction-pending",
-		"rocksdb.num-running-flushes", "rocksdb.mem-table-flush-pending",
+		"rocksdb.num-running-compactions",
+		"rocksdb.compaction-pending",
+		"rocksdb.num-running-flushes",
+		"rocksdb.mem-table-flush-pending",
 	};
 
 	for (;;) {
@@ -577,7 +581,8 @@ static void rocks_get(struct run *r, const char *key, uint64_t size,
 	t = gs_mono_ns();
 	*ttfb = *done = t - t0;
 	if (err || !ps) {
-		run_error(r, "rocksdb get '%s': %s", key, err ? err : "missing");
+		run_error(r, "rocksdb get '%s': %s", key,
+			  err ? err : "missing");
 		free(err);
 		return;
 	}
@@ -597,8 +602,7 @@ static void rocks_report(struct run *r, const char *when)
 
 	printf("rocksdb %s: keys=%" PRIu64 " sst_bytes=%" PRIu64
 	       " blob_bytes=%" PRIu64 " memtable_bytes=%" PRIu64
-	       " table_readers_mem=%" PRIu64 " block_cache_usage=%" PRIu64
-	       "\n",
+	       " table_readers_mem=%" PRIu64 " block_cache_usage=%" PRIu64 "\n",
 	       when, rocks_prop(r, "rocksdb.estimate-num-keys"),
 	       rocks_prop(r, "rocksdb.total-sst-files-size"),
 	       rocks_prop(r, "rocksdb.total-blob-file-size"),
@@ -629,8 +633,8 @@ static void rocks_close(struct run *r)
 static int64_t engine_put(struct run *r, const char *key, uint64_t size,
 			  uint64_t seed, unsigned char *buf)
 {
-	return r->kind == E_GOBLIN ? goblin_put(r, key, size, seed, buf)
-				   : rocks_put(r, key, size, seed, buf);
+	return r->kind == E_GOBLIN ? goblin_put(r, key, size, seed, buf) :
+				     rocks_put(r, key, size, seed, buf);
 }
 
 static void engine_get(struct run *r, const char *key, uint64_t size,
@@ -698,8 +702,8 @@ static void set_budget(struct run *r, const struct web *w)
 	if (r->o.memory == GS_UNSET)
 		r->o.memory = round_up(w->nlarge * w->head + 8 * MiB, 2 * MiB);
 	if (r->o.small_memory == GS_UNSET)
-		r->o.small_memory = round_up(w->small_bytes / 4 * 5 + 16 * MiB,
-					     2 * MiB);
+		r->o.small_memory =
+			round_up(w->small_bytes / 4 * 5 + 16 * MiB, 2 * MiB);
 	r->budget = r->o.memory + r->o.small_memory;
 	printf("engine: %s dir=%s budget=%" PRIu64 " memory=%" PRIu64
 	       " small_memory=%" PRIu64 " budget_mib=%.0f\n",
@@ -709,13 +713,13 @@ static void set_budget(struct run *r, const struct web *w)
 
 /* The figures of one run, for the SUMMARY line. */
 struct figures {
-	double populate_s;	/* puts, persist, settle; payloads generated */
-	double gen_s;		/* of which generating payloads */
-	double settle_s;	/* of which RocksDB's compactions after the flush */
+	double populate_s; /* puts, persist, settle; payloads generated */
+	double gen_s;	   /* of which generating payloads */
+	double settle_s;   /* of which RocksDB's compactions after the flush */
 	double replay_s;
 	uint64_t replay_bytes;
 	struct lat ttfb, done;
-	bool dropped;		/* page cache dropped before the replay */
+	bool dropped; /* page cache dropped before the replay */
 };
 
 /* What the put threads share: the next object id, the time generating. */
@@ -742,8 +746,7 @@ static void *put_thread(void *arg)
 	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) <
 	       p->w->n) {
 		web_key(key, (uint32_t)i);
-		gen_ns += engine_put(r, key, p->w->size[i], p->w->seed[i],
-				     buf);
+		gen_ns += engine_put(r, key, p->w->size[i], p->w->seed[i], buf);
 	}
 	__atomic_fetch_add(&p->gen_ns, gen_ns, __ATOMIC_RELAXED);
 	if (buf != r->buf)
@@ -812,9 +815,9 @@ static void replay(struct run *r, const struct web *w, struct figures *f)
 	/* Goblin: the head, then io_chunk pieces of the tail (the first
 	 * maybe partial); RocksDB: one chunk a request. */
 	for (size_t i = 0; i < w->nreq; i++)
-		bound += r->kind == E_GOBLIN
-				 ? 2 + w->size[w->req[i]] / r->o.io_chunk
-				 : 1;
+		bound += r->kind == E_GOBLIN ?
+				 2 + w->size[w->req[i]] / r->o.io_chunk :
+				 1;
 	chunks_reserve(r, bound);
 	r->record = true;
 	c0 = counters_now();
@@ -866,10 +869,17 @@ static void verify_all(struct run *r, const struct web *w)
 }
 
 enum {
-	OPT_ENGINE = 256, OPT_DIR, OPT_POPULATION, OPT_MEASURED, OPT_MIN_BLOB,
-	OPT_CHUNKS, OPT_PUT_THREADS, OPT_NO_DROP, OPT_NO_VERIFY,
+	OPT_ENGINE = 256,
+	OPT_DIR,
+	OPT_POPULATION,
+	OPT_MEASURED,
+	OPT_MIN_BLOB,
+	OPT_CHUNKS,
+	OPT_PUT_THREADS,
+	OPT_NO_DROP,
+	OPT_NO_VERIFY,
 	OPT_POPULATE_ONLY,
-	OPT_STORE_OPTION,	/* + index in gs_option_list */
+	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
@@ -923,27 +933,42 @@ int main(int argc, char **argv)
 			if (kind < 0)
 				die("unknown engine '%s'", optarg);
 			break;
-		case OPT_DIR: r.dir = optarg; break;
-		case OPT_POPULATION: pop_path = optarg; break;
-		case OPT_MEASURED: meas_path = optarg; break;
-		case OPT_MIN_BLOB:
-			r.min_blob_size = parse_size_opt("min-blob-size",
-							 optarg);
+		case OPT_DIR:
+			r.dir = optarg;
 			break;
-		case OPT_CHUNKS: chunks_path = optarg; break;
+		case OPT_POPULATION:
+			pop_path = optarg;
+			break;
+		case OPT_MEASURED:
+			meas_path = optarg;
+			break;
+		case OPT_MIN_BLOB:
+			r.min_blob_size =
+				parse_size_opt("min-blob-size", optarg);
+			break;
+		case OPT_CHUNKS:
+			chunks_path = optarg;
+			break;
 		case OPT_PUT_THREADS: {
 			char *end;
 			unsigned long n = strtoul(optarg, &end, 10);
 
 			if (*end || n < 1 || n > MAX_PUT_THREADS)
 				die("--put-threads: a number from 1 to %d, "
-				    "not '%s'", MAX_PUT_THREADS, optarg);
+				    "not '%s'",
+				    MAX_PUT_THREADS, optarg);
 			r.put_threads = (unsigned)n;
 			break;
 		}
-		case OPT_NO_DROP: drop = false; break;
-		case OPT_NO_VERIFY: verify = false; break;
-		case OPT_POPULATE_ONLY: populate_only = true; break;
+		case OPT_NO_DROP:
+			drop = false;
+			break;
+		case OPT_NO_VERIFY:
+			verify = false;
+			break;
+		case OPT_POPULATE_ONLY:
+			populate_only = true;
+			break;
 		default:
 			if (opt < OPT_STORE_OPTION ||
 			    opt >= OPT_STORE_OPTION + GS_NOPTIONS)
@@ -967,9 +992,8 @@ int main(int argc, char **argv)
 
 	if (mkdir(r.dir, 0755) && errno != EEXIST)
 		die("cannot create '%s': %s", r.dir, strerror(errno));
-	if (rmdir(r.dir) || mkdir(r.dir, 0755))	/* only an empty one */
-		die("'%s' must be empty or absent: %s", r.dir,
-		    strerror(errno));
+	if (rmdir(r.dir) || mkdir(r.dir, 0755)) /* only an empty one */
+		die("'%s' must be empty or absent: %s", r.dir, strerror(errno));
 	r.buf_size = kind == E_GOBLIN ? PUT_PIECE : w.max_size;
 	if (posix_memalign((void **)&r.buf, 4096, r.buf_size) ||
 	    posix_memalign((void **)&r.scratch, 4096, PUT_PIECE))
@@ -983,10 +1007,12 @@ int main(int argc, char **argv)
 	if (populate_only)
 		goto out;
 	if (drop && !(f.dropped = drop_caches()))
-		fprintf(stderr, "%s: warning: cannot drop the page cache "
-			"(not root?)\n", prog_name);
-	printf("caches: %s\n", f.dropped ? "dropped before the replay"
-					 : "NOT dropped");
+		fprintf(stderr,
+			"%s: warning: cannot drop the page cache "
+			"(not root?)\n",
+			prog_name);
+	printf("caches: %s\n",
+	       f.dropped ? "dropped before the replay" : "NOT dropped");
 	replay(&r, &w, &f);
 	if (verify)
 		verify_all(&r, &w);

@@ -98,7 +98,7 @@ static bool bconn_next(struct bthread *t, struct bconn *c)
 		return false;
 	lo = o->hot_start;
 	n = o->hot_keys;
-	if (o->sweep) {		/* every key of the window once, in order */
+	if (o->sweep) { /* every key of the window once, in order */
 		k = atomic_fetch_add(&next_key, 1);
 		if (k >= n)
 			return false;
@@ -227,11 +227,11 @@ static int bconn_send(struct bthread *t, struct bconn *c)
 			size_t k;
 
 			if (c->poff < c->psize) {
-				k = c->psize - c->poff < BENCH_WBUF
-					    ? (size_t)(c->psize - c->poff)
-					    : BENCH_WBUF;
+				k = c->psize - c->poff < BENCH_WBUF ?
+					    (size_t)(c->psize - c->poff) :
+					    BENCH_WBUF;
 				workload_payload_fill(c->seed, c->poff, c->wbuf,
-						   k);
+						      k);
 				c->poff += k;
 				c->cur.bytes += k;
 			} else if (!c->crlf_sent) {
@@ -273,12 +273,12 @@ static void value_bytes(struct bthread *t, struct bconn *c, const char *p,
 	c->cur.bytes += n;
 	if (t->o->verify && !c->bad) {
 		for (size_t off = 0; off < n;) {
-			size_t k = n - off < sizeof(t->scratch)
-					   ? n - off
-					   : sizeof(t->scratch);
+			size_t k = n - off < sizeof(t->scratch) ?
+					   n - off :
+					   sizeof(t->scratch);
 
-			workload_payload_fill(c->seed, c->voff + off, t->scratch,
-					   k);
+			workload_payload_fill(c->seed, c->voff + off,
+					      t->scratch, k);
 			if (memcmp(t->scratch, p + off, k)) {
 				c->bad = true;
 				break;
@@ -347,8 +347,10 @@ static int bconn_parse(struct bthread *t, struct bconn *c)
 		case MCC_END:
 			if (c->cur.op != OP_GET)
 				break;
-			bconn_done(t, c, c->bad ? ST_ERROR
-					: c->got_value ? ST_HIT : ST_MISS);
+			bconn_done(t, c,
+				   c->bad	? ST_ERROR :
+				   c->got_value ? ST_HIT :
+						  ST_MISS);
 			return 1;
 		case MCC_STORED:
 			if (c->cur.op != OP_SET)
@@ -373,14 +375,14 @@ static int bconn_parse(struct bthread *t, struct bconn *c)
 static int http_outcome(struct bthread *t, struct bconn *c)
 {
 	if (c->cur.op == OP_SET)
-		return c->status >= 200 && c->status < 300 ? ST_STORED
-							   : ST_ERROR;
+		return c->status >= 200 && c->status < 300 ? ST_STORED :
+							     ST_ERROR;
 	if (c->status == 404)
 		return ST_MISS;
 	if (c->status != 200 || c->bad)
 		return ST_ERROR;
 	if (t->o->verify && c->voff != t->ks->size[c->cur.key]) {
-		c->bad = true;	/* a chunked body of the wrong size */
+		c->bad = true; /* a chunked body of the wrong size */
 		return ST_ERROR;
 	}
 	return ST_HIT;
@@ -425,14 +427,15 @@ static int bconn_parse_http(struct bthread *t, struct bconn *c)
 			if (rc == 1)
 				return 0;
 			if (rc < 0 || r.status == 101) {
-				bconn_kill(t, c, rc == -EMSGSIZE
-						 ? "response head too long"
-						 : "malformed response head");
+				bconn_kill(t, c,
+					   rc == -EMSGSIZE ?
+						   "response head too long" :
+						   "malformed response head");
 				return -1;
 			}
 			c->rstart += used;
 			if (r.status < 200)
-				continue;	/* 100 Continue and the like */
+				continue; /* 100 Continue and the like */
 			http_head(t, c, &r);
 		}
 		while (!c->body.done && c->rstart < c->rend) {
@@ -525,8 +528,9 @@ static int bconn_recv(struct bthread *t, struct bconn *c)
 			return 0;
 		if (n <= 0 || c->dead) {
 			if (!c->dead)
-				bconn_kill(t, c, n ? strerror(errno)
-						   : "closed by the server");
+				bconn_kill(t, c,
+					   n ? strerror(errno) :
+					       "closed by the server");
 			return -1;
 		}
 		if (c->busy && !c->cur.first)
@@ -542,7 +546,7 @@ static int bconn_recv(struct bthread *t, struct bconn *c)
 		if (rc == 1)
 			return bconn_after(t, c);
 		if ((size_t)n < BENCH_RBUF / 2)
-			return 0;	/* level-triggered: epoll says when */
+			return 0; /* level-triggered: epoll says when */
 	}
 }
 
@@ -597,8 +601,9 @@ static void *bench_thread(void *arg)
 		else if (gs_mono_ns() > drain_until)
 			for (i = 0; i < t->nc; i++)
 				if (!t->c[i].dead && t->c[i].busy)
-					bconn_kill(t, &t->c[i],
-						   "no reply 10 s after the end");
+					bconn_kill(
+						t, &t->c[i],
+						"no reply 10 s after the end");
 	}
 	return NULL;
 }
@@ -612,7 +617,7 @@ int bench_connect(const struct bench_opts *o, struct bconn *c)
 	if (mcc_connect(&m, o->host, o->port, why, sizeof(why)) < 0)
 		die("cannot connect to '%s:%s': %s", o->host, o->port, why);
 	c->fd = m.fd;
-	free(m.buf);	/* bench reads through its own buffers */
+	free(m.buf); /* bench reads through its own buffers */
 	fl = fcntl(c->fd, F_GETFL);
 	fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
 	return 0;
@@ -634,4 +639,3 @@ void bench_join(struct bthread *th, unsigned nt)
 	for (unsigned i = 0; i < nt; i++)
 		pthread_join(th[i].tid, NULL);
 }
-

@@ -13,8 +13,8 @@
 #include "bench.h"
 #include "ctl.h"
 
-static const char *const op_names[] = {"get", "set"};
-static const char *const st_names[] = {"hit", "miss", "stored", "error"};
+static const char *const op_names[] = { "get", "set" };
+static const char *const st_names[] = { "hit", "miss", "stored", "error" };
 
 /* ---- CPU of the client and of the server ---- */
 
@@ -44,14 +44,15 @@ double bench_proc_cpu(long pid, uint64_t *rss_kib)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the name may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
 			 "%llu %llu %*d %*d %*d %*d %*d %*d %*u %*u %ld",
 			 &ut, &st, &rss) != 3)
 		return -1;
 	if (rss_kib)
-		*rss_kib = (uint64_t)rss * (uint64_t)(sysconf(_SC_PAGESIZE) /
-						      1024);
+		*rss_kib = (uint64_t)rss *
+			   (uint64_t)(sysconf(_SC_PAGESIZE) / 1024);
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
@@ -63,7 +64,7 @@ long bench_discover_pid(const struct bench_opts *o)
 	long pid = -1;
 
 	if (o->http)
-		return -1;	/* HTTP has no stats command: --server-pid */
+		return -1; /* HTTP has no stats command: --server-pid */
 	if (strcmp(o->host, "127.0.0.1") && strcmp(o->host, "localhost") &&
 	    strcmp(o->host, "::1"))
 		return -1;
@@ -83,7 +84,8 @@ static void print_pct(const char *what, uint64_t *v, size_t n, FILE *f)
 {
 	struct bspec_pct p = bspec_percentiles(v, n);
 
-	fprintf(f, "%-14s n=%zu p50=%.1f p90=%.1f p99=%.1f p99.9=%.1f "
+	fprintf(f,
+		"%-14s n=%zu p50=%.1f p90=%.1f p99=%.1f p99.9=%.1f "
 		"max=%.1f mean=%.1f (us)\n",
 		what, n, p.p50 / 1e3, p.p90 / 1e3, p.p99 / 1e3, p.p999 / 1e3,
 		p.max / 1e3, p.mean / 1e3);
@@ -115,17 +117,18 @@ void bench_write_csv(const char *path, struct bthread *th, unsigned nt,
 	if (!f)
 		die("cannot open '%s': %s", path, strerror(errno));
 	fputs("op,key,status,bytes,sent_ns,first_byte_ns,first_payload_ns,"
-	      "last_byte_ns\n", f);
+	      "last_byte_ns\n",
+	      f);
 	for (unsigned i = 0; i < nt; i++)
 		for (size_t j = 0; j < th[i].nrec; j++) {
 			const struct rec *r = &th[i].recs[j];
 
-			fprintf(f, "%s,%" PRIu64 ",%s,%" PRIu64 ",%" PRId64
+			fprintf(f,
+				"%s,%" PRIu64 ",%s,%" PRIu64 ",%" PRId64
 				",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
 				op_names[r->op], r->key, st_names[r->st],
 				r->bytes, r->sent - t0, r->first - t0,
-				r->payload ? r->payload - t0 : 0,
-				r->last - t0);
+				r->payload ? r->payload - t0 : 0, r->last - t0);
 		}
 	if (fclose(f))
 		die("cannot write '%s': %s", path, strerror(errno));
@@ -134,7 +137,7 @@ void bench_write_csv(const char *path, struct bthread *th, unsigned nt,
 struct totals {
 	uint64_t reqs, gets, hits, misses, sets, errors, wrong, bytes;
 	uint64_t unrecorded;
-	uint64_t status[BENCH_STATUS_MAX];	/* http responses by status */
+	uint64_t status[BENCH_STATUS_MAX]; /* http responses by status */
 	uint64_t *ttfb, *pttfb, *done;
 	size_t nttfb, npttfb, ndone;
 };
@@ -185,16 +188,16 @@ static const char *status_list(const struct totals *s, char *buf, size_t n)
 	buf[0] = 0;
 	for (unsigned k = 0; k < BENCH_STATUS_MAX && len < n; k++)
 		if (s->status[k])
-			len += (size_t)snprintf(buf + len, n - len, "%s%u:%" PRIu64,
-					len ? "," : "", k, s->status[k]);
+			len += (size_t)snprintf(buf + len, n - len,
+						"%s%u:%" PRIu64, len ? "," : "",
+						k, s->status[k]);
 	if (!buf[0])
 		snprintf(buf, n, "-");
 	return buf;
 }
 
-void bench_report(const struct bench_opts *o, struct bthread *th,
-		  unsigned nt, double secs, double ccpu, double scpu,
-		  uint64_t rss_kib)
+void bench_report(const struct bench_opts *o, struct bthread *th, unsigned nt,
+		  double secs, double ccpu, double scpu, uint64_t rss_kib)
 {
 	struct totals s;
 	struct bspec_pct pt, pp, pd;
@@ -214,7 +217,8 @@ void bench_report(const struct bench_opts *o, struct bthread *th,
 	       o->verify ? "" : " (values not checked: --verify)");
 	if (o->verify)
 		printf("verify         %" PRIu64 " values of the wrong size or "
-		       "bytes\n", s.wrong);
+		       "bytes\n",
+		       s.wrong);
 	if (o->http)
 		printf("statuses       %s\n", statuses);
 	if (s.unrecorded)
@@ -228,8 +232,8 @@ void bench_report(const struct bench_opts *o, struct bthread *th,
 	printf("cpu            client %.2f s (%.0f%%)", ccpu,
 	       100 * ccpu / secs);
 	if (scpu >= 0)
-		printf(", server %.2f s (%.0f%%), server rss %" PRIu64
-		       " KiB\n", scpu, 100 * scpu / secs, rss_kib);
+		printf(", server %.2f s (%.0f%%), server rss %" PRIu64 " KiB\n",
+		       scpu, 100 * scpu / secs, rss_kib);
 	else
 		printf(", server unknown (give --server-pid)\n");
 	/* sorted by print_pct */
@@ -244,15 +248,14 @@ void bench_report(const struct bench_opts *o, struct bthread *th,
 	       " payload_ttfb_us=%.1f/%.1f/%.1f/%.1f"
 	       " completion_us=%.1f/%.1f/%.1f/%.1f"
 	       " client_cpu_s=%.2f server_cpu_s=%.2f%s%s\n",
-	       o->http ? "http" : "memcache", o->conns, nt, secs, s.reqs, s.reqs / secs,
-	       s.bytes / secs / 1048576.0, s.gets, s.hits, s.misses, s.sets,
-	       s.errors, wrongs, pt.p50 / 1e3, pt.p90 / 1e3, pt.p99 / 1e3,
-	       pt.p999 / 1e3, pp.p50 / 1e3, pp.p90 / 1e3, pp.p99 / 1e3,
-	       pp.p999 / 1e3, pd.p50 / 1e3, pd.p90 / 1e3, pd.p99 / 1e3,
-	       pd.p999 / 1e3, ccpu, scpu, o->http ? " statuses=" : "",
-	       o->http ? statuses : "");
+	       o->http ? "http" : "memcache", o->conns, nt, secs, s.reqs,
+	       s.reqs / secs, s.bytes / secs / 1048576.0, s.gets, s.hits,
+	       s.misses, s.sets, s.errors, wrongs, pt.p50 / 1e3, pt.p90 / 1e3,
+	       pt.p99 / 1e3, pt.p999 / 1e3, pp.p50 / 1e3, pp.p90 / 1e3,
+	       pp.p99 / 1e3, pp.p999 / 1e3, pd.p50 / 1e3, pd.p90 / 1e3,
+	       pd.p99 / 1e3, pd.p999 / 1e3, ccpu, scpu,
+	       o->http ? " statuses=" : "", o->http ? statuses : "");
 	free(s.ttfb);
 	free(s.pttfb);
 	free(s.done);
 }
-

@@ -32,7 +32,7 @@ static int take_double(const char **p, double *out)
 
 static int parse_pareto(const char *s, struct bspec *b, const char **why)
 {
-	double *f[] = {&b->loc, &b->scale, &b->shape, &b->max};
+	double *f[] = { &b->loc, &b->scale, &b->shape, &b->max };
 	size_t n;
 
 	b->kind = BSPEC_PARETO;
@@ -55,8 +55,7 @@ static int parse_pareto(const char *s, struct bspec *b, const char **why)
 		*why = "pareto needs SCALE > 0 and SHAPE in [-10, 10], not 0";
 		return -EINVAL;
 	}
-	if (b->loc < 0 || b->max < b->loc ||
-	    b->max > (double)BSPEC_SIZE_MAX) {
+	if (b->loc < 0 || b->max < b->loc || b->max > (double)BSPEC_SIZE_MAX) {
 		*why = "pareto needs 0 <= LOC <= MAX <= 1 TiB";
 		return -EINVAL;
 	}
@@ -102,8 +101,8 @@ int bspec_parse(const char *s, struct bspec *b, const char **why)
 static uint64_t pareto_size(const struct bspec *b, struct rng *r)
 {
 	for (int i = 0; i < 64; i++) {
-		double x = gpd_quantile(b->loc, b->scale, b->shape,
-					rng_unit(r));
+		double x =
+			gpd_quantile(b->loc, b->scale, b->shape, rng_unit(r));
 
 		if (x >= 0 && x <= b->max)
 			return (uint64_t)llround(x);
@@ -133,7 +132,7 @@ uint64_t bspec_size(const struct bspec *b, uint64_t seed, uint64_t i)
 
 struct bspec_pct bspec_percentiles(uint64_t *v, size_t n)
 {
-	struct bspec_pct p = {0, 0, 0, 0, 0, 0};
+	struct bspec_pct p = { 0, 0, 0, 0, 0, 0 };
 	double sum = 0;
 
 	if (!n)

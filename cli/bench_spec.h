@@ -10,21 +10,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BSPEC_SIZE_MAX (1ull << 40)	/* a drawn size is capped at 1 TiB */
+#define BSPEC_SIZE_MAX (1ull << 40) /* a drawn size is capped at 1 TiB */
 
 enum bspec_kind {
-	BSPEC_FIXED,		/* SIZE: every value that size */
-	BSPEC_PARETO,		/* pareto:LOC,SCALE,SHAPE[,MAX] */
-	BSPEC_FB_VALUE,		/* fb_value: WORKLOADS.md FB */
-	BSPEC_ART,		/* art: WORKLOADS.md ART */
-	BSPEC_MANIFEST,		/* manifest:FILE: keys and sizes from FILE */
+	BSPEC_FIXED,	/* SIZE: every value that size */
+	BSPEC_PARETO,	/* pareto:LOC,SCALE,SHAPE[,MAX] */
+	BSPEC_FB_VALUE, /* fb_value: WORKLOADS.md FB */
+	BSPEC_ART,	/* art: WORKLOADS.md ART */
+	BSPEC_MANIFEST, /* manifest:FILE: keys and sizes from FILE */
 };
 
 struct bspec {
 	enum bspec_kind kind;
 	uint64_t fixed;
 	double loc, scale, shape, max;
-	const char *file;	/* BSPEC_MANIFEST: points into the spec */
+	const char *file; /* BSPEC_MANIFEST: points into the spec */
 };
 
 /*

@@ -27,8 +27,7 @@
 /* ---- the key set ---- */
 
 /* "key size" lines, at most @limit of them (0: all). */
-static void load_manifest(struct keyset *ks, const char *path,
-			  uint64_t limit)
+static void load_manifest(struct keyset *ks, const char *path, uint64_t limit)
 {
 	FILE *f = fopen(path, "r");
 	char line[MCC_KEY_MAX + 64], key[MCC_KEY_MAX + 2];
@@ -40,8 +39,8 @@ static void load_manifest(struct keyset *ks, const char *path,
 		char extra;
 
 		lineno++;
-		if (sscanf(line, "%251s %" SCNu64 " %c", key, &size,
-			   &extra) != 2 ||
+		if (sscanf(line, "%251s %" SCNu64 " %c", key, &size, &extra) !=
+			    2 ||
 		    !mcc_key_valid(key, strlen(key)) || size > BSPEC_SIZE_MAX)
 			die("%s:%" PRIu64 ": expected 'key size'", path,
 			    lineno);
@@ -92,36 +91,53 @@ static void keyset_release(struct keyset *ks)
 /* ---- options ---- */
 
 enum {
-	B_HOST = 256, B_PORT, B_PROTO, B_CONNS, B_THREADS, B_DURATION, B_KEYS,
-	B_SIZE, B_HOT_START, B_HOT_KEYS, B_POPULATE_ONLY, B_NO_STORE,
-	B_GET_RATIO, B_CSV, B_VERIFY, B_SERVER_PID, B_SEED, B_MAX_RECORDS,
-	B_KEY_PREFIX, B_SWEEP, B_PATH_PREFIX,
+	B_HOST = 256,
+	B_PORT,
+	B_PROTO,
+	B_CONNS,
+	B_THREADS,
+	B_DURATION,
+	B_KEYS,
+	B_SIZE,
+	B_HOT_START,
+	B_HOT_KEYS,
+	B_POPULATE_ONLY,
+	B_NO_STORE,
+	B_GET_RATIO,
+	B_CSV,
+	B_VERIFY,
+	B_SERVER_PID,
+	B_SEED,
+	B_MAX_RECORDS,
+	B_KEY_PREFIX,
+	B_SWEEP,
+	B_PATH_PREFIX,
 };
 
 static const struct option bench_longopts[] = {
-	{"help", no_argument, NULL, 'h'},
-	{"host", required_argument, NULL, B_HOST},
-	{"port", required_argument, NULL, B_PORT},
-	{"proto", required_argument, NULL, B_PROTO},
-	{"conns", required_argument, NULL, B_CONNS},
-	{"threads", required_argument, NULL, B_THREADS},
-	{"duration", required_argument, NULL, B_DURATION},
-	{"keys", required_argument, NULL, B_KEYS},
-	{"size", required_argument, NULL, B_SIZE},
-	{"hot-start", required_argument, NULL, B_HOT_START},
-	{"hot-keys", required_argument, NULL, B_HOT_KEYS},
-	{"populate-only", no_argument, NULL, B_POPULATE_ONLY},
-	{"no-store", no_argument, NULL, B_NO_STORE},
-	{"get-ratio", required_argument, NULL, B_GET_RATIO},
-	{"csv", required_argument, NULL, B_CSV},
-	{"verify", no_argument, NULL, B_VERIFY},
-	{"server-pid", required_argument, NULL, B_SERVER_PID},
-	{"seed", required_argument, NULL, B_SEED},
-	{"max-records", required_argument, NULL, B_MAX_RECORDS},
-	{"key-prefix", required_argument, NULL, B_KEY_PREFIX},
-	{"sweep", no_argument, NULL, B_SWEEP},
-	{"path-prefix", required_argument, NULL, B_PATH_PREFIX},
-	{NULL, 0, NULL, 0},
+	{ "help", no_argument, NULL, 'h' },
+	{ "host", required_argument, NULL, B_HOST },
+	{ "port", required_argument, NULL, B_PORT },
+	{ "proto", required_argument, NULL, B_PROTO },
+	{ "conns", required_argument, NULL, B_CONNS },
+	{ "threads", required_argument, NULL, B_THREADS },
+	{ "duration", required_argument, NULL, B_DURATION },
+	{ "keys", required_argument, NULL, B_KEYS },
+	{ "size", required_argument, NULL, B_SIZE },
+	{ "hot-start", required_argument, NULL, B_HOT_START },
+	{ "hot-keys", required_argument, NULL, B_HOT_KEYS },
+	{ "populate-only", no_argument, NULL, B_POPULATE_ONLY },
+	{ "no-store", no_argument, NULL, B_NO_STORE },
+	{ "get-ratio", required_argument, NULL, B_GET_RATIO },
+	{ "csv", required_argument, NULL, B_CSV },
+	{ "verify", no_argument, NULL, B_VERIFY },
+	{ "server-pid", required_argument, NULL, B_SERVER_PID },
+	{ "seed", required_argument, NULL, B_SEED },
+	{ "max-records", required_argument, NULL, B_MAX_RECORDS },
+	{ "key-prefix", required_argument, NULL, B_KEY_PREFIX },
+	{ "sweep", no_argument, NULL, B_SWEEP },
+	{ "path-prefix", required_argument, NULL, B_PATH_PREFIX },
+	{ NULL, 0, NULL, 0 },
 };
 
 static uint64_t num_opt(const struct ctl_cmd *cmd, const char *name,
@@ -134,8 +150,8 @@ static uint64_t num_opt(const struct ctl_cmd *cmd, const char *name,
 	return v;
 }
 
-static double real_opt(const struct ctl_cmd *cmd, const char *name,
-		       double min, double max)
+static double real_opt(const struct ctl_cmd *cmd, const char *name, double min,
+		       double max)
 {
 	char *end;
 	double v;
@@ -147,30 +163,39 @@ static double real_opt(const struct ctl_cmd *cmd, const char *name,
 	return v;
 }
 
-static void bench_opt(const struct ctl_cmd *cmd, int ch,
-		      struct bench_opts *o, bool *hot_keys_set)
+static void bench_opt(const struct ctl_cmd *cmd, int ch, struct bench_opts *o,
+		      bool *hot_keys_set)
 {
 	const char *why;
 
 	switch (ch) {
-	case B_HOST: o->host = optarg; break;
-	case B_PORT: o->port = optarg; break;
+	case B_HOST:
+		o->host = optarg;
+		break;
+	case B_PORT:
+		o->port = optarg;
+		break;
 	case B_PROTO:
 		if (!strcmp(optarg, "http"))
 			o->http = true;
 		else if (!strcmp(optarg, "memcache"))
 			o->http = false;
 		else
-			usage_error(cmd, "unsupported --proto '%s' (memcache "
-				    "or http)", optarg);
+			usage_error(cmd,
+				    "unsupported --proto '%s' (memcache "
+				    "or http)",
+				    optarg);
 		break;
 	case B_PATH_PREFIX:
 		if (optarg[0] != '/' || strlen(optarg) > 256)
-			usage_error(cmd, "invalid --path-prefix '%s' (a path "
-				    "of at most 256 bytes from '/')", optarg);
+			usage_error(cmd,
+				    "invalid --path-prefix '%s' (a path "
+				    "of at most 256 bytes from '/')",
+				    optarg);
 		o->path_prefix = optarg;
 		break;
-	case B_CONNS: o->conns = (unsigned)num_opt(cmd, "conns", 1, 65536);
+	case B_CONNS:
+		o->conns = (unsigned)num_opt(cmd, "conns", 1, 65536);
 		break;
 	case B_THREADS:
 		o->threads = (unsigned)num_opt(cmd, "threads", 1, 1024);
@@ -178,7 +203,9 @@ static void bench_opt(const struct ctl_cmd *cmd, int ch,
 	case B_DURATION:
 		o->duration = real_opt(cmd, "duration", 0.001, 86400 * 7);
 		break;
-	case B_KEYS: o->keys = num_opt(cmd, "keys", 1, 1ull << 32); break;
+	case B_KEYS:
+		o->keys = num_opt(cmd, "keys", 1, 1ull << 32);
+		break;
 	case B_SIZE:
 		if (bspec_parse(optarg, &o->spec, &why) < 0)
 			usage_error(cmd, "invalid --size '%s': %s", optarg,
@@ -191,24 +218,36 @@ static void bench_opt(const struct ctl_cmd *cmd, int ch,
 		o->hot_keys = num_opt(cmd, "hot-keys", 1, 1ull << 32);
 		*hot_keys_set = true;
 		break;
-	case B_POPULATE_ONLY: o->populate_only = true; break;
-	case B_NO_STORE: o->no_store = true; break;
-	case B_SWEEP: o->sweep = true; break;
+	case B_POPULATE_ONLY:
+		o->populate_only = true;
+		break;
+	case B_NO_STORE:
+		o->no_store = true;
+		break;
+	case B_SWEEP:
+		o->sweep = true;
+		break;
 	case B_GET_RATIO:
 		o->get_ratio = real_opt(cmd, "get-ratio", 0, 1);
 		break;
-	case B_CSV: o->csv = optarg; break;
-	case B_VERIFY: o->verify = true; break;
+	case B_CSV:
+		o->csv = optarg;
+		break;
+	case B_VERIFY:
+		o->verify = true;
+		break;
 	case B_SERVER_PID:
 		o->server_pid = (long)num_opt(cmd, "server-pid", 1, INT32_MAX);
 		break;
-	case B_SEED: o->seed = num_opt(cmd, "seed", 0, UINT64_MAX); break;
+	case B_SEED:
+		o->seed = num_opt(cmd, "seed", 0, UINT64_MAX);
+		break;
 	case B_MAX_RECORDS:
 		o->max_records = num_opt(cmd, "max-records", 1, 1ull << 32);
 		break;
 	case B_KEY_PREFIX:
-		if (strlen(optarg) > 200 || !mcc_key_valid(optarg,
-							   strlen(optarg)))
+		if (strlen(optarg) > 200 ||
+		    !mcc_key_valid(optarg, strlen(optarg)))
 			usage_error(cmd, "invalid --key-prefix '%s'", optarg);
 		o->key_prefix = optarg;
 		break;
@@ -239,10 +278,10 @@ static void bench_parse(const struct ctl_cmd *cmd, struct ctl *c, int argc,
 	ctl_want_args(cmd, argc, 0, 0);
 	if (o->populate_only && o->no_store)
 		usage_error(cmd, "--populate-only and --no-store exclude each "
-			    "other");
+				 "other");
 	if (o->sweep && (o->populate_only || o->get_ratio < 1.0))
 		usage_error(cmd, "--sweep reads: not with --populate-only or "
-			    "--get-ratio below 1");
+				 "--get-ratio below 1");
 	if (!o->threads) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -251,7 +290,7 @@ static void bench_parse(const struct ctl_cmd *cmd, struct ctl *c, int argc,
 	if (o->threads > o->conns)
 		o->threads = o->conns;
 	if (!hot_keys_set)
-		o->hot_keys = 0;	/* to the end of the set, below */
+		o->hot_keys = 0; /* to the end of the set, below */
 }
 
 /*
@@ -317,8 +356,7 @@ static void threads_free(struct bthread *th, unsigned nt)
 	free(th);
 }
 
-int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	      char **argv)
+int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	struct bench_opts o;
 	struct keyset ks;
@@ -332,8 +370,10 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	bench_parse(cmd, c, argc, argv, &o);
 	keyset_init(&ks, &o);
 	if (o.hot_start >= ks.n)
-		usage_error(cmd, "--hot-start %" PRIu64 " is past the %" PRIu64
-			    " keys", o.hot_start, ks.n);
+		usage_error(cmd,
+			    "--hot-start %" PRIu64 " is past the %" PRIu64
+			    " keys",
+			    o.hot_start, ks.n);
 	if (!o.hot_keys || o.hot_keys > ks.n - o.hot_start)
 		o.hot_keys = ks.n - o.hot_start;
 	bench_size_stats(&ks);
@@ -354,27 +394,28 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		       (t1 - t0) / 1e9);
 	}
 	if (!o.populate_only) {
-		for (i = 0; i < nt; i++) {	/* populate is not measured */
-			th[i].nrec = th[i].reqs = th[i].bytes =
-				th[i].errors = th[i].unrecorded = 0;
+		for (i = 0; i < nt; i++) { /* populate is not measured */
+			th[i].nrec = th[i].reqs = th[i].bytes = th[i].errors =
+				th[i].unrecorded = 0;
 			memset(th[i].status, 0, sizeof(th[i].status));
 		}
 		atomic_store(&stop_flag, 0);
-		atomic_store(&next_key, 0);	/* --sweep's cursor */
+		atomic_store(&next_key, 0); /* --sweep's cursor */
 		s0 = bench_proc_cpu(spid, NULL);
 		c0 = bench_self_cpu();
 		t0 = gs_mono_ns();
 		bench_run_phase(th, nt, false);
-		while (!o.sweep && gs_mono_ns() - t0 < (int64_t)(o.duration * 1e9))
+		while (!o.sweep &&
+		       gs_mono_ns() - t0 < (int64_t)(o.duration * 1e9))
 			usleep(10000);
-		if (!o.sweep)	/* a sweep ends when every key is read */
+		if (!o.sweep) /* a sweep ends when every key is read */
 			atomic_store(&stop_flag, 1);
 		bench_join(th, nt);
 		t1 = gs_mono_ns();
 	}
 	s1 = bench_proc_cpu(spid, &rss);
 	bench_report(&o, th, nt, (t1 - t0) / 1e9, bench_self_cpu() - c0,
-	       s0 >= 0 && s1 >= 0 ? s1 - s0 : -1, rss);
+		     s0 >= 0 && s1 >= 0 ? s1 - s0 : -1, rss);
 	if (o.csv)
 		bench_write_csv(o.csv, th, nt, t0);
 	threads_free(th, nt);

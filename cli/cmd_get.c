@@ -71,9 +71,9 @@ out:
 int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"output", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *key, *out = NULL;
 	struct gs_reader *r;

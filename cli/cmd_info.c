@@ -64,11 +64,11 @@ static int ls_cmp(const void *a, const void *b)
 int cmd_ls(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"long", no_argument, NULL, 'l'},
-		{NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "long", no_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct ls_list l = {NULL, 0, 0};
+	struct ls_list l = { NULL, 0, 0 };
 	const char *prefix = "";
 	bool lng = false;
 	char when[64];
@@ -157,8 +157,7 @@ static const char *tier_name(enum gs_tier t)
 	return "?";
 }
 
-int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-		char **argv)
+int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	struct gs_range *rv = NULL;
 	const char *key;

@@ -80,8 +80,9 @@ int net_put(struct ctl *c, const char *key, int fd, uint64_t size,
 
 	check_key(key);
 	net_open(c, &m);
-	n = snprintf(line, sizeof(line), "set %s %" PRIu32 " %" PRId64
-		     " %" PRIu64 "\r\n", key, po->flags, po->exptime, size);
+	n = snprintf(line, sizeof(line),
+		     "set %s %" PRIu32 " %" PRId64 " %" PRIu64 "\r\n", key,
+		     po->flags, po->exptime, size);
 	net_send(c, &m, line, (size_t)n);
 	while (left) {
 		size_t want = left < CTL_IO_BUF ? (size_t)left : CTL_IO_BUF;
@@ -109,8 +110,8 @@ int net_put(struct ctl *c, const char *key, int fd, uint64_t size,
 }
 
 /* Copy @size value bytes from @m to @fd, then the CRLF and END. */
-static int get_stream(struct ctl *c, struct mcc_conn *m, uint64_t size,
-		      int fd, const char *oname)
+static int get_stream(struct ctl *c, struct mcc_conn *m, uint64_t size, int fd,
+		      const char *oname)
 {
 	struct mcc_reply r;
 	uint64_t left = size;
@@ -233,7 +234,7 @@ static int dump_cmp(const void *a, const void *b)
 
 int net_ls(struct ctl *c, const char *prefix, bool lng)
 {
-	struct net_ls_list l = {NULL, 0, 0};
+	struct net_ls_list l = { NULL, 0, 0 };
 	struct mcc_conn m;
 	struct mcc_reply r;
 	char line[MCC_KEY_MAX + 40], when[64];

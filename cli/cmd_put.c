@@ -142,12 +142,12 @@ static void parse_put_opt(const struct ctl_cmd *cmd, int ch,
 int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"flags", required_argument, NULL, 'f'},
-		{"ttl", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "flags", required_argument, NULL, 'f' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct put_opts po = {0, 0};
+	struct put_opts po = { 0, 0 };
 	const char *key, *file = NULL, *what;
 	struct stat st;
 	uint64_t size;
@@ -212,8 +212,7 @@ int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	if (c->host)
 		ret = net_put(c, key, fd, size, &po, what, buf);
 	else
-		ret = ctl_put_fd(c, key, strlen(key), fd, size, &po, what,
-				 buf);
+		ret = ctl_put_fd(c, key, strlen(key), fd, size, &po, what, buf);
 	free(buf);
 	if (fd != STDIN_FILENO)
 		close(fd);
@@ -227,7 +226,7 @@ int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 /* ---- populate ---- */
 
 struct pop_file {
-	char *path;	/* relative to the root */
+	char *path; /* relative to the root */
 	uint64_t size;
 };
 
@@ -284,7 +283,7 @@ static int pop_file_cmp(const void *a, const void *b)
 
 struct progress {
 	bool tty;
-	int width;		/* longest line drawn */
+	int width; /* longest line drawn */
 	double start, last;
 	size_t total_files;
 	uint64_t total_bytes;
@@ -294,9 +293,9 @@ static void progress_show(struct progress *p, size_t files, uint64_t bytes,
 			  bool done)
 {
 	double now = gs_mono_ns() / 1e9, el = now - p->start;
-	double pct = p->total_bytes ? 100.0 * (double)bytes /
-					      (double)p->total_bytes
-				    : 100.0;
+	double pct = p->total_bytes ?
+			     100.0 * (double)bytes / (double)p->total_bytes :
+			     100.0;
 
 	char line[160];
 	int n;
@@ -325,7 +324,7 @@ static void progress_show(struct progress *p, size_t files, uint64_t bytes,
 static int populate_one(struct ctl *c, const char *prefix, const char *root,
 			struct pop_file *f, void *buf)
 {
-	struct put_opts po = {0, 0};
+	struct put_opts po = { 0, 0 };
 	struct stat st;
 	char *path, *key;
 	size_t klen;
@@ -361,9 +360,9 @@ int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		 char **argv)
 {
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"prefix", required_argument, NULL, 'p'},
-		{NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct progress prog;
 	const char *prefix = "";

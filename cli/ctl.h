@@ -18,31 +18,31 @@
 #include "../store/goblin.h"
 #include "../store/prog.h"
 
-#define CTL_NAME "goblinctl"
-#define CTL_IO_BUF (1u << 20)	/* put/populate read unit: 1 MiB */
+#define CTL_NAME   "goblinctl"
+#define CTL_IO_BUF (1u << 20) /* put/populate read unit: 1 MiB */
 
 /* Exit codes (git's idiom; 1 is "no such key"). */
-#define CTL_EXIT_MISS 1
-#define CTL_EXIT_DIE PROG_EXIT_DIE
+#define CTL_EXIT_MISS  1
+#define CTL_EXIT_DIE   PROG_EXIT_DIE
 #define CTL_EXIT_USAGE PROG_EXIT_USAGE
 
 struct ctl {
-	const char *dir;	 /* --store, else $GOBLIN_STORE, else NULL */
-	struct gs_options opts;	 /* from gs_options_init() and the flags */
-	struct gs_store *store;	 /* set by ctl_open() */
-	bool show_stats;	 /* --show-stats: counters on stderr at exit */
-	const char *host;	 /* --host: online mode (goblind), else NULL */
-	const char *port;	 /* --port, default 11211 */
+	const char *dir;	/* --store, else $GOBLIN_STORE, else NULL */
+	struct gs_options opts; /* from gs_options_init() and the flags */
+	struct gs_store *store; /* set by ctl_open() */
+	bool show_stats;	/* --show-stats: counters on stderr at exit */
+	const char *host;	/* --host: online mode (goblind), else NULL */
+	const char *port;	/* --port, default 11211 */
 };
 
 struct ctl_cmd {
 	const char *name;
 	int (*fn)(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		  char **argv);
-	const char *synopsis;	/* "put [--flags N] [--ttl SECONDS] KEY [FILE]" */
-	const char *summary;	/* one line for the command list */
-	const char *help;	/* option lines, may be NULL */
-	bool online;		/* also works against goblind (--host) */
+	const char *synopsis; /* "put [--flags N] [--ttl SECONDS] KEY [FILE]" */
+	const char *summary;  /* one line for the command list */
+	const char *help;     /* option lines, may be NULL */
+	bool online;	      /* also works against goblind (--host) */
 };
 
 /* ---- errors (util.c; die() and error() are store/prog.h's) ---- */
@@ -90,7 +90,7 @@ int ctl_open_temp(const char *path, char **tmp);
 
 struct put_opts {
 	uint32_t flags;
-	int64_t exptime;	/* absolute, 0: never */
+	int64_t exptime; /* absolute, 0: never */
 };
 
 /*
@@ -122,24 +122,17 @@ int net_ls(struct ctl *c, const char *prefix, bool lng);
 
 /* ---- commands ---- */
 
-int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
+int cmd_put(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
 int cmd_populate(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
-int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
-int cmd_del(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
-int cmd_ls(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
-int cmd_stat(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
+		 char **argv);
+int cmd_get(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
+int cmd_del(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
+int cmd_ls(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
+int cmd_stat(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
 int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
-int cmd_stats(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
-int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
-	char **argv);
+		char **argv);
+int cmd_stats(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
+int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv);
 
 /*
  * Option parsing shared by the commands: getopt_long() over @argv (argv[0]

@@ -13,56 +13,60 @@ static int cmd_help(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 		    char **argv);
 
 static const struct ctl_cmd commands[] = {
-	{"put", cmd_put, "put [--flags N] [--ttl SECONDS] KEY [FILE]",
-	 "store FILE (default: standard input) under KEY",
-	 "  --flags N           32-bit client flags stored with the object\n"
-	 "  --ttl SECONDS       expire the object after SECONDS (0: never)\n"
-	 "FILE '-' is standard input.\n", true},
-	{"get", cmd_get, "get KEY [-o FILE]",
-	 "write the value of KEY to standard output or FILE",
-	 "  -o, --output FILE   write to FILE (replaced whole, at the end)\n"
-	 "                      instead of standard output; '-': stdout\n",
-	 true},
-	{"del", cmd_del, "del KEY", "delete KEY", NULL, true},
-	{"ls", cmd_ls, "ls [-l] [PREFIX]",
-	 "list the keys starting with PREFIX, sorted",
-	 "  -l, --long          also show size and modification time\n",
-	 true},
-	{"stat", cmd_stat, "stat KEY", "show the metadata of KEY", NULL, false},
-	{"inspect", cmd_inspect, "inspect KEY",
-	 "show which tier holds each byte range of KEY", NULL, false},
-	{"stats", cmd_stats, "stats", "show the store's counters", NULL, true},
-	{"populate", cmd_populate, "populate [--prefix P] DIR",
-	 "store every regular file under DIR, keyed by its relative path",
-	 "  --prefix P          put P in front of every key\n", false},
-	{"bench", cmd_bench, "bench [--host H] [--port P] [OPTIONS]",
-	 "load goblind or an HTTP cache and measure it",
-	 "  --host H, --port P   goblind (default 127.0.0.1, 11211)\n"
-	 "  --proto P            memcache (default), or http: GET and PUT of\n"
-	 "                       http://H:P/PREFIX/KEY, keep-alive connections\n"
-	 "  --path-prefix STR    http: the URL path before each key (/)\n"
-	 "  --conns N            connections, one request in flight each (16)\n"
-	 "  --threads N          event loops (default: CPUs, at most N conns)\n"
-	 "  --duration S         seconds of the measured phase (10)\n"
-	 "  --keys N             keys bench:00000000 ... (1000)\n"
-	 "  --size SPEC          SIZE, pareto:LOC,SCALE,SHAPE[,MAX], fb_value,\n"
-	 "                       art or manifest:FILE ('key size' lines) (4096)\n"
-	 "  --hot-start K        gets and sets go to keys K ...\n"
-	 "  --hot-keys N         ... K+N-1 (default: to the last key)\n"
-	 "  --populate-only      store every key once, report, exit\n"
-	 "  --sweep              get every key of the window once, in order,\n"
-	 "                       instead of --duration (counts what is lost)\n"
-	 "  --no-store           skip the population\n"
-	 "  --get-ratio R        share of gets in the measured phase (1.0)\n"
-	 "  --verify             check every value got against its payload\n"
-	 "  --csv FILE           one row per request, nanosecond timestamps\n"
-	 "  --server-pid PID     measure the server's CPU (default: its\n"
-	 "                       stats pid, when on this machine)\n"
-	 "  --seed N             sizes and request order (1)\n"
-	 "  --max-records N      requests recorded at most (4000000)\n"
-	 "  --key-prefix P       key names (bench:)\n", true},
-	{"help", cmd_help, "help [COMMAND]", "show the help of a command", NULL,
-	 true},
+	{ "put", cmd_put, "put [--flags N] [--ttl SECONDS] KEY [FILE]",
+	  "store FILE (default: standard input) under KEY",
+	  "  --flags N           32-bit client flags stored with the object\n"
+	  "  --ttl SECONDS       expire the object after SECONDS (0: never)\n"
+	  "FILE '-' is standard input.\n",
+	  true },
+	{ "get", cmd_get, "get KEY [-o FILE]",
+	  "write the value of KEY to standard output or FILE",
+	  "  -o, --output FILE   write to FILE (replaced whole, at the end)\n"
+	  "                      instead of standard output; '-': stdout\n",
+	  true },
+	{ "del", cmd_del, "del KEY", "delete KEY", NULL, true },
+	{ "ls", cmd_ls, "ls [-l] [PREFIX]",
+	  "list the keys starting with PREFIX, sorted",
+	  "  -l, --long          also show size and modification time\n",
+	  true },
+	{ "stat", cmd_stat, "stat KEY", "show the metadata of KEY", NULL,
+	  false },
+	{ "inspect", cmd_inspect, "inspect KEY",
+	  "show which tier holds each byte range of KEY", NULL, false },
+	{ "stats", cmd_stats, "stats", "show the store's counters", NULL,
+	  true },
+	{ "populate", cmd_populate, "populate [--prefix P] DIR",
+	  "store every regular file under DIR, keyed by its relative path",
+	  "  --prefix P          put P in front of every key\n", false },
+	{ "bench", cmd_bench, "bench [--host H] [--port P] [OPTIONS]",
+	  "load goblind or an HTTP cache and measure it",
+	  "  --host H, --port P   goblind (default 127.0.0.1, 11211)\n"
+	  "  --proto P            memcache (default), or http: GET and PUT of\n"
+	  "                       http://H:P/PREFIX/KEY, keep-alive connections\n"
+	  "  --path-prefix STR    http: the URL path before each key (/)\n"
+	  "  --conns N            connections, one request in flight each (16)\n"
+	  "  --threads N          event loops (default: CPUs, at most N conns)\n"
+	  "  --duration S         seconds of the measured phase (10)\n"
+	  "  --keys N             keys bench:00000000 ... (1000)\n"
+	  "  --size SPEC          SIZE, pareto:LOC,SCALE,SHAPE[,MAX], fb_value,\n"
+	  "                       art or manifest:FILE ('key size' lines) (4096)\n"
+	  "  --hot-start K        gets and sets go to keys K ...\n"
+	  "  --hot-keys N         ... K+N-1 (default: to the last key)\n"
+	  "  --populate-only      store every key once, report, exit\n"
+	  "  --sweep              get every key of the window once, in order,\n"
+	  "                       instead of --duration (counts what is lost)\n"
+	  "  --no-store           skip the population\n"
+	  "  --get-ratio R        share of gets in the measured phase (1.0)\n"
+	  "  --verify             check every value got against its payload\n"
+	  "  --csv FILE           one row per request, nanosecond timestamps\n"
+	  "  --server-pid PID     measure the server's CPU (default: its\n"
+	  "                       stats pid, when on this machine)\n"
+	  "  --seed N             sizes and request order (1)\n"
+	  "  --max-records N      requests recorded at most (4000000)\n"
+	  "  --key-prefix P       key names (bench:)\n",
+	  true },
+	{ "help", cmd_help, "help [COMMAND]", "show the help of a command",
+	  NULL, true },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -111,7 +115,8 @@ static void tool_usage(FILE *f, const struct ctl_cmd *cmd)
 		CTL_NAME);
 	fputs("Commands:\n", f);
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-9s %s\n", commands[i].name,
+			commands[i].summary);
 	fputc('\n', f);
 	store_options_help(f);
 	fprintf(f,
@@ -144,17 +149,17 @@ enum {
 	OPT_SHOW_STATS,
 	OPT_HOST,
 	OPT_PORT,
-	OPT_STORE_OPTION,	/* + index in gs_option_list */
+	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
 #define NGLOBAL 5
 static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
-	{"help", no_argument, NULL, 'h'},
-	{"store", required_argument, NULL, OPT_STORE},
-	{"show-stats", no_argument, NULL, OPT_SHOW_STATS},
-	{"host", required_argument, NULL, OPT_HOST},
-	{"port", required_argument, NULL, OPT_PORT},
+	{ "help", no_argument, NULL, 'h' },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "show-stats", no_argument, NULL, OPT_SHOW_STATS },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "port", required_argument, NULL, OPT_PORT },
 };
 
 /* A store option's value that does not parse: a usage error. */
@@ -241,12 +246,14 @@ int main(int argc, char **argv)
 	if (!c.port)
 		c.port = "11211";
 	if (c.host && !cmd->online)
-		usage_error(NULL, "'%s' works on a store directory only, not "
-			    "with --host", cmd->name);
+		usage_error(NULL,
+			    "'%s' works on a store directory only, not "
+			    "with --host",
+			    cmd->name);
 
 	argc -= optind;
 	argv += optind;
-	optind = 0;	/* GNU getopt: start afresh on the command's args */
+	optind = 0; /* GNU getopt: start afresh on the command's args */
 	ret = cmd->fn(&c, cmd, argc, argv);
 	ctl_close(&c);
 	ctl_finish_stdout();

@@ -12,19 +12,19 @@
 
 #include "http_client.h"
 
-#define CHUNK_LINE_MAX 4096	/* a chunk-size or trailer line */
+#define CHUNK_LINE_MAX 4096 /* a chunk-size or trailer line */
 
 enum {
-	CS_SIZE_FIRST,		/* the first hex digit of a chunk size */
-	CS_SIZE,		/* more digits, or the end of the size */
-	CS_EXT,			/* a chunk extension: skipped to its LF */
-	CS_SIZE_LF,		/* CR seen: LF must follow */
+	CS_SIZE_FIRST, /* the first hex digit of a chunk size */
+	CS_SIZE,       /* more digits, or the end of the size */
+	CS_EXT,	       /* a chunk extension: skipped to its LF */
+	CS_SIZE_LF,    /* CR seen: LF must follow */
 	CS_DATA,
-	CS_DATA_CR,		/* after the data: CR (or bare LF) */
+	CS_DATA_CR, /* after the data: CR (or bare LF) */
 	CS_DATA_LF,
-	CS_TRAILER_START,	/* a trailer field, or the empty line */
-	CS_TRAILER,		/* inside a trailer field: to its LF */
-	CS_TRAILER_LF,		/* the final CR seen: LF must follow */
+	CS_TRAILER_START, /* a trailer field, or the empty line */
+	CS_TRAILER,	  /* inside a trailer field: to its LF */
+	CS_TRAILER_LF,	  /* the final CR seen: LF must follow */
 };
 
 static bool is_tchar(unsigned char c)
@@ -164,7 +164,7 @@ int httpc_parse_head(const char *buf, size_t len, bool head_request,
 		llen = (size_t)(nl - l);
 		if (llen && l[llen - 1] == '\r')
 			llen--;
-		if (l[llen] == '\r')	/* CR LF: step over both */
+		if (l[llen] == '\r') /* CR LF: step over both */
 			pos++;
 		if (first) {
 			rc = parse_status_line(l, llen, r);
@@ -174,16 +174,16 @@ int httpc_parse_head(const char *buf, size_t len, bool head_request,
 			continue;
 		}
 		if (!llen)
-			break;		/* the empty line */
+			break; /* the empty line */
 		if (l[0] == ' ' || l[0] == '\t')
-			return -EPROTO;	/* obsolete line folding */
+			return -EPROTO; /* obsolete line folding */
 		colon = memchr(l, ':', llen);
 		if (!colon || colon == l)
 			return -EPROTO;
 		nlen = (size_t)(colon - l);
 		for (size_t i = 0; i < nlen; i++)
 			if (!is_tchar((unsigned char)l[i]))
-				return -EPROTO;	/* also "Name :" */
+				return -EPROTO; /* also "Name :" */
 		v = colon + 1;
 		vlen = llen - nlen - 1;
 		trim_ows(&v, &vlen);
@@ -206,7 +206,8 @@ int httpc_parse_head(const char *buf, size_t len, bool head_request,
 
 			list_last(&last, &lastn);
 			have_te = true;
-			chunked = lastn == 7 && !strncasecmp(last, "chunked", 7);
+			chunked = lastn == 7 &&
+				  !strncasecmp(last, "chunked", 7);
 		} else if (nlen == 10 && !strncasecmp(l, "connection", 10)) {
 			conn_close |= list_has(v, vlen, "close");
 			conn_keep |= list_has(v, vlen, "keep-alive");
@@ -369,7 +370,7 @@ int httpc_body_take(struct httpc_body *b, const char *buf, size_t len,
 			*data_off = i;
 			*data_len = k;
 			i += k;
-			break;	/* one span per call */
+			break; /* one span per call */
 		}
 		rc = chunk_byte(b, (unsigned char)buf[i++]);
 		if (rc)
@@ -394,8 +395,9 @@ int httpc_target(char *out, size_t size, const char *prefix, const char *key)
 	size_t n = 0;
 
 	for (int part = 0; part < 2; part++)
-		for (const unsigned char *p = (const unsigned char *)
-			     (part ? key : prefix); *p; p++) {
+		for (const unsigned char *p =
+			     (const unsigned char *)(part ? key : prefix);
+		     *p; p++) {
 			bool plain = (*p >= '0' && *p <= '9') ||
 				     (*p >= 'a' && *p <= 'z') ||
 				     (*p >= 'A' && *p <= 'Z') ||

@@ -11,23 +11,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HTTPC_HEAD_MAX (64u << 10)	/* a longer head: -EMSGSIZE */
-#define HTTPC_LEN_MAX (1ull << 50)	/* a larger Content-Length: -EPROTO */
+#define HTTPC_HEAD_MAX (64u << 10)  /* a longer head: -EMSGSIZE */
+#define HTTPC_LEN_MAX  (1ull << 50) /* a larger Content-Length: -EPROTO */
 
 /* How the body of a response is delimited (RFC 9112 section 6.3). */
 enum httpc_framing {
-	HTTPC_BODY_NONE,	/* HEAD, 1xx, 204, 304: no body */
-	HTTPC_BODY_LENGTH,	/* Content-Length bytes */
-	HTTPC_BODY_CHUNKED,	/* Transfer-Encoding: chunked */
-	HTTPC_BODY_CLOSE,	/* until the server closes */
+	HTTPC_BODY_NONE,    /* HEAD, 1xx, 204, 304: no body */
+	HTTPC_BODY_LENGTH,  /* Content-Length bytes */
+	HTTPC_BODY_CHUNKED, /* Transfer-Encoding: chunked */
+	HTTPC_BODY_CLOSE,   /* until the server closes */
 };
 
 struct httpc_resp {
-	int status;			/* 100..999 */
-	int minor;			/* HTTP/1.minor */
+	int status; /* 100..999 */
+	int minor;  /* HTTP/1.minor */
 	enum httpc_framing framing;
-	uint64_t length;		/* HTTPC_BODY_LENGTH */
-	bool close;			/* the connection ends after this one */
+	uint64_t length; /* HTTPC_BODY_LENGTH */
+	bool close;	 /* the connection ends after this one */
 };
 
 /*
@@ -50,9 +50,9 @@ int httpc_parse_head(const char *buf, size_t len, bool head_request,
 /* The body framer: feed it bytes, it says which of them are payload. */
 struct httpc_body {
 	enum httpc_framing framing;
-	uint64_t left;		/* LENGTH: bytes to come; CHUNKED: of chunk */
-	int state;		/* CHUNKED: where in the framing (private) */
-	unsigned line;		/* CHUNKED: bytes of the current size line */
+	uint64_t left; /* LENGTH: bytes to come; CHUNKED: of chunk */
+	int state;     /* CHUNKED: where in the framing (private) */
+	unsigned line; /* CHUNKED: bytes of the current size line */
 	bool done;
 };
 

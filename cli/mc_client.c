@@ -61,10 +61,10 @@ static const char *skip_token(const char *p, const char *end)
 static int parse_value(struct mcc_reply *r)
 {
 	const char *end = r->text + r->len;
-	const char *p = skip_token(r->text, end);	/* "VALUE" */
+	const char *p = skip_token(r->text, end); /* "VALUE" */
 	uint64_t v;
 
-	p = skip_token(p, end);				/* the key */
+	p = skip_token(p, end); /* the key */
 	if (!take_u64(&p, end, UINT32_MAX, &v))
 		return -EPROTO;
 	r->flags = (uint32_t)v;
@@ -82,17 +82,22 @@ int mcc_reply_parse(const char *buf, size_t len, struct mcc_reply *r,
 		const char *word;
 		enum mcc_kind kind;
 	} words[] = {
-		{"VALUE ", MCC_VALUE}, {"STAT ", MCC_STAT},
-		{"CLIENT_ERROR", MCC_ERROR}, {"SERVER_ERROR", MCC_ERROR},
+		{ "VALUE ", MCC_VALUE },
+		{ "STAT ", MCC_STAT },
+		{ "CLIENT_ERROR", MCC_ERROR },
+		{ "SERVER_ERROR", MCC_ERROR },
 	};
 	static const struct {
 		const char *line;
 		enum mcc_kind kind;
 	} lines[] = {
-		{"END", MCC_END}, {"STORED", MCC_STORED},
-		{"NOT_STORED", MCC_NOT_STORED}, {"EXISTS", MCC_EXISTS},
-		{"NOT_FOUND", MCC_NOT_FOUND}, {"DELETED", MCC_DELETED},
-		{"ERROR", MCC_ERROR},
+		{ "END", MCC_END },
+		{ "STORED", MCC_STORED },
+		{ "NOT_STORED", MCC_NOT_STORED },
+		{ "EXISTS", MCC_EXISTS },
+		{ "NOT_FOUND", MCC_NOT_FOUND },
+		{ "DELETED", MCC_DELETED },
+		{ "ERROR", MCC_ERROR },
 	};
 	size_t scan = len < MCC_LINE_MAX + 2 ? len : MCC_LINE_MAX + 2;
 	const char *nl = memchr(buf, '\n', scan);

@@ -12,30 +12,30 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define MCC_KEY_MAX 250		/* memcache's key limit */
-#define MCC_LINE_MAX 4096	/* a reply line longer than this: -EPROTO */
-#define MCC_RBUF (64u << 10)	/* the blocking client's read buffer */
+#define MCC_KEY_MAX  250	 /* memcache's key limit */
+#define MCC_LINE_MAX 4096	 /* a reply line longer than this: -EPROTO */
+#define MCC_RBUF     (64u << 10) /* the blocking client's read buffer */
 
 /* What a reply line is. */
 enum mcc_kind {
-	MCC_VALUE,		/* VALUE key flags bytes [cas]: bytes follow */
+	MCC_VALUE, /* VALUE key flags bytes [cas]: bytes follow */
 	MCC_END,
 	MCC_STORED,
 	MCC_NOT_STORED,
 	MCC_EXISTS,
 	MCC_NOT_FOUND,
 	MCC_DELETED,
-	MCC_STAT,		/* STAT name value */
-	MCC_ERROR,		/* ERROR, CLIENT_ERROR ..., SERVER_ERROR ... */
-	MCC_OTHER,		/* anything else (metadump lines, VERSION) */
+	MCC_STAT,  /* STAT name value */
+	MCC_ERROR, /* ERROR, CLIENT_ERROR ..., SERVER_ERROR ... */
+	MCC_OTHER, /* anything else (metadump lines, VERSION) */
 };
 
 struct mcc_reply {
 	enum mcc_kind kind;
-	uint32_t flags;		/* MCC_VALUE */
-	uint64_t bytes;		/* MCC_VALUE: value bytes after the line */
-	const char *text;	/* the line without its newline ... */
-	size_t len;		/* ... (points into the caller's buffer) */
+	uint32_t flags;	  /* MCC_VALUE */
+	uint64_t bytes;	  /* MCC_VALUE: value bytes after the line */
+	const char *text; /* the line without its newline ... */
+	size_t len;	  /* ... (points into the caller's buffer) */
 };
 
 /*
@@ -52,10 +52,10 @@ bool mcc_key_valid(const char *key, size_t klen);
 
 /* One entry of "lru_crawler metadump": the decoded key and its fields. */
 struct mcc_dump {
-	char key[MCC_KEY_MAX + 1];	/* NUL-terminated */
+	char key[MCC_KEY_MAX + 1]; /* NUL-terminated */
 	size_t klen;
-	int64_t exp;		/* unix seconds, -1: never */
-	int64_t la;		/* unix seconds */
+	int64_t exp; /* unix seconds, -1: never */
+	int64_t la;  /* unix seconds */
 	uint64_t size;
 };
 
@@ -70,8 +70,8 @@ int mcc_dump_parse(const char *line, size_t len, struct mcc_dump *d);
 
 struct mcc_conn {
 	int fd;
-	char *buf;		/* MCC_RBUF bytes */
-	size_t start, end;	/* unread bytes: buf[start..end) */
+	char *buf;	   /* MCC_RBUF bytes */
+	size_t start, end; /* unread bytes: buf[start..end) */
 };
 
 /*

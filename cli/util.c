@@ -114,8 +114,8 @@ int ctl_getopt(const struct ctl_cmd *cmd, int argc, char **argv,
 	       const char *shortopts, const struct option *longopts)
 {
 	static const struct option help_only[] = {
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char so[64];
 	int ch, idx = optind ? optind : 1;

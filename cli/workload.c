@@ -84,7 +84,7 @@ unsigned workload_fb_key_len(struct rng *r, unsigned min_len)
 }
 
 struct web_quantile {
-	double p;		/* cumulative probability */
+	double p; /* cumulative probability */
 	double bytes;
 };
 
@@ -92,12 +92,9 @@ struct web_quantile {
 uint64_t workload_web_size(double u)
 {
 	static const struct web_quantile web_quantiles[] = {
-		{ 0.0, 128.0 },
-		{ 0.5, 26.3 * KiB },
-		{ 0.9, 193.0 * KiB },
-		{ 0.99, 2.495 * MiB },
-		{ 0.999, 6.0 * MiB },
-		{ 0.99995, 32.0 * MiB },
+		{ 0.0, 128.0 },	      { 0.5, 26.3 * KiB },
+		{ 0.9, 193.0 * KiB }, { 0.99, 2.495 * MiB },
+		{ 0.999, 6.0 * MiB }, { 0.99995, 32.0 * MiB },
 		{ 1.0, 150.1 * MiB },
 	};
 	const size_t nq = sizeof(web_quantiles) / sizeof(web_quantiles[0]);
@@ -114,9 +111,8 @@ uint64_t workload_web_size(double u)
 			t = 0;
 		if (t > 1)
 			t = 1;
-		return (uint64_t)llround(exp(log(a->bytes) +
-					     t * (log(b->bytes) -
-						  log(a->bytes))));
+		return (uint64_t)llround(exp(
+			log(a->bytes) + t * (log(b->bytes) - log(a->bytes))));
 	}
 }
 
@@ -143,8 +139,7 @@ uint64_t workload_payload_seed(const char *key, uint64_t size)
  * (little-endian) order: incompressible, and any range can be regenerated
  * without the bytes before it.
  */
-void workload_payload_fill(uint64_t seed, uint64_t off, void *buf,
-			   size_t len)
+void workload_payload_fill(uint64_t seed, uint64_t off, void *buf, size_t len)
 {
 	unsigned char *p = buf;
 	uint64_t i = off / 8;
@@ -323,4 +318,3 @@ struct lat latency(uint64_t *ns, size_t n)
 	l.max = ns[n - 1] / 1e3;
 	return l;
 }
-

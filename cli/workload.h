@@ -25,7 +25,7 @@
 #define MiB (1024ULL * KiB)
 #define GiB (1024ULL * MiB)
 
-#define WORKLOAD_GOLDEN 0x9e3779b97f4a7c15ULL
+#define WORKLOAD_GOLDEN	    0x9e3779b97f4a7c15ULL
 /* Pass shuffles (WORKLOADS.md, BIG: "seed 0x243f6a8885a308d3"). */
 #define WORKLOAD_ORDER_SALT 0x243f6a8885a308d3ULL
 
@@ -121,23 +121,23 @@ double gpd_quantile(double loc, double scale, double shape, double u);
 double gev_quantile(double loc, double scale, double shape, double u);
 
 /* ART: generalized Pareto, redrawn until <= 8 MiB. */
-#define ART_LOC 262144.0
+#define ART_LOC	  262144.0
 #define ART_SCALE 583208.0
 #define ART_SHAPE 0.3
-#define ART_MAX (8 * MiB)
-#define ART_COUNT 2048		/* the memory-sized case, ~2 GiB */
+#define ART_MAX	  (8 * MiB)
+#define ART_COUNT 2048 /* the memory-sized case, ~2 GiB */
 
 uint64_t workload_art_size(struct rng *r);
 
 /* FB: mutilate's fb_value (GPD) and fb_key (GEV). */
-#define FB_COUNT 400000
-#define FB_VALUE_LOC 15.0
+#define FB_COUNT       400000
+#define FB_VALUE_LOC   15.0
 #define FB_VALUE_SCALE 214.476
 #define FB_VALUE_SHAPE 0.348238
-#define FB_KEY_LOC 30.7984
-#define FB_KEY_SCALE 8.20449
-#define FB_KEY_SHAPE 0.078688
-#define FB_KEY_MAX 250		/* memcached's key limit */
+#define FB_KEY_LOC     30.7984
+#define FB_KEY_SCALE   8.20449
+#define FB_KEY_SHAPE   0.078688
+#define FB_KEY_MAX     250 /* memcached's key limit */
 
 uint64_t workload_fb_value_size(struct rng *r);
 
@@ -149,19 +149,19 @@ uint64_t workload_fb_value_size(struct rng *r);
 unsigned workload_fb_key_len(struct rng *r, unsigned min_len);
 
 /* WEB: log-linear interpolation through published quantiles. */
-#define WEB_OBJECTS 373165
-#define WEB_REQUESTS 6141630
-#define WEB_LARGE (256 * KiB)	/* "objects larger than 256 KiB" */
-#define WEB_LARGE_SHARE 0.0207	/* of requests, to those objects */
-#define WEB_ZIPF 1.0
+#define WEB_OBJECTS	373165
+#define WEB_REQUESTS	6141630
+#define WEB_LARGE	(256 * KiB) /* "objects larger than 256 KiB" */
+#define WEB_LARGE_SHARE 0.0207	    /* of requests, to those objects */
+#define WEB_ZIPF	1.0
 
 /* The WEB size at quantile @u in [0, 1]. */
 uint64_t workload_web_size(double u);
 
 /* BIG: seeded uniform 1-4 GiB, total >= 1.5x RAM. */
-#define BIG_MIN (1 * GiB)
-#define BIG_MAX (4 * GiB)
-#define BIG_RAM (24 * GiB)	/* this machine; gen --ram overrides */
+#define BIG_MIN	       (1 * GiB)
+#define BIG_MAX	       (4 * GiB)
+#define BIG_RAM	       (24 * GiB) /* this machine; gen --ram overrides */
 #define BIG_RAM_FACTOR 1.5
 
 uint64_t workload_big_size(struct rng *r);
@@ -182,8 +182,7 @@ static inline uint64_t workload_payload_word(uint64_t seed, uint64_t i)
  * (little-endian) order: incompressible, and any range can be regenerated
  * without the bytes before it.
  */
-void workload_payload_fill(uint64_t seed, uint64_t off, void *buf,
-			   size_t len);
+void workload_payload_fill(uint64_t seed, uint64_t off, void *buf, size_t len);
 
 /*
  * 0 when @data holds the bytes at @off of the object whose payload seed is
@@ -215,8 +214,8 @@ int64_t workload_gs_put(struct gs_store *s, const char *key, uint64_t size,
  * Count an error of the measured system in *@count and report it: "PROG:
  * error: message", the first 20 only (a broken run stays readable).
  */
-__attribute__((format(printf, 2, 3)))
-void count_error(uint64_t *count, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void count_error(uint64_t *count,
+						       const char *fmt, ...);
 
 /* Option values: a size ("64M"), or a whole number (decimal or 0x). */
 uint64_t parse_size_opt(const char *opt, const char *s);

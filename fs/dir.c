@@ -45,7 +45,7 @@ void gfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	wait_commit(fs, n);
 	if (!n || !n->attached) {
 		pthread_mutex_unlock(&fs->lock);
-		memset(&e, 0, sizeof(e));	/* a cached negative entry */
+		memset(&e, 0, sizeof(e)); /* a cached negative entry */
 		e.entry_timeout = fs->o.negative_timeout;
 		fuse_reply_entry(req, &e);
 		return;
@@ -86,8 +86,7 @@ void gfs_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-void gfs_getattr(fuse_req_t req, fuse_ino_t ino,
-		 struct fuse_file_info *fi)
+void gfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	struct gfs_node *n;
@@ -107,8 +106,8 @@ void gfs_getattr(fuse_req_t req, fuse_ino_t ino,
  * immutable.  Mode, owner and times are accepted and ignored (cp -p and
  * tar keep working).
  */
-void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
-		 int to_set, struct fuse_file_info *fi)
+void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		 struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	struct gfs_node *n;
@@ -124,8 +123,7 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
 		if (n->dir)
 			err = EISDIR;
-		else if (fi && fi->fh &&
-			 ((struct gfs_fh *)fi->fh)->writing)
+		else if (fi && fi->fh && ((struct gfs_fh *)fi->fh)->writing)
 			have = ((struct gfs_fh *)fi->fh)->written;
 		else
 			have = n->writers ? n->wsize : n->size;
@@ -140,11 +138,10 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_attr(req, &st, fs->o.attr_timeout);
 }
 
-void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
-	       mode_t mode)
+void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct gfs *fs = req_fs(req);
-	struct gs_put_args a = {0};
+	struct gs_put_args a = { 0 };
 	struct fuse_entry_param e;
 	char key[GFS_KEYBUF];
 	struct gfs_node *d, *n;
@@ -245,7 +242,7 @@ void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ret = -ENOENT;
 	else if (n->dir)
 		ret = -EISDIR;
-	else	/* a writer still open aborts at release: n is detached */
+	else /* a writer still open aborts at release: n is detached */
 		ret = remove_node(fs, d, n, n->committed, false);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_err(req, ret < 0 ? -ret : 0);
@@ -266,8 +263,7 @@ static bool is_ancestor(const struct gfs_node *a, const struct gfs_node *d)
  * keys cannot all move at once; mv(1) then copies and deletes).
  */
 void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
-		fuse_ino_t newparent, const char *newname,
-		unsigned int flags)
+		fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
 	struct gfs *fs = req_fs(req);
 	char from[GFS_KEYBUF], to[GFS_KEYBUF];
@@ -318,7 +314,7 @@ void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto out;
 	}
 	if (n->dir) {
-		struct gs_put_args a = {0};
+		struct gs_put_args a = { 0 };
 
 		ret = gs_put(fs->s, to, (size_t)tlen, "", 0, &a);
 		if (ret == 0 && n->marker)
@@ -373,8 +369,8 @@ void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 	fuse_reply_err(req, EPERM);
 }
 
-void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
-	       mode_t mode, dev_t rdev)
+void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       dev_t rdev)
 {
 	(void)parent;
 	(void)name;
@@ -385,8 +381,7 @@ void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, EPERM);
 }
 
-void gfs_opendir(fuse_req_t req, fuse_ino_t ino,
-		 struct fuse_file_info *fi)
+void gfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	bool dir;
@@ -400,8 +395,8 @@ void gfs_opendir(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_open(req, fi);
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
-		       off_t off, bool plus)
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       bool plus)
 {
 	struct gfs *fs = req_fs(req);
 	char *buf = thread_buf();
@@ -416,7 +411,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		size = GFS_MAX_IO;
 	pthread_mutex_lock(&fs->lock);
 	d = node_of(fs, ino);
-	for (int i = 1; i <= 2; i++) {	/* "." and ".." */
+	for (int i = 1; i <= 2; i++) { /* "." and ".." */
 		struct fuse_entry_param e;
 		const char *nm = i == 1 ? "." : "..";
 		size_t sz;
@@ -426,10 +421,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		memset(&e, 0, sizeof(e));
 		e.attr.st_ino = i == 1 || !d->parent ? d->id : d->parent->id;
 		e.attr.st_mode = S_IFDIR;
-		sz = plus ? fuse_add_direntry_plus(req, buf + used,
-						   size - used, nm, &e, i)
-			  : fuse_add_direntry(req, buf + used, size - used,
-					      nm, &e.attr, i);
+		sz = plus ? fuse_add_direntry_plus(req, buf + used, size - used,
+						   nm, &e, i) :
+			    fuse_add_direntry(req, buf + used, size - used, nm,
+					      &e.attr, i);
 		if (sz > size - used)
 			goto done;
 		used += sz;
@@ -446,7 +441,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 						    size - used, k->name, &e,
 						    (off_t)k->cookie);
 			if (sz > size - used) {
-				k->nlookup--;	/* not sent */
+				k->nlookup--; /* not sent */
 				break;
 			}
 		} else {
@@ -466,15 +461,15 @@ done:
 	fuse_reply_buf(req, buf, used);
 }
 
-void gfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
-		 off_t off, struct fuse_file_info *fi)
+void gfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi)
 {
 	(void)fi;
 	do_readdir(req, ino, size, off, false);
 }
 
-void gfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
-		     off_t off, struct fuse_file_info *fi)
+void gfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
 {
 	(void)fi;
 	do_readdir(req, ino, size, off, true);

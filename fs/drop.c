@@ -23,7 +23,7 @@ static void on_store_drop(void *arg, const void *key, size_t klen)
 	struct gfs_drop *d = malloc(sizeof(*d) + klen + 1);
 
 	if (!d)
-		return;	/* the name stays until a lookup finds it gone */
+		return; /* the name stays until a lookup finds it gone */
 	memcpy(d->key, key, klen);
 	d->key[klen] = '\0';
 	d->klen = klen;
@@ -48,7 +48,7 @@ static struct gfs_node *node_of_key(struct gfs *fs, const char *key,
 		n = ns_child(fs, n, p, len);
 		p += len + 1;
 		if (slash && slash + 1 == end)
-			return NULL;	/* a directory marker */
+			return NULL; /* a directory marker */
 	}
 	return n && n != fs->root && !n->dir ? n : NULL;
 }
@@ -64,7 +64,7 @@ static void drop_one(struct gfs *fs, const struct gfs_drop *d)
 
 	if (!m)
 		return;
-	pthread_mutex_lock(&fs->lock);	/* commits take it too: no race */
+	pthread_mutex_lock(&fs->lock); /* commits take it too: no race */
 	n = node_of_key(fs, d->key, d->klen);
 	/* a new version may have come since: then the name stays */
 	if (n && n->committed && !n->writers && n->attached &&

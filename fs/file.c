@@ -23,7 +23,7 @@ enum writer_op { WRITER_BEGIN, WRITER_WRITE, WRITER_COMMIT, WRITER_ABORT };
 static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 		       const void *buf, size_t len)
 {
-	struct gs_put_args a = {0};
+	struct gs_put_args a = { 0 };
 	int ret = 0;
 
 	switch (op) {
@@ -165,16 +165,15 @@ static void reader_cache(struct gfs *fs, struct gfs_fh *fh,
 		 * cache, @n must keep describing it: the new one
 		 * gets a node of its own, as for a rewrite.
 		 */
-		struct gfs_node *n2 = n->cached_readers
-				      ? node_fork(fs, n) : n;
+		struct gfs_node *n2 = n->cached_readers ? node_fork(fs, n) : n;
 
 		if (n2 && n2 != n) {
 			n2->rewrite_pending = false;
-			n2->refs++;	/* fh's reference moves */
+			n2->refs++; /* fh's reference moves */
 			n->refs--;
 			fh->node = n2;
 			n = n2;
-			moved = true;	/* the open's inode is the old one */
+			moved = true; /* the open's inode is the old one */
 		}
 		if (n2) {
 			n->size = m->size;
@@ -182,8 +181,7 @@ static void reader_cache(struct gfs *fs, struct gfs_fh *fh,
 			n->cas = m->cas;
 		}
 	}
-	fh->cached = mine && !moved && !n->writers &&
-		     !n->rewrite_pending;
+	fh->cached = mine && !moved && !n->writers && !n->rewrite_pending;
 	/*
 	 * Big files go past the page cache too: filling it 4 KiB
 	 * folio by folio halves a stream's speed here, and the
@@ -226,7 +224,7 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	moved = !n->attached && n->successor;
 	n = node_current(n);
 	if (!n->committed)
-		ret = -ENOENT;	/* only being created: not there yet */
+		ret = -ENOENT; /* only being created: not there yet */
 	else
 		ret = ns_key(n, false, key);
 	if (ret >= 0)
@@ -385,14 +383,14 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	else if (n && node_visible(n) && !(fi->flags & O_TRUNC))
 		ret = -EPERM;
 	else if (n && !n->committed && n->writers)
-		ret = -EBUSY;	/* being created by someone else */
+		ret = -EBUSY; /* being created by someone else */
 	if (ret < 0)
 		goto fail;
 	ret = ns_child_key(d, name, len, false, key);
 	if (ret < 0)
 		goto fail;
 	if (n && n->cached_readers && !(n = node_fork(fs, n))) {
-		ret = -ENOMEM;	/* the reply names the new node: no ESTALE */
+		ret = -ENOMEM; /* the reply names the new node: no ESTALE */
 		goto fail;
 	}
 	if (!n && !(n = ns_add(fs, d, name, len, false))) {
@@ -437,7 +435,7 @@ static int fh_commit(struct gfs *fs, struct gfs_fh *fh)
 	int klen, ret;
 
 	pthread_mutex_lock(&fs->lock);
-	klen = ns_key(n, false, key);	/* where the file is now */
+	klen = ns_key(n, false, key); /* where the file is now */
 	pthread_mutex_unlock(&fs->lock);
 	if (klen < 0)
 		return 1;
@@ -447,14 +445,14 @@ static int fh_commit(struct gfs *fs, struct gfs_fh *fh)
 		return -ENOMEM;
 	}
 	ret = writer_call(fs, fh, WRITER_COMMIT, NULL, 0);
-	if (ret == 0 && ((size_t)klen != fh->klen ||
-			 memcmp(key, fh->key, fh->klen))) {
+	if (ret == 0 &&
+	    ((size_t)klen != fh->klen || memcmp(key, fh->key, fh->klen))) {
 		/* renamed while being written */
 		char *nk = malloc((size_t)klen + 1);
 
 		ret = nk ? gs_rename(fs->s, fh->key, fh->klen, key,
-				     (size_t)klen)
-			 : -ENOMEM;
+				     (size_t)klen) :
+			   -ENOMEM;
 		if (ret < 0) {
 			gs_delete(fs->s, fh->key, fh->klen);
 			free(nk);
@@ -511,8 +509,8 @@ static int writer_reopen(struct gfs *fs, struct gfs_fh *fh)
 		ret = -EIO;
 	while (ret == 0 && off < fh->written) {
 		uint64_t left = fh->written - off;
-		ssize_t got = gs_read(r, buf, left < GFS_MAX_IO ? left
-							 : GFS_MAX_IO, off);
+		ssize_t got = gs_read(
+			r, buf, left < GFS_MAX_IO ? left : GFS_MAX_IO, off);
 
 		if (got <= 0)
 			ret = got < 0 ? (int)got : -EIO;
@@ -529,8 +527,8 @@ static int writer_reopen(struct gfs *fs, struct gfs_fh *fh)
 	return 0;
 }
 
-void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
-	       size_t size, off_t off, struct fuse_file_info *fi)
+void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+	       off_t off, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
@@ -545,7 +543,7 @@ void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	if (fh->werr)
 		ret = fh->werr;
 	else if ((uint64_t)off != fh->written)
-		ret = -ESPIPE;	/* objects are written front to back */
+		ret = -ESPIPE; /* objects are written front to back */
 	else if (!fh->w)
 		ret = writer_reopen(fs, fh);
 	if (ret == 0)
@@ -556,7 +554,7 @@ void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fh->werr = ret;
 	pthread_mutex_lock(&fs->lock);
 	fh->node->wsize = fh->written;
-	if (fh->flushed) {	/* a dup()ed descriptor writes on */
+	if (fh->flushed) { /* a dup()ed descriptor writes on */
 		fh->flushed = false;
 		fh->node->closing--;
 		pthread_cond_broadcast(&fs->commit_cond);
@@ -595,8 +593,7 @@ void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
  * renames of the file wait for it (wait_commit).  So an empty file is the
  * one whose close does not make it durable at once.
  */
-void gfs_flush(fuse_req_t req, fuse_ino_t ino,
-	       struct fuse_file_info *fi)
+void gfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
@@ -696,8 +693,7 @@ static void release_reader(struct gfs *fs, struct gfs_fh *fh)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-void gfs_release(fuse_req_t req, fuse_ino_t ino,
-		 struct fuse_file_info *fi)
+void gfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
 	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
@@ -742,7 +738,7 @@ void fh_close_all(struct gfs *fs)
 
 		fh_unlink(fs, fh);
 		if (fh->writing) {
-			if (fh->w)	/* what no close committed */
+			if (fh->w) /* what no close committed */
 				writer_call(fs, fh, WRITER_ABORT, NULL, 0);
 		} else {
 			fh_reader_close(fs, fh);

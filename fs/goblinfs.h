@@ -16,15 +16,15 @@ struct gfs;
 
 /* Mount options.  Fill with gfs_options_init() and change what you need. */
 struct gfs_options {
-	unsigned max_threads;	/* FUSE worker threads (--threads) */
-	double entry_timeout;	/* seconds the kernel caches names */
-	double attr_timeout;	/* seconds the kernel caches attributes */
-	double commit_wait;	/* seconds an open waits for an empty file's
-				 * commit (see goblinfs(1), WRITING) */
-	const char *fsname;	/* shown in /proc/mounts, NULL: "goblinfs" */
-	const char *mirror;	/* origin URL: read-through, read-only */
+	unsigned max_threads;	 /* FUSE worker threads (--threads) */
+	double entry_timeout;	 /* seconds the kernel caches names */
+	double attr_timeout;	 /* seconds the kernel caches attributes */
+	double commit_wait;	 /* seconds an open waits for an empty file's
+				  * commit (see goblinfs(1), WRITING) */
+	const char *fsname;	 /* shown in /proc/mounts, NULL: "goblinfs" */
+	const char *mirror;	 /* origin URL: read-through, read-only */
 	double negative_timeout; /* seconds the kernel caches a missing name */
-	uint64_t direct_read;	/* files this big bypass the page cache; 0 never */
+	uint64_t direct_read; /* files this big bypass the page cache; 0 never */
 };
 
 /*
@@ -40,8 +40,8 @@ void gfs_options_init(struct gfs_options *o);
  * goblinfs(1) for the mapping).  Returns NULL and a one-line reason in
  * @err (when not NULL) on failure.
  */
-struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
-		    char *err, size_t errlen);
+struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,
+		    size_t errlen);
 
 /*
  * Create the FUSE session and mount it on @mountpoint.  @args are libfuse

@@ -26,7 +26,7 @@
 #include "goblinfs.h"
 
 #define GFS_NAME_MAX 255	/* longest path component, bytes */
-#define GFS_MAX_IO (1u << 20)	/* max_write, max_readahead, read buffer */
+#define GFS_MAX_IO   (1u << 20) /* max_write, max_readahead, read buffer */
 
 /*
  * One name in the tree.  A file node stands for the key of its path; a
@@ -36,33 +36,33 @@
  * All fields are protected by fs->lock.
  */
 struct gfs_node {
-	struct gfs_node *parent;	/* NULL for the root and when detached */
-	struct gfs_node *hnext;		/* chain in fs->hash */
-	struct gfs_node *next, *prev;	/* siblings, in cookie order */
-	struct gfs_node *kids, *kids_tail;	/* directories: children */
-	uint64_t nkids;			/* directories: children */
-	uint64_t nsubdirs;		/* directories: children that are dirs */
-	uint64_t cookie;		/* readdir offset of this entry */
-	uint64_t next_cookie;		/* directories: for the next child */
-	uint64_t id;			/* st_ino: a counter, never reused */
-	uint64_t nlookup;		/* references held by the kernel */
-	uint64_t refs;			/* open file handles */
+	struct gfs_node *parent;      /* NULL for the root and when detached */
+	struct gfs_node *hnext;	      /* chain in fs->hash */
+	struct gfs_node *next, *prev; /* siblings, in cookie order */
+	struct gfs_node *kids, *kids_tail; /* directories: children */
+	uint64_t nkids;			   /* directories: children */
+	uint64_t nsubdirs;    /* directories: children that are dirs */
+	uint64_t cookie;      /* readdir offset of this entry */
+	uint64_t next_cookie; /* directories: for the next child */
+	uint64_t id;	      /* st_ino: a counter, never reused */
+	uint64_t nlookup;     /* references held by the kernel */
+	uint64_t refs;	      /* open file handles */
 	bool dir;
-	bool marker;			/* directories: "path/" object exists */
-	bool attached;			/* reachable from the root */
+	bool marker;   /* directories: "path/" object exists */
+	bool attached; /* reachable from the root */
 	/* files */
-	bool committed;			/* a committed version exists */
-	uint64_t size;			/* of the committed version */
-	int64_t mtime_ns;		/* of the committed version */
-	uint64_t cas;			/* of the committed version */
-	uint64_t cached_cas;		/* version the page cache may hold */
-	unsigned writers;		/* write handles not released */
-	unsigned closing;		/* of which closed with nothing
-					 * written, commit at release */
-	unsigned cached_readers;	/* read handles on the page cache */
-	bool rewrite_pending;		/* made for a writer's retried open:
-					 * readers go past the page cache */
-	uint64_t wsize;			/* bytes written by the last writer */
+	bool committed;		 /* a committed version exists */
+	uint64_t size;		 /* of the committed version */
+	int64_t mtime_ns;	 /* of the committed version */
+	uint64_t cas;		 /* of the committed version */
+	uint64_t cached_cas;	 /* version the page cache may hold */
+	unsigned writers;	 /* write handles not released */
+	unsigned closing;	 /* of which closed with nothing
+				  * written, commit at release */
+	unsigned cached_readers; /* read handles on the page cache */
+	bool rewrite_pending;	 /* made for a writer's retried open:
+				  * readers go past the page cache */
+	uint64_t wsize;		 /* bytes written by the last writer */
 	/*
 	 * Detached files: the file that took this one's name (renamed over
 	 * it, or given it for a rewrite), which holds a refs reference from
@@ -71,7 +71,7 @@ struct gfs_node {
 	 */
 	struct gfs_node *successor;
 	size_t namelen;
-	char *name;			/* NUL-terminated, owned by the node */
+	char *name; /* NUL-terminated, owned by the node */
 };
 
 struct gfs_ring;
@@ -86,21 +86,21 @@ struct gfs {
 	bool mounted;
 	uid_t uid;
 	gid_t gid;
-	int64_t start_ns;		/* mtime of directories */
+	int64_t start_ns; /* mtime of directories */
 
-	pthread_mutex_t lock;		/* the tree: every gfs_node field */
-	pthread_cond_t commit_cond;	/* a writer released or wrote */
+	pthread_mutex_t lock;	    /* the tree: every gfs_node field */
+	pthread_cond_t commit_cond; /* a writer released or wrote */
 	struct gfs_node *root;
-	struct gfs_node **hash;		/* (parent, name) -> node */
+	struct gfs_node **hash; /* (parent, name) -> node */
 	size_t hsize, hcount;
 	uint64_t next_id;
-	uint64_t skipped;		/* keys that are no valid path */
-	uint64_t shadowed;		/* file keys hidden by a directory */
+	uint64_t skipped;  /* keys that are no valid path */
+	uint64_t shadowed; /* file keys hidden by a directory */
 
 	pthread_mutex_t ring_lock;
-	struct gfs_ring *ring_free;	/* idle reader rings, ring_lock */
+	struct gfs_ring *ring_free; /* idle reader rings, ring_lock */
 
-	struct gfs_fh *open_fhs;	/* every open file, fs->lock */
+	struct gfs_fh *open_fhs; /* every open file, fs->lock */
 
 	/*
 	 * Keys the store dropped by itself (evicted, expired, corrupt),
@@ -110,12 +110,12 @@ struct gfs {
 	 */
 	pthread_mutex_t drop_lock;
 	pthread_cond_t drop_cond;
-	struct gfs_drop *drops;		/* drop_lock */
-	bool drop_stop;			/* drop_lock */
+	struct gfs_drop *drops; /* drop_lock */
+	bool drop_stop;		/* drop_lock */
 	bool drop_running;
 	pthread_t drop_thread;
 
-	struct mirror *mirror;		/* --mirror: the origin, or NULL */
+	struct mirror *mirror; /* --mirror: the origin, or NULL */
 	/*
 	 * Names the origin said are missing (404), remembered for
 	 * o.negative_timeout seconds: direct-mapped by a 64-bit hash of
@@ -125,11 +125,11 @@ struct gfs {
 	 */
 	struct gfs_absent {
 		uint64_t hash;
-		int64_t until_ns;	/* CLOCK_MONOTONIC */
-	} *absent;
+		int64_t until_ns; /* CLOCK_MONOTONIC */
+	} * absent;
 };
 
-#define GFS_ABSENT_SLOTS 4096	/* a power of two */
+#define GFS_ABSENT_SLOTS 4096 /* a power of two */
 
 /*
  * An open file: a pinned reader, or a writer.  Fields under fh->lock,
@@ -137,27 +137,27 @@ struct gfs {
  */
 struct gfs_fh {
 	pthread_mutex_t lock;
-	struct gfs_fh *next, *prev;	/* in fs->open_fhs */
-	struct gfs_node *node;		/* holds a node->refs reference */
+	struct gfs_fh *next, *prev; /* in fs->open_fhs */
+	struct gfs_node *node;	    /* holds a node->refs reference */
 	bool writing;
 	/* reading */
 	struct gs_reader *r;
-	bool fill;			/* opened on a mirror's fill: gs_read
-					 * (waits for the bytes), no ring */
-	bool cached;			/* counted in node->cached_readers */
+	bool fill;   /* opened on a mirror's fill: gs_read
+		      * (waits for the bytes), no ring */
+	bool cached; /* counted in node->cached_readers */
 	struct gfs_ring *ring;
-	uint64_t size;			/* of the pinned version */
-	uint64_t pos;			/* next byte the reader hands out... */
-	const uint8_t *lo;		/* ...from here first: the rest of */
-	size_t lolen;			/* the last chunk, [pos, pos+lolen) */
+	uint64_t size;	   /* of the pinned version */
+	uint64_t pos;	   /* next byte the reader hands out... */
+	const uint8_t *lo; /* ...from here first: the rest of */
+	size_t lolen;	   /* the last chunk, [pos, pos+lolen) */
 	/* writing */
-	struct gs_writer *w;		/* NULL: committed, nothing written since */
+	struct gs_writer *w; /* NULL: committed, nothing written since */
 	uint64_t written;
-	int werr;			/* first write error, reported again */
-	bool flushed;			/* closed with nothing written: counted
-					 * in node->closing (see gfs_flush) */
-	uint64_t cas;			/* from the last commit, 0: none yet */
-	char *key;			/* the key the put began with */
+	int werr;     /* first write error, reported again */
+	bool flushed; /* closed with nothing written: counted
+		       * in node->closing (see gfs_flush) */
+	uint64_t cas; /* from the last commit, 0: none yet */
+	char *key;    /* the key the put began with */
 	size_t klen;
 };
 
@@ -219,8 +219,8 @@ int ns_load(struct gfs *fs);
 struct gfs_node *ns_child(struct gfs *fs, struct gfs_node *dir,
 			  const char *name, size_t len);
 /* A new attached child of @dir (which has none named so); NULL: ENOMEM. */
-struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir,
-			const char *name, size_t len, bool isdir);
+struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir, const char *name,
+			size_t len, bool isdir);
 /* Take @n out of the tree; freed once unreferenced (ns_put). */
 void ns_detach(struct gfs *fs, struct gfs_node *n);
 /*
@@ -258,8 +258,7 @@ int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m);
 
 void node_attr(struct gfs *fs, const struct gfs_node *n, struct stat *st);
 /* Fills @e for a reply and counts the lookup it gives. */
-void node_entry(struct gfs *fs, struct gfs_node *n,
-		struct fuse_entry_param *e);
+void node_entry(struct gfs *fs, struct gfs_node *n, struct fuse_entry_param *e);
 /* Wait (at most o.commit_wait) for a commit left to release. */
 void wait_commit(struct gfs *fs, struct gfs_node *n);
 /* File @t loses its name to file @n: opens of @t get @n. */
@@ -316,21 +315,20 @@ void gfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
 void gfs_forget_multi(fuse_req_t req, size_t count,
 		      struct fuse_forget_data *forgets);
 void gfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
-		 int to_set, struct fuse_file_info *fi);
+void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		 struct fuse_file_info *fi);
 void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       mode_t mode);
 void gfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void gfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
-		fuse_ino_t newparent, const char *newname,
-		unsigned int flags);
+		fuse_ino_t newparent, const char *newname, unsigned int flags);
 void gfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	      const char *newname);
 void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 		 const char *name);
-void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
-	       mode_t mode, dev_t rdev);
+void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       dev_t rdev);
 void gfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void gfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi);

@@ -71,8 +71,7 @@ static void usage_print(FILE *f)
 	      "                         created when missing\n",
 	      f);
 	gs_option_help(f);
-	fputs("\nExit status: 0 unmounted, 128 error, 129 usage.\n",
-	      f);
+	fputs("\nExit status: 0 unmounted, 128 error, 129 usage.\n", f);
 }
 
 enum {
@@ -82,21 +81,21 @@ enum {
 	OPT_MIRROR,
 	OPT_NEGATIVE_TIMEOUT,
 	OPT_DIRECT_READ,
-	OPT_STORE_OPTION,	/* + index in gs_option_list */
+	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
 #define NOWN 9
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
-	{"help", no_argument, NULL, 'h'},
-	{"foreground", no_argument, NULL, 'f'},
-	{"debug", no_argument, NULL, 'd'},
-	{"store", required_argument, NULL, OPT_STORE},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT},
-	{"mirror", required_argument, NULL, OPT_MIRROR},
-	{"negative-timeout", required_argument, NULL, OPT_NEGATIVE_TIMEOUT},
-	{"direct-read", required_argument, NULL, OPT_DIRECT_READ},
+	{ "help", no_argument, NULL, 'h' },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "no-auto-unmount", no_argument, NULL, OPT_NO_AUTO_UNMOUNT },
+	{ "mirror", required_argument, NULL, OPT_MIRROR },
+	{ "negative-timeout", required_argument, NULL, OPT_NEGATIVE_TIMEOUT },
+	{ "direct-read", required_argument, NULL, OPT_DIRECT_READ },
 };
 
 struct cmdline {
@@ -116,8 +115,8 @@ static void store_option(struct gs_options *o, int i, const char *val)
 
 	if (gs_option_set(o, d->name, val, &why) < 0)
 		usage_die("invalid %s '%s' for --%s: %s",
-			    !strcmp(d->arg, "SIZE") ? "size" : "value", val,
-			    d->name, why);
+			  !strcmp(d->arg, "SIZE") ? "size" : "value", val,
+			  d->name, why);
 }
 
 static unsigned count_opt(const char *name, const char *val, unsigned max)
@@ -183,7 +182,8 @@ static void parse(struct cmdline *c, int argc, char **argv)
 			if (strncmp(optarg, "http://", 7) &&
 			    strncmp(optarg, "https://", 8))
 				usage_die("invalid URL '%s' for --mirror "
-					    "(http:// or https://)", optarg);
+					  "(http:// or https://)",
+					  optarg);
 			c->fo.mirror = optarg;
 			break;
 		case OPT_NEGATIVE_TIMEOUT:
@@ -193,11 +193,12 @@ static void parse(struct cmdline *c, int argc, char **argv)
 		case OPT_DIRECT_READ:
 			if (gs_parse_size(optarg, &c->fo.direct_read) < 0)
 				usage_die("invalid size '%s' for "
-					    "--direct-read", optarg);
+					  "--direct-read",
+					  optarg);
 			break;
 		case ':':
 			usage_die("option '%s' needs a value",
-				    argv[optind - 1]);
+				  argv[optind - 1]);
 		default:
 			if (ch >= OPT_STORE_OPTION &&
 			    ch < OPT_STORE_OPTION + GS_NOPTIONS) {
@@ -300,7 +301,8 @@ __attribute__((noreturn)) static void die_mount(const char *mp)
 
 	if (stat(mp, &st) < 0 && errno == ENOTCONN)
 		die("cannot mount '%s': a dead FUSE mount is still there; "
-		    "unmount it with fusermount3 -u", mp);
+		    "unmount it with fusermount3 -u",
+		    mp);
 	die("cannot mount '%s'", mp);
 }
 
@@ -319,7 +321,7 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
 	gs_options_init(&c.so);
-	c.so.preload_heads = true;	/* a mount lives long: heads first */
+	c.so.preload_heads = true; /* a mount lives long: heads first */
 	gfs_options_init(&c.fo);
 	c.auto_unmount = true;
 	c.fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
@@ -331,8 +333,9 @@ int main(int argc, char **argv)
 
 	dir = absolute(c.dir);
 	mp = absolute(c.mountpoint);
-	if (asprintf(&opts, "fsname=goblin:%s,subtype=goblinfs,"
-			    "default_permissions%s%s",
+	if (asprintf(&opts,
+		     "fsname=goblin:%s,subtype=goblinfs,"
+		     "default_permissions%s%s",
 		     dir, c.auto_unmount ? ",auto_unmount" : "",
 		     c.fo.mirror ? ",ro" : "") < 0)
 		die("out of memory");

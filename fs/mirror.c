@@ -18,7 +18,7 @@
 
 /* what goblind's --mirror-timeout defaults to */
 #define MIRROR_TIMEOUT_MS 30000
-#define MIRROR_TRANSFERS 64	/* origin transfers at once */
+#define MIRROR_TRANSFERS  64 /* origin transfers at once */
 
 struct mirror {
 	struct gs_store *s;
@@ -108,7 +108,7 @@ static int passed(struct gs_reader *r)
 	if (gs_attr_decode(meta->attr, meta->attr_len, &a) < 0)
 		return -EIO;
 	if (a.status == 200)
-		return 0;	/* read through, not kept */
+		return 0; /* read through, not kept */
 	return a.status == 404 || a.status == 410 ? -ENOENT : -EIO;
 }
 
@@ -129,7 +129,7 @@ int mirror_open(struct mirror *m, const char *key, size_t klen,
 			pthread_cond_destroy(&w.cond);
 			ret = ret == -ENOMEM ? ret : -EIO;
 		} else {
-			ret = 1;	/* to wait for */
+			ret = 1; /* to wait for */
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -156,7 +156,7 @@ int mirror_open(struct mirror *m, const char *key, size_t klen,
 	case FETCH_REPLY:
 		break;
 	}
-	return -EIO;	/* 502, 504: unreachable, timed out, bad answer */
+	return -EIO; /* 502, 504: unreachable, timed out, bad answer */
 }
 
 void mirror_stats_get(struct mirror *m, struct mirror_stats *st)

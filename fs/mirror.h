@@ -19,10 +19,10 @@ struct gs_reader;
 struct mirror;
 
 struct mirror_stats {
-	uint64_t heads;		/* HEAD requests sent to the origin */
-	uint64_t gets;		/* GET requests sent to the origin */
-	uint64_t bytes;		/* body bytes received by GETs */
-	uint64_t failures;	/* GETs that failed: nothing was cached */
+	uint64_t heads;	   /* HEAD requests sent to the origin */
+	uint64_t gets;	   /* GET requests sent to the origin */
+	uint64_t bytes;	   /* body bytes received by GETs */
+	uint64_t failures; /* GETs that failed: nothing was cached */
 };
 
 /*

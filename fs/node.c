@@ -14,8 +14,7 @@
 #include "internal.h"
 
 /* Called with fs->lock held. */
-void node_attr(struct gfs *fs, const struct gfs_node *n,
-	       struct stat *st)
+void node_attr(struct gfs *fs, const struct gfs_node *n, struct stat *st)
 {
 	int64_t t;
 
@@ -42,8 +41,7 @@ void node_attr(struct gfs *fs, const struct gfs_node *n,
 }
 
 /* Called with fs->lock held; counts the lookup the reply gives. */
-void node_entry(struct gfs *fs, struct gfs_node *n,
-		struct fuse_entry_param *e)
+void node_entry(struct gfs *fs, struct gfs_node *n, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = ino_of(fs, n);
@@ -67,8 +65,7 @@ void wait_commit(struct gfs *fs, struct gfs_node *n)
 
 	if (!n || n->dir || !n->writers || n->closing < n->writers)
 		return;
-	dl = gs_clock_after(CLOCK_REALTIME,
-			    (int64_t)(fs->o.commit_wait * 1e9));
+	dl = gs_clock_after(CLOCK_REALTIME, (int64_t)(fs->o.commit_wait * 1e9));
 	while (n->writers && n->closing >= n->writers)
 		if (pthread_cond_timedwait(&fs->commit_cond, &fs->lock, &dl) ==
 		    ETIMEDOUT)
@@ -132,7 +129,7 @@ struct gfs_node *node_current(struct gfs_node *n)
  */
 void keep_dir(struct gfs *fs, struct gfs_node *d)
 {
-	struct gs_put_args a = {0};
+	struct gs_put_args a = { 0 };
 	char key[GFS_KEYBUF];
 	int len;
 

@@ -100,7 +100,7 @@ static struct gfs_node *node_new(struct gfs *fs, const char *name, size_t len,
 	n->namelen = len;
 	n->dir = isdir;
 	n->id = ++fs->next_id;
-	n->next_cookie = 3;	/* 1 and 2 are "." and ".." */
+	n->next_cookie = 3; /* 1 and 2 are "." and ".." */
 	return n;
 }
 
@@ -111,7 +111,7 @@ int ns_init(struct gfs *fs)
 	if (!fs->root || hash_grow(fs) < 0)
 		return -ENOMEM;
 	fs->root->attached = true;
-	fs->root->marker = true;	/* the root needs no key to exist */
+	fs->root->marker = true; /* the root needs no key to exist */
 	return 0;
 }
 
@@ -151,8 +151,7 @@ struct gfs_node *ns_child(struct gfs *fs, struct gfs_node *dir,
 	return NULL;
 }
 
-static void link_child(struct gfs *fs, struct gfs_node *dir,
-		       struct gfs_node *n)
+static void link_child(struct gfs *fs, struct gfs_node *dir, struct gfs_node *n)
 {
 	n->parent = dir;
 	n->attached = true;
@@ -191,8 +190,8 @@ static void unlink_child(struct gfs *fs, struct gfs_node *n)
 	n->parent = NULL;
 }
 
-struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir,
-			const char *name, size_t len, bool isdir)
+struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir, const char *name,
+			size_t len, bool isdir)
 {
 	struct gfs_node *n;
 
@@ -242,7 +241,7 @@ struct gfs_node *ns_replace(struct gfs *fs, struct gfs_node *n)
 	n2 = node_new(fs, n->name, n->namelen, false);
 	if (!n2)
 		return NULL;
-	unlink_child(fs, n);	/* the hash keeps its count: no growth */
+	unlink_child(fs, n); /* the hash keeps its count: no growth */
 	n->attached = false;
 	link_child(fs, dir, n2);
 	return n2;
@@ -278,7 +277,7 @@ static int key_of(const struct gfs_node *n, const char *extra, size_t elen,
 	if (p != n && !n->attached)
 		return -ENOENT;
 	if (!p->attached || nparts == 0)
-		return -ENOENT;	/* detached, or the root itself */
+		return -ENOENT; /* detached, or the root itself */
 	len += nparts - 1 + (marker ? 1 : 0);
 	if (len > GS_KEY_MAX)
 		return -ENAMETOOLONG;
@@ -330,7 +329,7 @@ static bool key_valid(const char *key, size_t klen)
 		if (ns_name_check(key + i, j - i) < 0)
 			return false;
 		i = j + 1;
-		if (sl && i == end)	/* "a//" */
+		if (sl && i == end) /* "a//" */
 			return false;
 	}
 	return true;
@@ -358,7 +357,7 @@ static int add_key(void *arg, const void *kv, size_t klen,
 
 		c = ns_child(fs, d, key + i, j - i);
 		if (!last || marker) {
-			if (c && !c->dir) {	/* "a" and "a/b": the dir wins */
+			if (c && !c->dir) { /* "a" and "a/b": the dir wins */
 				fs->shadowed++;
 				c->dir = true;
 				c->committed = false;
@@ -373,7 +372,7 @@ static int add_key(void *arg, const void *kv, size_t klen,
 			if (last)
 				c->marker = true;
 		} else {
-			if (c) {	/* a directory of that name exists */
+			if (c) { /* a directory of that name exists */
 				fs->shadowed++;
 				return 0;
 			}

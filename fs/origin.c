@@ -16,8 +16,7 @@
 /* The slot of (@dir, @name) in fs->absent; its hash in *h. */
 static struct gfs_absent *absent_slot(struct gfs *fs,
 				      const struct gfs_node *dir,
-				      const char *name, size_t len,
-				      uint64_t *h)
+				      const char *name, size_t len, uint64_t *h)
 {
 	uint64_t x = 0xcbf29ce484222325ull ^ dir->id;
 
@@ -26,7 +25,7 @@ static struct gfs_absent *absent_slot(struct gfs *fs,
 		x *= 0x100000001b3ull;
 	}
 	x ^= x >> 31;
-	*h = x | 1;	/* 0: an empty slot */
+	*h = x | 1; /* 0: an empty slot */
 	return &fs->absent[x & (GFS_ABSENT_SLOTS - 1)];
 }
 
@@ -47,8 +46,7 @@ static void absent_add(struct gfs *fs, const struct gfs_node *dir,
 	struct gfs_absent *a = absent_slot(fs, dir, name, len, &h);
 
 	a->hash = h;
-	a->until_ns = gs_mono_ns() +
-		      (int64_t)(fs->o.negative_timeout * 1e9);
+	a->until_ns = gs_mono_ns() + (int64_t)(fs->o.negative_timeout * 1e9);
 }
 
 /*
@@ -97,11 +95,11 @@ struct gfs_node *origin_child(struct gfs *fs, struct gfs_node *dir,
 	if (!n && dir->attached) {
 		n = ns_add(fs, dir, name, len, ret == MIRROR_DIR);
 		if (n && !n->dir) {
-			n->committed = true;	/* visible: it is there */
+			n->committed = true; /* visible: it is there */
 			n->size = size;
-			n->mtime_ns = mtime > 0 ? mtime * 1000000000ll
-						: gs_real_ns();
-			n->cas = 0;	/* no store version yet */
+			n->mtime_ns = mtime > 0 ? mtime * 1000000000ll :
+						  gs_real_ns();
+			n->cas = 0; /* no store version yet */
 		}
 	}
 	*err = n ? 0 : dir->attached ? -ENOMEM : -ENOENT;
@@ -123,8 +121,7 @@ int open_fill(struct gfs *fs, const char *key, size_t klen,
 }
 
 /* "heads=N gets=N bytes=N failures=N": the origin requests so far. */
-int origin_string(struct gfs *fs, fuse_ino_t ino, char *out,
-		  size_t outlen)
+int origin_string(struct gfs *fs, fuse_ino_t ino, char *out, size_t outlen)
 {
 	struct mirror_stats st;
 

@@ -14,7 +14,7 @@
 #include "internal.h"
 
 #define RING_ENTRIES 64		/* >= twice the store's deepest read-ahead */
-#define SKIP_WINDOW (8u << 20)	/* a forward seek shorter than this reads on */
+#define SKIP_WINDOW  (8u << 20) /* a forward seek shorter than this reads on */
 
 /*
  * A reader's io_uring.  Every reader is attached (gs_reader_attach) to a
@@ -24,7 +24,7 @@
  */
 struct gfs_ring {
 	struct io_uring ring;
-	struct gfs_ring *next;		/* in fs->ring_free */
+	struct gfs_ring *next; /* in fs->ring_free */
 };
 
 /* ---- the per-thread reply buffer ---- */
@@ -167,8 +167,8 @@ static ssize_t fh_pull(struct gfs_fh *fh, uint8_t *dst, size_t len)
 		int ret;
 
 		if (fh->lolen) {
-			size_t n = fh->lolen < len - done ? fh->lolen
-							  : len - done;
+			size_t n = fh->lolen < len - done ? fh->lolen :
+							    len - done;
 
 			if (dst)
 				memcpy(dst + done, fh->lo, n);
@@ -221,7 +221,7 @@ static ssize_t fh_read(struct gfs_fh *fh, uint8_t *buf, size_t len,
 	if (ret >= 0)
 		return ret;
 fail:
-	fh->pos = UINT64_MAX;	/* restart the stream on the next read */
+	fh->pos = UINT64_MAX; /* restart the stream on the next read */
 	fh->lolen = 0;
 	return ret;
 }
@@ -252,7 +252,7 @@ static ssize_t fh_view(struct gfs_fh *fh, size_t len, uint64_t off,
 			if ((ret = ring_wait(fh->ring)) < 0)
 				return ret;
 		} else {
-			return ret;	/* 0 at the end: fh_read says so */
+			return ret; /* 0 at the end: fh_read says so */
 		}
 	}
 	if (fh->lolen < len)
@@ -284,14 +284,14 @@ void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (size > GFS_MAX_IO)
 		size = GFS_MAX_IO;
 	pthread_mutex_lock(&fh->lock);
-	if (fh->fill)	/* waits for the origin's bytes */
+	if (fh->fill) /* waits for the origin's bytes */
 		n = gs_read(fh->r, buf, size, (uint64_t)off);
 	else if ((n = fh_view(fh, size, (uint64_t)off, &view)) > 0)
 		out = view;
 	else if (n == 0)
 		n = fh_read(fh, buf, size, (uint64_t)off);
 	if (n == -ECANCELED)
-		n = -EIO;	/* the origin transfer failed */
+		n = -EIO; /* the origin transfer failed */
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -49,10 +49,10 @@ static void gfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bsize = 4096;
 	sv.f_frsize = 4096;
 	/* both disk tiers: big files live on the HDD, the rest on the SSD */
-	freeb = (st.ssd_capacity > st.ssd_used ? st.ssd_capacity - st.ssd_used
-					       : 0) +
-		(st.hdd_capacity > st.hdd_used ? st.hdd_capacity - st.hdd_used
-					       : 0);
+	freeb = (st.ssd_capacity > st.ssd_used ? st.ssd_capacity - st.ssd_used :
+						 0) +
+		(st.hdd_capacity > st.hdd_used ? st.hdd_capacity - st.hdd_used :
+						 0);
 	sv.f_blocks = (st.ssd_capacity + st.hdd_capacity) / 4096;
 	sv.f_bfree = freeb / 4096;
 	sv.f_bavail = sv.f_bfree;
@@ -107,8 +107,8 @@ void gfs_options_init(struct gfs_options *o)
 	o->direct_read = 64ull << 20;
 }
 
-struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
-		    char *err, size_t errlen)
+struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,
+		    size_t errlen)
 {
 	struct gfs *fs = calloc(1, sizeof(*fs));
 	const char *why = NULL;
@@ -130,8 +130,8 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 	fs->gid = getgid();
 	fs->start_ns = gs_real_ns();
 	if (fs->o.negative_timeout < 0)
-		fs->o.negative_timeout = fs->o.mirror ? 5.0
-						      : fs->o.entry_timeout;
+		fs->o.negative_timeout = fs->o.mirror ? 5.0 :
+							fs->o.entry_timeout;
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->ring_lock, NULL);
 	pthread_mutex_init(&fs->drop_lock, NULL);
@@ -142,8 +142,8 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o,
 		why = mwhy;
 		goto fail;
 	}
-	if (fs->mirror && !(fs->absent = calloc(GFS_ABSENT_SLOTS,
-						sizeof(*fs->absent)))) {
+	if (fs->mirror &&
+	    !(fs->absent = calloc(GFS_ABSENT_SLOTS, sizeof(*fs->absent)))) {
 		why = "out of memory";
 		goto fail;
 	}
@@ -203,7 +203,7 @@ int gfs_loop(struct gfs *fs)
 	fuse_loop_cfg_set_clone_fd(cfg, 0);
 	ret = fuse_session_loop_mt(fs->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
-	return ret > 0 ? 0 : ret;	/* > 0: ended by a signal */
+	return ret > 0 ? 0 : ret; /* > 0: ended by a signal */
 }
 
 void gfs_exit(struct gfs *fs)
@@ -214,7 +214,7 @@ void gfs_exit(struct gfs *fs)
 
 void gfs_unmount(struct gfs *fs)
 {
-	drops_stop(fs);	/* it uses the session */
+	drops_stop(fs); /* it uses the session */
 	if (!fs->se)
 		return;
 	fuse_remove_signal_handlers(fs->se);

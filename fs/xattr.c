@@ -11,8 +11,8 @@
 
 #include "internal.h"
 
-#define XATTR_TIERS "user.goblin.tiers"
-#define XATTR_ORIGIN "user.goblin.origin"	/* the root, with --mirror */
+#define XATTR_TIERS  "user.goblin.tiers"
+#define XATTR_ORIGIN "user.goblin.origin" /* the root, with --mirror */
 
 /* "ram=N ssd=N hdd=N small=N": bytes of the file on each tier. */
 static int tiers_string(struct gfs *fs, fuse_ino_t ino, char *out,
@@ -20,19 +20,20 @@ static int tiers_string(struct gfs *fs, fuse_ino_t ino, char *out,
 {
 	char key[GFS_KEYBUF];
 	struct gs_range rg[64];
-	uint64_t by[4] = {0};
+	uint64_t by[4] = { 0 };
 	struct gfs_node *n;
 	int klen, nr;
 
 	pthread_mutex_lock(&fs->lock);
 	n = node_of(fs, ino);
-	klen = n->dir ? -ENODATA : !n->committed ? -ENODATA
-						  : ns_key(n, false, key);
+	klen = n->dir	     ? -ENODATA :
+	       !n->committed ? -ENODATA :
+			       ns_key(n, false, key);
 	pthread_mutex_unlock(&fs->lock);
 	if (klen < 0)
 		return klen == -ENOENT ? -ENODATA : klen;
 	nr = gs_inspect(fs->s, key, (size_t)klen, rg, 64);
-	if (nr > 64) {	/* many extents: ask again with room for all */
+	if (nr > 64) { /* many extents: ask again with room for all */
 		struct gs_range *all = malloc((size_t)nr * sizeof(*all));
 
 		if (!all)
@@ -57,8 +58,7 @@ static int tiers_string(struct gfs *fs, fuse_ino_t ino, char *out,
 }
 
 
-void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-		  size_t size)
+void gfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct gfs *fs = req_fs(req);
 	char val[160];
@@ -84,7 +84,7 @@ void gfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct gfs *fs = req_fs(req);
 	const char *names = XATTR_TIERS;
-	size_t len = sizeof(XATTR_TIERS);	/* with its NUL */
+	size_t len = sizeof(XATTR_TIERS); /* with its NUL */
 	bool file;
 
 	pthread_mutex_lock(&fs->lock);
@@ -125,4 +125,3 @@ void gfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	fuse_reply_err(req, ENOTSUP);
 }
-

@@ -47,9 +47,9 @@
  * PAUSE_MIN_MS, doubling up to PAUSE_MAX_MS (as other daemons pause
  * accepting).  Failures are logged once per ACCEPT_LOG_SECS with a count.
  */
-#define ACCEPT_BATCH 256	/* accepts per readable event */
-#define PAUSE_MIN_MS 10
-#define PAUSE_MAX_MS 1000
+#define ACCEPT_BATCH	256 /* accepts per readable event */
+#define PAUSE_MIN_MS	10
+#define PAUSE_MAX_MS	1000
 #define ACCEPT_LOG_SECS 10
 
 /* ---- protocols and listeners ---- */
@@ -84,8 +84,9 @@ static void addr_of_sockaddr(const struct sockaddr_storage *ss,
 	memset(a, 0, sizeof(*a));
 	if (ss->ss_family == AF_INET) {
 		a->family = AF_INET;
-		memcpy(a->b, &((const struct sockaddr_in *)(const void *)ss)
-				      ->sin_addr, 4);
+		memcpy(a->b,
+		       &((const struct sockaddr_in *)(const void *)ss)->sin_addr,
+		       4);
 	} else if (ss->ss_family == AF_INET6) {
 		const struct in6_addr *in6 =
 			&((const struct sockaddr_in6 *)(const void *)ss)
@@ -107,15 +108,15 @@ int gd_addr_parse(const char *s, size_t len, struct gd_addr *out)
 	const char *e;
 	struct in6_addr in6;
 
-	if (len && s[0] == '[') {	/* "[v6]" or "[v6]:port" */
+	if (len && s[0] == '[') { /* "[v6]" or "[v6]:port" */
 		e = memchr(s, ']', len);
 		if (!e)
 			return -EINVAL;
 		s++;
 		len = (size_t)(e - s);
-	} else if ((e = memchr(s, ':', len)) && !memchr(e + 1, ':',
-							 len - (size_t)(e - s) - 1)) {
-		len = (size_t)(e - s);	/* "v4:port" */
+	} else if ((e = memchr(s, ':', len)) &&
+		   !memchr(e + 1, ':', len - (size_t)(e - s) - 1)) {
+		len = (size_t)(e - s); /* "v4:port" */
 	}
 	if (!len || len >= sizeof(buf))
 		return -EINVAL;
@@ -162,7 +163,7 @@ static void peer_classify(struct conn *c)
 	struct gd *gd = c->w->gd;
 
 	if (getpeername(c->fd, (struct sockaddr *)&ss, &sl) < 0)
-		return;		/* neither: the strict answer */
+		return; /* neither: the strict answer */
 	if (ss.ss_family == AF_UNIX) {
 		c->loopback = true;
 		return;
@@ -244,10 +245,12 @@ static void accept_log(struct worker *w, int err)
 	w->accept_quiet++;
 	if (w->accept_logged && now - w->accept_log_at < ACCEPT_LOG_SECS)
 		return;
-	gd_log(GD_LOG_WARN, "worker %u: accept: %s (%llu times in the last "
+	gd_log(GD_LOG_WARN,
+	       "worker %u: accept: %s (%llu times in the last "
 	       "%d s): clients over the limit are refused; see --max-conns "
-	       "and the open files limit (ulimit -n)", w->id, strerror(err),
-	       (unsigned long long)w->accept_quiet, ACCEPT_LOG_SECS);
+	       "and the open files limit (ulimit -n)",
+	       w->id, strerror(err), (unsigned long long)w->accept_quiet,
+	       ACCEPT_LOG_SECS);
 	w->accept_logged = true;
 	w->accept_log_at = now;
 	w->accept_quiet = 0;

@@ -48,7 +48,7 @@ static bool out_grow(struct conn *c, size_t len)
 		c->wstart = c->wend = 0;
 	if (c->wend + len <= c->wcap)
 		return true;
-	if (c->wstart) {	/* slide the unsent bytes down first */
+	if (c->wstart) { /* slide the unsent bytes down first */
 		memmove(c->wbuf, c->wbuf + c->wstart, c->wend - c->wstart);
 		c->wend -= c->wstart;
 		c->wstart = 0;
@@ -88,8 +88,8 @@ void conn_printf(struct conn *c, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	conn_out(c, line, (size_t)n < sizeof(line) ? (size_t)n
-						    : sizeof(line) - 1);
+	conn_out(c, line,
+		 (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 /* Write what is queued: wbuf, then the zero-copy chunk.  0 or -1. */
@@ -118,7 +118,7 @@ int conn_flush(struct conn *c)
 		if ((size_t)got >= wl) {
 			c->wstart = c->wend = 0;
 			got -= (ssize_t)wl;
-			if (got) {	/* no pointer arithmetic on a NULL chunk */
+			if (got) { /* no pointer arithmetic on a NULL chunk */
 				c->chunk += got;
 				c->chunk_len -= (size_t)got;
 				if (!c->chunk_len)

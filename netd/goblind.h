@@ -22,25 +22,25 @@
 #include "../store/clock.h"
 #include "../store/goblin.h"
 
-#define GD_NAME "goblind"
-#define GD_VERSION "0.5.0"
+#define GD_NAME	      "goblind"
+#define GD_VERSION    "0.5.0"
 /* what "version" answers: clients parse a memcached version number */
 #define GD_MC_VERSION "1.6.18-goblind-" GD_VERSION
 
-#define GD_RBUF (16u << 10)	/* read buffer: lines and small values */
-#define GD_GET_LINE_MAX (64u << 10)	/* longest multi-get line */
-#define GD_WBUF_HIGH (64u << 10)	/* stop taking commands above this */
-#define GD_COPY_MAX (16u << 10)	/* chunks this small are copied to wbuf */
-#define GD_SCRATCH (256u << 10)	/* worker buffer: streamed sets */
+#define GD_RBUF		(16u << 10)  /* read buffer: lines and small values */
+#define GD_GET_LINE_MAX (64u << 10)  /* longest multi-get line */
+#define GD_WBUF_HIGH	(64u << 10)  /* stop taking commands above this */
+#define GD_COPY_MAX	(16u << 10)  /* chunks this small are copied to wbuf */
+#define GD_SCRATCH	(256u << 10) /* worker buffer: streamed sets */
 
 /* ---- logging (log.c) ---- */
 
 enum gd_log_level { GD_LOG_ERROR = 0, GD_LOG_WARN, GD_LOG_INFO, GD_LOG_DEBUG };
-extern int gd_log_level;	/* messages above it are not printed */
+extern int gd_log_level; /* messages above it are not printed */
 
 /* "goblind: <level>: <msg>" on stderr, when @level <= gd_log_level. */
 __attribute__((format(printf, 2, 3))) void gd_log(int level, const char *fmt,
-						   ...);
+						  ...);
 /* The level named @s ("error", "warn", "info", "debug" or 0-3), or -1. */
 int gd_log_parse(const char *s);
 extern const char *const gd_log_names[];
@@ -50,53 +50,53 @@ extern const char *const gd_log_names[];
 struct gd_settings {
 	const char *store_dir;
 	struct gs_options so;
-	const char *listen;	/* --listen-address */
-	unsigned port;		/* --memcache-port */
-	bool memcache;		/* false: --no-memcache */
-	unsigned cores;		/* --cores */
-	uint64_t max_item;	/* --max-item */
-	unsigned max_conns;	/* --max-conns: every protocol together */
-	unsigned mc_max_conns;	/* --memcache-max-conns, 0 until main()
-				 * settles the default */
-	unsigned http_max_conns;	/* --http-max-conns, likewise */
-	unsigned idle_timeout;	/* --idle-timeout seconds, 0: none */
-	unsigned busy_idle_timeout;	/* --busy-idle-timeout seconds: idle
-					 * connections of a protocol over
-					 * half its limit, 0: none */
-	const char *auth_file;	/* --auth-file: memcache user:password */
-	const char *trusted_proxy;	/* --trusted-proxy ADDR, NULL: none */
-	const char *mount;	/* --mount DIR, NULL: none */
-	const char *config;	/* --config FILE */
-	unsigned http_port;	/* --http-port */
-	bool http;		/* false: --no-http */
-	const char *http_token;	/* --http-write-token, NULL: loopback only */
-	unsigned http_timeout;	/* --http-timeout seconds: a request head
-				 * must arrive within it */
-	const char *mirror;	/* --mirror URL, NULL: origin server */
-	unsigned mirror_timeout;	/* --mirror-timeout seconds */
-	uint64_t mirror_max_object;	/* --mirror-max-object */
-	unsigned mirror_threads;	/* --mirror-threads, 0: --cores */
+	const char *listen;	    /* --listen-address */
+	unsigned port;		    /* --memcache-port */
+	bool memcache;		    /* false: --no-memcache */
+	unsigned cores;		    /* --cores */
+	uint64_t max_item;	    /* --max-item */
+	unsigned max_conns;	    /* --max-conns: every protocol together */
+	unsigned mc_max_conns;	    /* --memcache-max-conns, 0 until main()
+				     * settles the default */
+	unsigned http_max_conns;    /* --http-max-conns, likewise */
+	unsigned idle_timeout;	    /* --idle-timeout seconds, 0: none */
+	unsigned busy_idle_timeout; /* --busy-idle-timeout seconds: idle
+				     * connections of a protocol over
+				     * half its limit, 0: none */
+	const char *auth_file;	    /* --auth-file: memcache user:password */
+	const char *trusted_proxy;  /* --trusted-proxy ADDR, NULL: none */
+	const char *mount;	    /* --mount DIR, NULL: none */
+	const char *config;	    /* --config FILE */
+	unsigned http_port;	    /* --http-port */
+	bool http;		    /* false: --no-http */
+	const char *http_token;	 /* --http-write-token, NULL: loopback only */
+	unsigned http_timeout;	 /* --http-timeout seconds: a request head
+				  * must arrive within it */
+	const char *mirror;	 /* --mirror URL, NULL: origin server */
+	unsigned mirror_timeout; /* --mirror-timeout seconds */
+	uint64_t mirror_max_object; /* --mirror-max-object */
+	unsigned mirror_threads;    /* --mirror-threads, 0: --cores */
 };
 
 /* ---- counters: per worker, summed by stats ---- */
 
 struct gd_counters {
-	uint64_t cmd_get;	/* keys asked for by get/gets/gat/gats/mg */
-	uint64_t cmd_set;	/* storage commands (set ... cas, ms) */
-	uint64_t cmd_flush;	/* flush_all */
-	uint64_t cmd_touch;	/* touch, gat, gats, mg T */
-	uint64_t cmd_meta;	/* meta commands */
-	uint64_t get_hits;	/* keys found */
-	uint64_t get_misses;	/* keys not found */
+	uint64_t cmd_get;    /* keys asked for by get/gets/gat/gats/mg */
+	uint64_t cmd_set;    /* storage commands (set ... cas, ms) */
+	uint64_t cmd_flush;  /* flush_all */
+	uint64_t cmd_touch;  /* touch, gat, gats, mg T */
+	uint64_t cmd_meta;   /* meta commands */
+	uint64_t get_hits;   /* keys found */
+	uint64_t get_misses; /* keys not found */
 	uint64_t delete_hits, delete_misses;
 	uint64_t incr_hits, incr_misses, decr_hits, decr_misses;
 	uint64_t cas_hits, cas_misses, cas_badval;
 	uint64_t touch_hits, touch_misses;
 	uint64_t store_too_large;	/* values over --max-item, refused */
 	uint64_t store_no_memory;	/* puts the store refused for room */
-	uint64_t rmw_retries;	/* append/incr retried after a race */
-	uint64_t bytes_read;	/* bytes read from sockets */
-	uint64_t bytes_written;	/* bytes written to sockets */
+	uint64_t rmw_retries;		/* append/incr retried after a race */
+	uint64_t bytes_read;		/* bytes read from sockets */
+	uint64_t bytes_written;		/* bytes written to sockets */
 	uint64_t total_connections;	/* accepted */
 	uint64_t rejected_connections;	/* over --max-conns or a protocol's
 					 * limit, or out of fds: all replied
@@ -105,28 +105,28 @@ struct gd_counters {
 					 * ENFILE): taken on the reserve fd */
 	uint64_t listen_disabled_num;	/* accepting paused: accept failed
 					 * and no reserve fd could help */
-	uint64_t auth_cmds;	/* memcache authentications tried */
-	uint64_t auth_errors;	/* ... that failed */
-	uint64_t mc_denied;	/* memcache writes refused by the write
-				 * policy (not loopback, no --auth-file) */
-	uint64_t idle_kicks;	/* closed by --idle-timeout */
-	uint64_t conn_closed_long_line;	/* a line without newline too long */
+	uint64_t auth_cmds;		/* memcache authentications tried */
+	uint64_t auth_errors;		/* ... that failed */
+	uint64_t mc_denied;		/* memcache writes refused by the write
+					 * policy (not loopback, no --auth-file) */
+	uint64_t idle_kicks;		/* closed by --idle-timeout */
+	uint64_t conn_closed_long_line; /* a line without newline too long */
 	/* HTTP */
-	uint64_t http_requests;	/* request heads parsed */
+	uint64_t http_requests; /* request heads parsed */
 	uint64_t http_gets;	/* GET and HEAD of objects */
 	uint64_t http_hits;	/* ... found stored (fresh, or revalidated) */
 	uint64_t http_misses;	/* ... not stored: 404, or fetched */
 	uint64_t http_puts;	/* PUTs stored */
 	uint64_t http_deletes;	/* DELETEs that removed an object */
 	uint64_t http_not_modified;	/* 304 replies */
-	uint64_t http_partial;	/* 206 replies */
+	uint64_t http_partial;		/* 206 replies */
 	uint64_t http_client_errors;	/* other 4xx replies */
 	uint64_t http_server_errors;	/* 5xx replies */
 	uint64_t http_bad_requests;	/* unparsable heads or chunked bodies:
 					 * replied, closed */
-	uint64_t http_timeouts;	/* heads not in within --http-timeout */
-	uint64_t http_denied;	/* writes refused by the write gate */
-	uint64_t mirror_writes_refused;	/* memcache writes to a mirror */
+	uint64_t http_timeouts;		/* heads not in within --http-timeout */
+	uint64_t http_denied;		/* writes refused by the write gate */
+	uint64_t mirror_writes_refused; /* memcache writes to a mirror */
 };
 
 struct gd;
@@ -137,11 +137,11 @@ struct worker;
 
 /* What a protocol's run() needs next (conn_drive() in worker.c acts). */
 enum conn_run {
-	RUN_INPUT,	/* more bytes in rbuf */
-	RUN_WAIT,	/* it read the socket itself and got EAGAIN */
-	RUN_OUTPUT,	/* send what is queued, then call again */
-	RUN_DISK,	/* a store read (or a post, conn_post()) is due */
-	RUN_CLOSE,	/* send what is queued, then close */
+	RUN_INPUT,  /* more bytes in rbuf */
+	RUN_WAIT,   /* it read the socket itself and got EAGAIN */
+	RUN_OUTPUT, /* send what is queued, then call again */
+	RUN_DISK,   /* a store read (or a post, conn_post()) is due */
+	RUN_CLOSE,  /* send what is queued, then close */
 };
 
 /*
@@ -152,7 +152,7 @@ enum conn_run {
  * See netd/README, "Adding a protocol".
  */
 struct proto_ops {
-	const char *name;	/* "memcache": logs */
+	const char *name; /* "memcache": logs */
 	/*
 	 * Bytes of a connection: a struct conn first, the protocol's own
 	 * state after it (struct mc_conn { struct conn c; ... }), zeroed.
@@ -200,21 +200,21 @@ struct proto_ops {
 	bool linger;
 };
 
-#define GD_PROTOS_MAX 4		/* protocols registered at once */
-#define GD_LISTENERS_MAX 8	/* listeners, every protocol together */
+#define GD_PROTOS_MAX	 4 /* protocols registered at once */
+#define GD_LISTENERS_MAX 8 /* listeners, every protocol together */
 
 /* A protocol goblind serves: main.c registers it with gd_proto_add(). */
 struct gd_proto {
 	const struct proto_ops *ops;
-	unsigned id;		/* its index in gd->protos, w->pstate and
-				 * gd->proto_conns */
-	unsigned max_conns;	/* its --NAME-max-conns */
+	unsigned id;	    /* its index in gd->protos, w->pstate and
+			     * gd->proto_conns */
+	unsigned max_conns; /* its --NAME-max-conns */
 };
 
 /* Where connections of a protocol are accepted (gd_listener_add()). */
 struct gd_listener {
 	struct gd_proto *proto;
-	int *fds;		/* one per worker (SO_REUSEPORT), or -1 */
+	int *fds; /* one per worker (SO_REUSEPORT), or -1 */
 };
 
 /* ---- the worker and the daemon ---- */
@@ -224,37 +224,37 @@ struct gd_listener {
 struct wlistener {
 	const struct gd_listener *l;
 	int fd;
-	int64_t paused_until;	/* monotonic ns: off until then, 0: on */
-	unsigned backoff_ms;	/* the next pause */
+	int64_t paused_until; /* monotonic ns: off until then, 0: on */
+	unsigned backoff_ms;  /* the next pause */
 };
 
 struct worker {
 	struct gd *gd;
 	pthread_mutex_t mail_lock;
-	struct conn *mail;	/* connections posted from other threads
-				 * (conn_post()); protected by mail_lock */
+	struct conn *mail; /* connections posted from other threads
+			    * (conn_post()); protected by mail_lock */
 	unsigned id;
 	pthread_t thread;
 	int epfd;
-	int evfd;		/* wakes the loop: shutdown */
-	int ring_evfd;		/* io_uring completions, and posts */
+	int evfd;      /* wakes the loop: shutdown */
+	int ring_evfd; /* io_uring completions, and posts */
 	struct io_uring ring;
 	uint8_t *scratch;	/* GD_SCRATCH bytes: streamed values */
 	struct conn *conns;	/* every connection of this worker */
-	struct conn *disk_wait;	/* connections waiting on a store read */
+	struct conn *disk_wait; /* connections waiting on a store read */
 	unsigned nconns;
 	bool stopping;
-	struct conn *ready;	/* connections with more to do, in turn */
-	struct conn *ready_tail;	/* (a queue: they go to the back) */
+	struct conn *ready;	 /* connections with more to do, in turn */
+	struct conn *ready_tail; /* (a queue: they go to the back) */
 	unsigned nready;
-	int64_t polled_ns;	/* the last look at the sockets (poll_events) */
-	void *pstate[GD_PROTOS_MAX];	/* each protocol's, by its id */
-	struct wlistener lis[GD_LISTENERS_MAX];	/* epoll data: &lis[i] */
+	int64_t polled_ns; /* the last look at the sockets (poll_events) */
+	void *pstate[GD_PROTOS_MAX];		/* each protocol's, by its id */
+	struct wlistener lis[GD_LISTENERS_MAX]; /* epoll data: &lis[i] */
 	unsigned nlis;
-	bool accept_logged;	/* accept_log_at is set */
-	int64_t accept_log_at;	/* monotonic s of the last accept warning */
-	uint64_t accept_quiet;	/* failures since then, not logged */
-	struct gd_counters c;	/* this worker's: add with CNT() */
+	bool accept_logged;    /* accept_log_at is set */
+	int64_t accept_log_at; /* monotonic s of the last accept warning */
+	uint64_t accept_quiet; /* failures since then, not logged */
+	struct gd_counters c;  /* this worker's: add with CNT() */
 };
 
 /* Count on the worker of @c (relaxed atomics: stats read them live). */
@@ -267,7 +267,7 @@ struct metatab;
 
 /* An IP address: IPv4 (v4-mapped IPv6 too) in b[0..3], or IPv6. */
 struct gd_addr {
-	sa_family_t family;	/* AF_INET or AF_INET6 */
+	sa_family_t family; /* AF_INET or AF_INET6 */
 	uint8_t b[16];
 };
 
@@ -280,7 +280,7 @@ struct gd_auth_user {
 struct gd {
 	struct gd_settings set;
 	struct gs_store *s;
-	struct fetcher *fetcher;	/* --mirror */
+	struct fetcher *fetcher; /* --mirror */
 	struct gd_proto protos[GD_PROTOS_MAX];
 	unsigned nprotos;
 	struct gd_listener listeners[GD_LISTENERS_MAX];
@@ -289,7 +289,7 @@ struct gd {
 	struct worker *workers;
 	struct metatab *meta;
 	atomic_uint curr_conns;
-	atomic_uint proto_conns[GD_PROTOS_MAX];	/* of curr_conns, by
+	atomic_uint proto_conns[GD_PROTOS_MAX]; /* of curr_conns, by
 						 * protocol id */
 	/*
 	 * The reserve fd (/dev/null): out of fds, it is closed to accept one
@@ -298,16 +298,16 @@ struct gd {
 	 * no other worker's accept takes the slot it frees.
 	 */
 	pthread_rwlock_t accept_lock;
-	int spare_fd;		/* protected by accept_lock, -1: lost */
-	struct gd_auth_user *auth;	/* --auth-file, NULL: none */
+	int spare_fd;		   /* protected by accept_lock, -1: lost */
+	struct gd_auth_user *auth; /* --auth-file, NULL: none */
 	unsigned nauth;
-	bool has_proxy;		/* --trusted-proxy given: proxy is set */
+	bool has_proxy; /* --trusted-proxy given: proxy is set */
 	struct gd_addr proxy;
 	atomic_bool stopping;
 	atomic_int verbosity;
-	_Atomic int64_t flush_at;	/* a delayed flush_all: unix seconds */
-	int64_t start_time;	/* unix seconds */
-	char listen_name[128];	/* "127.0.0.1:11211" */
+	_Atomic int64_t flush_at; /* a delayed flush_all: unix seconds */
+	int64_t start_time;	  /* unix seconds */
+	char listen_name[128];	  /* "127.0.0.1:11211" */
 	char http_name[128];
 };
 
@@ -343,28 +343,28 @@ void gd_counters_sum(struct gd *gd, struct gd_counters *out);
  */
 struct conn {
 	struct worker *w;
-	const struct proto_ops *ops;	/* its protocol's: c->proto->ops */
+	const struct proto_ops *ops; /* its protocol's: c->proto->ops */
 	const struct gd_proto *proto;
 	int fd;
-	bool loopback;			/* the peer is on a loopback address */
-	bool from_proxy;		/* the peer is --trusted-proxy */
-	struct conn *next, *prev;	/* in w->conns */
-	struct conn *dnext;		/* in w->disk_wait */
-	struct conn *rnext;		/* in w->ready, toward its tail */
-	struct conn *mnext;		/* in w->mail */
+	bool loopback;		  /* the peer is on a loopback address */
+	bool from_proxy;	  /* the peer is --trusted-proxy */
+	struct conn *next, *prev; /* in w->conns */
+	struct conn *dnext;	  /* in w->disk_wait */
+	struct conn *rnext;	  /* in w->ready, toward its tail */
+	struct conn *mnext;	  /* in w->mail */
 	bool in_disk_wait, in_ready;
-	char *rbuf;			/* GD_RBUF, or more for a long line */
-	size_t rcap, rstart, rend;	/* unparsed input: [rstart, rend) */
+	char *rbuf;		   /* GD_RBUF, or more for a long line */
+	size_t rcap, rstart, rend; /* unparsed input: [rstart, rend) */
 	char *wbuf;
-	size_t wcap, wstart, wend;	/* unsent output: [wstart, wend) */
-	const uint8_t *chunk;		/* zero-copy value bytes, after wbuf */
+	size_t wcap, wstart, wend; /* unsent output: [wstart, wend) */
+	const uint8_t *chunk;	   /* zero-copy value bytes, after wbuf */
 	size_t chunk_len;
-	uint32_t events;		/* the epoll mask */
-	bool closing;			/* close once the output is out */
-	bool lingering;			/* output shut, input drained until
-					 * EOF or linger_until (ops.linger) */
-	int64_t linger_until;		/* monotonic seconds */
-	int64_t last_active;		/* monotonic seconds */
+	uint32_t events;      /* the epoll mask */
+	bool closing;	      /* close once the output is out */
+	bool lingering;	      /* output shut, input drained until
+			       * EOF or linger_until (ops.linger) */
+	int64_t linger_until; /* monotonic seconds */
+	int64_t last_active;  /* monotonic seconds */
 };
 
 /* The protocol's state of @c's worker (proto_ops.worker_init). */
@@ -387,7 +387,7 @@ bool gd_addr_equal(const struct gd_addr *a, const struct gd_addr *b);
 void conn_out(struct conn *c, const void *buf, size_t len);
 /* printf-style reply. */
 __attribute__((format(printf, 2, 3))) void conn_printf(struct conn *c,
-							const char *fmt, ...);
+						       const char *fmt, ...);
 /*
  * Take up to @want bytes of a request body: what rbuf holds, else one
  * read off the socket into the worker's scratch buffer (never past @want:
@@ -432,8 +432,7 @@ struct gd_buf {
 	bool oom;
 };
 __attribute__((format(printf, 2, 3))) void gd_buf_printf(struct gd_buf *b,
-							  const char *fmt,
-							  ...);
+							 const char *fmt, ...);
 /* The counters of "stats" (and tiers) as JSON, or in Prometheus text. */
 void gd_stats_json(struct gd *gd, struct gd_buf *b);
 void gd_stats_prom(struct gd *gd, struct gd_buf *b);

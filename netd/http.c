@@ -25,7 +25,7 @@
 
 #include "http.h"
 
-#define STATS_KEY "_goblin/stats"
+#define STATS_KEY   "_goblin/stats"
 #define METRICS_KEY "metrics"
 
 /* ---- GET and HEAD: from the store, or from the origin ---- */
@@ -67,10 +67,10 @@ static int get_start(struct conn *c, const struct http_req *q)
 		return http_request_done(c);
 	}
 	if (ret < 0)
-		return reply_close(c, 500, "cannot read: %s",
-				   gs_strerror(ret));
+		return reply_close(c, 500, "cannot read: %s", gs_strerror(ret));
 	http_meta_attr(gs_reader_meta(r), &a);
-	if (gd->fetcher && gs_reader_meta(r)->cas && !http_fresh_enough(q, &a)) {
+	if (gd->fetcher && gs_reader_meta(r)->cas &&
+	    !http_fresh_enough(q, &a)) {
 		/* the fetcher reads the stale metadata before it returns */
 		CNT(c->w, http_misses);
 		ret = http_fetch_start(c, q, gs_reader_meta(r));
@@ -100,14 +100,16 @@ static int request_start(struct conn *c, const struct http_req *q)
 
 	if (q->expect_other)
 		return reply_close(c, 417, "only 100-continue is expected");
-	if (key_reserved(q) && (q->method == HTTP_M_PUT ||
-	    q->method == HTTP_M_DELETE || q->method == HTTP_M_POST))
+	if (key_reserved(q) &&
+	    (q->method == HTTP_M_PUT || q->method == HTTP_M_DELETE ||
+	     q->method == HTTP_M_POST))
 		return http_reply_close_extra(c, 405, "Allow: GET, HEAD\r\n",
-					 "/_goblin/ and /metrics are read "
-					 "only");
+					      "/_goblin/ and /metrics are read "
+					      "only");
 	if (http_has_body(q) && q->method != HTTP_M_PUT &&
 	    q->method != HTTP_M_POST)
-		return reply_close(c, 400, "a body is not taken with this "
+		return reply_close(c, 400,
+				   "a body is not taken with this "
 				   "method");
 	switch (q->method) {
 	case HTTP_M_GET:
@@ -124,8 +126,10 @@ static int request_start(struct conn *c, const struct http_req *q)
 	case HTTP_M_POST:
 		if (gd->fetcher)
 			return http_forward_start(c, q);
-		return http_reply_close_extra(c, 405, "Allow: GET, HEAD, PUT, "
-					 "DELETE\r\n", "method not allowed");
+		return http_reply_close_extra(c, 405,
+					      "Allow: GET, HEAD, PUT, "
+					      "DELETE\r\n",
+					      "method not allowed");
 	default:
 		return reply_close(c, 501, "method not implemented");
 	}
@@ -181,11 +185,21 @@ static enum conn_run http_conn_run(struct conn *c)
 		if (c->closing)
 			return RUN_CLOSE;
 		switch (h->phase) {
-		case HP_HEAD: st = head_run(c); break;
-		case HP_BODY: st = http_body_run(c); break;
-		case HP_SEND: st = http_send_run(c); break;
-		case HP_FETCH: st = http_fetch_run(c); break;
-		case HP_FWD_BODY: st = http_fwd_run(c); break;
+		case HP_HEAD:
+			st = head_run(c);
+			break;
+		case HP_BODY:
+			st = http_body_run(c);
+			break;
+		case HP_SEND:
+			st = http_send_run(c);
+			break;
+		case HP_FETCH:
+			st = http_fetch_run(c);
+			break;
+		case HP_FWD_BODY:
+			st = http_fwd_run(c);
+			break;
 		}
 		if (st != STEP_NEXT)
 			return (enum conn_run)st;

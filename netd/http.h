@@ -34,7 +34,7 @@
 
 #define OUT(c, lit) conn_out(c, lit, sizeof(lit) - 1)
 
-#define GD_FIRST_SEND (16u << 10)	/* the first write's body bytes */
+#define GD_FIRST_SEND (16u << 10) /* the first write's body bytes */
 #define DEFAULT_CTYPE "application/octet-stream"
 
 /* A step of a request: go on with the next phase or request. */
@@ -42,57 +42,57 @@
 
 /* An HTTP connection's request in progress. */
 enum http_phase {
-	HP_HEAD = 0,	/* between requests: parse the next head */
-	HP_BODY,	/* a PUT body flowing into a store writer */
-	HP_SEND,	/* a response body flowing out of a reader */
-	HP_FETCH,	/* waiting for the mirror's fetcher */
-	HP_FWD_BODY,	/* a body being buffered to forward to the origin */
+	HP_HEAD = 0, /* between requests: parse the next head */
+	HP_BODY,     /* a PUT body flowing into a store writer */
+	HP_SEND,     /* a response body flowing out of a reader */
+	HP_FETCH,    /* waiting for the mirror's fetcher */
+	HP_FWD_BODY, /* a body being buffered to forward to the origin */
 };
 
 /* A request kept across a fetch: its head copied and parsed again. */
 struct http_saved {
-	struct http_req req;	/* its pointers are into head[] */
+	struct http_req req; /* its pointers are into head[] */
 	size_t len;
 	char head[];
 };
 
 struct http_state {
 	enum http_phase phase;
-	bool keep_alive;	/* this request's */
-	bool http10;		/* an HTTP/1.0 request */
-	bool head_only;		/* HEAD: no body goes out */
-	const char *head;	/* while a request starts: its head in rbuf */
+	bool keep_alive;  /* this request's */
+	bool http10;	  /* an HTTP/1.0 request */
+	bool head_only;	  /* HEAD: no body goes out */
+	const char *head; /* while a request starts: its head in rbuf */
 	size_t head_len;
-	int64_t head_since;	/* monotonic s: a partial head began */
+	int64_t head_since; /* monotonic s: a partial head began */
 	/* HP_BODY */
 	struct gs_writer *wr;
-	uint64_t left;		/* Content-Length bytes still to come */
-	uint64_t total;		/* body bytes taken so far */
-	bool chunked;		/* the body is chunked: decoded by ch */
+	uint64_t left;	/* Content-Length bytes still to come */
+	uint64_t total; /* body bytes taken so far */
+	bool chunked;	/* the body is chunked: decoded by ch */
 	struct http_chunked ch;
-	int err;		/* first store error of the body */
-	bool existed;		/* the key existed: 204, else 201 */
+	int err;      /* first store error of the body */
+	bool existed; /* the key existed: 204, else 201 */
 	/* HP_SEND */
 	struct gs_reader *r;
 	struct http_range ranges[HTTP_RANGES_MAX];
-	unsigned nranges, cur;	/* 0 ranges: the whole object */
+	unsigned nranges, cur; /* 0 ranges: the whole object */
 	bool multipart;
-	bool range_started;	/* gs_reader_range() done for ranges[cur] */
-	bool chunked_out;	/* size unknown (a fill): chunked encoding */
-	bool crlf_due;		/* a chunk's CRLF follows the zero-copy one */
-	bool sent_body;		/* a zero-copy chunk went out already */
-	const uint8_t *rest;	/* a split first chunk's second part */
+	bool range_started;  /* gs_reader_range() done for ranges[cur] */
+	bool chunked_out;    /* size unknown (a fill): chunked encoding */
+	bool crlf_due;	     /* a chunk's CRLF follows the zero-copy one */
+	bool sent_body;	     /* a zero-copy chunk went out already */
+	const uint8_t *rest; /* a split first chunk's second part */
 	size_t rest_len;
-	uint64_t size;		/* the object's, for part headers */
+	uint64_t size; /* the object's, for part headers */
 	uint64_t boundary;
 	char ctype[GS_ATTR_CTYPE_MAX + 1];
 	/* HP_FETCH, HP_FWD_BODY */
 	struct fetch_waiter fw;
-	bool fw_pending;	/* given to the fetcher, result not taken */
-	bool fw_ready;		/* the result is in fw */
-	bool fw_revalidate;	/* the fetch revalidates a stale copy */
-	struct http_saved *saved;	/* the request, kept across the fetch */
-	char *fwd;		/* HP_FWD_BODY: the body (malloc) */
+	bool fw_pending;	  /* given to the fetcher, result not taken */
+	bool fw_ready;		  /* the result is in fw */
+	bool fw_revalidate;	  /* the fetch revalidates a stale copy */
+	struct http_saved *saved; /* the request, kept across the fetch */
+	char *fwd;		  /* HP_FWD_BODY: the body (malloc) */
 	size_t fwd_cap;
 };
 
@@ -104,8 +104,8 @@ struct http_conn {
 
 /* A worker's HTTP state (http_ops.worker_init). */
 struct http_worker {
-	struct http_req hreq;	/* the HTTP head being parsed */
-	int64_t date_sec;	/* the second date[] was formatted for */
+	struct http_req hreq; /* the HTTP head being parsed */
+	int64_t date_sec;     /* the second date[] was formatted for */
 	char date[HTTP_DATE_LEN + 1];
 };
 
@@ -117,7 +117,8 @@ static inline struct http_state *h_of(const struct conn *c)
 static inline struct conn *conn_of_h(struct http_state *h)
 {
 	return &((struct http_conn *)((char *)h -
-				      offsetof(struct http_conn, h)))->c;
+				      offsetof(struct http_conn, h)))
+			->c;
 }
 
 static inline struct http_worker *http_worker_of(const struct conn *c)
@@ -147,8 +148,7 @@ http_reply_text(struct conn *c, int st, const char *fmt, ...);
 __attribute__((format(printf, 4, 5))) int
 http_reply_close_extra(struct conn *c, int st, const char *extra,
 		       const char *fmt, ...);
-#define reply_close(c, st, ...) \
-	http_reply_close_extra(c, st, NULL, __VA_ARGS__)
+#define reply_close(c, st, ...) http_reply_close_extra(c, st, NULL, __VA_ARGS__)
 /* The request is answered: the next one, or RUN_CLOSE. */
 int http_request_done(struct conn *c);
 void http_saved_free(struct http_state *h);
@@ -157,8 +157,7 @@ void http_meta_attr(const struct gs_meta *m, struct gs_attr *a);
 /* The entity tag of a stored version (0: none) and its Last-Modified. */
 size_t http_etag_of(const struct gs_meta *m, const struct gs_attr *a,
 		    bool filling, char *out, size_t cap);
-int64_t http_last_modified_of(const struct gs_meta *m,
-			      const struct gs_attr *a);
+int64_t http_last_modified_of(const struct gs_meta *m, const struct gs_attr *a);
 void http_validators_out(struct conn *c, const char *etag, size_t elen,
 			 int64_t lm);
 struct http_cond http_cond_of(const struct http_req *q);
@@ -166,9 +165,8 @@ struct http_cond http_cond_of(const struct http_req *q);
 /* ---- http_get.c ---- */
 
 /* Answer a GET or HEAD from the pinned version @r (ours now). */
-int http_serve(struct conn *c, const struct http_req *q,
-	       struct gs_reader *r, const struct gs_attr *a,
-	       const char *xcache);
+int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
+	       const struct gs_attr *a, const char *xcache);
 /* HP_SEND: the body, head first. */
 int http_send_run(struct conn *c);
 void http_send_close_reader(struct conn *c);

@@ -30,8 +30,8 @@ static void part_head(struct conn *c, unsigned i, struct gd_buf *b)
 	int n = snprintf(line, sizeof(line),
 			 "\r\n--%016" PRIx64 "\r\nContent-Type: %s\r\n"
 			 "Content-Range: bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64
-			 "\r\n\r\n", h->boundary, h->ctype, rg->first,
-			 rg->last, h->size);
+			 "\r\n\r\n",
+			 h->boundary, h->ctype, rg->first, rg->last, h->size);
 
 	if (b)
 		b->len += (size_t)n;
@@ -50,7 +50,7 @@ static uint64_t multipart_len(struct conn *c)
 		part_head(c, i, &b);
 		n += h->ranges[i].last - h->ranges[i].first + 1;
 	}
-	return n + b.len + 24;	/* "\r\n--", 16 hex digits, "--\r\n" */
+	return n + b.len + 24; /* "\r\n--", 16 hex digits, "--\r\n" */
 }
 
 void http_send_close_reader(struct conn *c)
@@ -73,20 +73,25 @@ static void body_head(struct conn *c, const struct gs_meta *m)
 	if (h->multipart) {
 		h->boundary = m->xxh3 ^ m->cas ^ (uint64_t)(uintptr_t)c ^
 			      ((uint64_t)time(NULL) << 24);
-		conn_printf(c, "Content-Type: multipart/byteranges; "
-			    "boundary=%016" PRIx64 "\r\nContent-Length: %"
-			    PRIu64 "\r\n\r\n", h->boundary, multipart_len(c));
+		conn_printf(c,
+			    "Content-Type: multipart/byteranges; "
+			    "boundary=%016" PRIx64
+			    "\r\nContent-Length: %" PRIu64 "\r\n\r\n",
+			    h->boundary, multipart_len(c));
 	} else if (h->nranges) {
 		const struct http_range *rg = &h->ranges[0];
 
-		conn_printf(c, "Content-Type: %s\r\nContent-Range: bytes %"
-			    PRIu64 "-%" PRIu64 "/%" PRIu64 "\r\n"
-			    "Content-Length: %" PRIu64 "\r\n\r\n", h->ctype,
-			    rg->first, rg->last, m->size,
+		conn_printf(c,
+			    "Content-Type: %s\r\nContent-Range: bytes %" PRIu64
+			    "-%" PRIu64 "/%" PRIu64 "\r\n"
+			    "Content-Length: %" PRIu64 "\r\n\r\n",
+			    h->ctype, rg->first, rg->last, m->size,
 			    rg->last - rg->first + 1);
 	} else if (m->size != GS_SIZE_UNKNOWN) {
-		conn_printf(c, "Content-Type: %s\r\nContent-Length: %" PRIu64
-			    "\r\n\r\n", h->ctype, m->size);
+		conn_printf(c,
+			    "Content-Type: %s\r\nContent-Length: %" PRIu64
+			    "\r\n\r\n",
+			    h->ctype, m->size);
 	} else {
 		/* a fill of unknown length: chunked, or up to the close */
 		conn_printf(c, "Content-Type: %s\r\n", h->ctype);
@@ -105,9 +110,8 @@ static void body_head(struct conn *c, const struct gs_meta *m)
  * else the whole object.  @xcache is the X-Cache header's word in mirror
  * mode (NULL: none).
  */
-int http_serve(struct conn *c, const struct http_req *q,
-		 struct gs_reader *r, const struct gs_attr *a,
-		 const char *xcache)
+int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
+	       const struct gs_attr *a, const char *xcache)
 {
 	struct http_state *h = h_of(c);
 	const struct gs_meta *m = gs_reader_meta(r);
@@ -150,14 +154,14 @@ int http_serve(struct conn *c, const struct http_req *q,
 		    (!q->if_range.p ||
 		     http_if_range(q->if_range.p, q->if_range.len, etag, elen,
 				   lm))) {
-			switch (http_range_parse(q->range.p, q->range.len,
-						 m->size, h->ranges,
-						 HTTP_RANGES_MAX,
-						 &h->nranges)) {
+			switch (http_range_parse(
+				q->range.p, q->range.len, m->size, h->ranges,
+				HTTP_RANGES_MAX, &h->nranges)) {
 			case HTTP_RANGE_UNSATISFIABLE:
 				http_send_close_reader(c);
 				http_head_begin(c, 416);
-				conn_printf(c, "Content-Range: bytes */%" PRIu64
+				conn_printf(c,
+					    "Content-Range: bytes */%" PRIu64
 					    "\r\nContent-Length: 0\r\n\r\n",
 					    m->size);
 				return http_request_done(c);
@@ -242,7 +246,7 @@ int http_send_run(struct conn *c)
 
 		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
-		if (h->rest_len) {	/* the rest of a split first chunk */
+		if (h->rest_len) { /* the rest of a split first chunk */
 			c->chunk = h->rest;
 			c->chunk_len = h->rest_len;
 			h->rest_len = 0;
@@ -308,8 +312,10 @@ int http_send_run(struct conn *c)
 		}
 fail:
 		/* the head promised bytes we cannot send */
-		gd_log(GD_LOG_WARN, "read of an object failed: %s; closing "
-		       "the connection", gs_strerror(ret));
+		gd_log(GD_LOG_WARN,
+		       "read of an object failed: %s; closing "
+		       "the connection",
+		       gs_strerror(ret));
 		http_send_close_reader(c);
 		return RUN_CLOSE;
 	}
@@ -327,9 +333,10 @@ int http_stats_reply(struct conn *c, bool json)
 		free(b.p);
 		return reply_close(c, 500, "out of memory");
 	}
-	http_reply_body(c, 200, json ? "application/json"
-				: "text/plain; version=0.0.4; charset=utf-8",
-		   b.p, b.len);
+	http_reply_body(c, 200,
+			json ? "application/json" :
+			       "text/plain; version=0.0.4; charset=utf-8",
+			b.p, b.len);
 	free(b.p);
 	return http_request_done(c);
 }

@@ -21,7 +21,7 @@
 
 #include "http.h"
 
-#define FWD_BODY_MAX (16u << 20)	/* a write forwarded to the origin */
+#define FWD_BODY_MAX (16u << 20) /* a write forwarded to the origin */
 
 /* ---- the mirror: fetches and their results ---- */
 
@@ -52,15 +52,16 @@ bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a)
  */
 static void fetch_done(struct fetch_waiter *fw)
 {
-	struct http_state *h = (struct http_state *)((char *)fw -
-					offsetof(struct http_state, fw));
+	struct http_state *h =
+		(struct http_state *)((char *)fw -
+				      offsetof(struct http_state, fw));
 
 	conn_post(conn_of_h(h));
 }
 
 void http_posted(struct conn *c)
 {
-	h_of(c)->fw_ready = true;	/* in disk_wait: driven next */
+	h_of(c)->fw_ready = true; /* in disk_wait: driven next */
 }
 
 /* Take @c's result out of the mailbox before the connection goes. */
@@ -69,7 +70,7 @@ static void mail_take(struct conn *c)
 	while (!h_of(c)->fw_ready) {
 		if (conn_unpost(c))
 			break;
-		sched_yield();	/* done() is on its way */
+		sched_yield(); /* done() is on its way */
 	}
 	h_of(c)->fw_ready = true;
 }
@@ -99,7 +100,7 @@ static struct http_saved *save_request(struct conn *c)
 	sv->len = h->head_len;
 	if (http_parse_head(sv->head, sv->len, &sv->req, &used) !=
 	    HTTP_PARSE_OK) {
-		free(sv);	/* it parsed in rbuf: cannot happen */
+		free(sv); /* it parsed in rbuf: cannot happen */
 		return NULL;
 	}
 	return sv;
@@ -127,7 +128,7 @@ static int fetch_refused(struct conn *c, const char *what, int ret)
 
 /* A miss (@stale NULL) or a stale copy: ask the origin. */
 int http_fetch_start(struct conn *c, const struct http_req *q,
-		       const struct gs_meta *stale)
+		     const struct gs_meta *stale)
 {
 	struct http_state *h = h_of(c);
 	struct fetch_req fr = {
@@ -173,14 +174,16 @@ int http_fetch_run(struct conn *c)
 		}
 		h->head_only = q->method == HTTP_M_HEAD;
 		http_meta_attr(gs_reader_meta(fw->r), &a);
-		ret = http_serve(c, q, fw->r, &a, fw->kind == FETCH_PASS ? "PASS"
-					 : h->fw_revalidate ? "REVALIDATED"
-					 : "MISS");
+		ret = http_serve(c, q, fw->r, &a,
+				 fw->kind == FETCH_PASS ? "PASS" :
+				 h->fw_revalidate	? "REVALIDATED" :
+							  "MISS");
 		fw->r = NULL;
 		return ret;
 	case FETCH_REPLY:
 	default:
-		http_reply_text(c, fw->status ? fw->status : 502, "%s", fw->msg);
+		http_reply_text(c, fw->status ? fw->status : 502, "%s",
+				fw->msg);
 		return http_request_done(c);
 	}
 }
@@ -192,8 +195,9 @@ static int forward_send(struct conn *c)
 	struct http_state *h = h_of(c);
 	const struct http_req *q = &h->saved->req;
 	struct fetch_forward fwd = {
-		.method = q->method == HTTP_M_PUT ? "PUT"
-			: q->method == HTTP_M_POST ? "POST" : "DELETE",
+		.method = q->method == HTTP_M_PUT  ? "PUT" :
+			  q->method == HTTP_M_POST ? "POST" :
+						     "DELETE",
 		.body = h->fwd,
 		.body_len = (size_t)h->total,
 		.ctype = q->content_type.p,
@@ -203,8 +207,7 @@ static int forward_send(struct conn *c)
 
 	fetch_begin(c);
 	h->fw_revalidate = false;
-	ret = fetcher_forward(c->w->gd->fetcher, q->key, q->klen, &fwd,
-			      &h->fw);
+	ret = fetcher_forward(c->w->gd->fetcher, q->key, q->klen, &fwd, &h->fw);
 	if (ret < 0)
 		return fetch_refused(c, "forward", ret);
 	return STEP_NEXT;
@@ -238,12 +241,14 @@ int http_fwd_run(struct conn *c)
 		}
 		c->rstart += used;
 		if (h->total + n > FWD_BODY_MAX)
-			return reply_close(c, 413, "a body forwarded to the "
+			return reply_close(c, 413,
+					   "a body forwarded to the "
 					   "origin is limited to %u bytes",
 					   FWD_BODY_MAX);
-		if (h->total + n > h->fwd_cap) {	/* chunked: grow */
-			size_t cap = h->fwd_cap * 2 > h->total + n
-					     ? h->fwd_cap * 2 : h->total + n;
+		if (h->total + n > h->fwd_cap) { /* chunked: grow */
+			size_t cap = h->fwd_cap * 2 > h->total + n ?
+					     h->fwd_cap * 2 :
+					     h->total + n;
 			char *nb = realloc(h->fwd, cap);
 
 			if (!nb)
@@ -264,8 +269,10 @@ int http_forward_start(struct conn *c, const struct http_req *q)
 	if ((ret = http_write_gate(c, q)))
 		return ret;
 	if (q->has_length && q->length > FWD_BODY_MAX)
-		return reply_close(c, 413, "a body forwarded to the origin is "
-				   "limited to %u bytes", FWD_BODY_MAX);
+		return reply_close(c, 413,
+				   "a body forwarded to the origin is "
+				   "limited to %u bytes",
+				   FWD_BODY_MAX);
 	h->fwd_cap = q->chunked ? 64u << 10 : q->has_length ? q->length : 0;
 	if (!(h->saved = save_request(c)) ||
 	    !(h->fwd = malloc(h->fwd_cap ? h->fwd_cap : 1)))

@@ -68,7 +68,8 @@ int http_err_status(enum http_err e)
 /* RFC 9110 tchar */
 static bool is_tchar(unsigned char c)
 {
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+	return (c >= '0' && c <= '9') ||
+	       ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
 	       (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
@@ -169,10 +170,10 @@ struct head_ctx {
 	struct http_req *req;
 	enum http_err err;
 	unsigned nfields;
-	const char *field;	/* current header name */
+	const char *field; /* current header name */
 	size_t flen;
-	struct http_str *val;	/* where its value goes, NULL: ignored */
-	size_t line_len;	/* request line without its CRLF */
+	struct http_str *val; /* where its value goes, NULL: ignored */
+	size_t line_len;      /* request line without its CRLF */
 	bool te, cl, expect;
 };
 
@@ -188,10 +189,11 @@ static int on_url(http_parser *p, const char *at, size_t len)
 {
 	struct head_ctx *x = p->data;
 
-	if (x->req->target.p)	/* only split by a buffer end: never here */
+	if (x->req->target.p) /* only split by a buffer end: never here */
 		return fail(x, HTTP_E_TARGET);
 	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)at[i] <= 0x20 || (unsigned char)at[i] >= 0x7f)
+		if ((unsigned char)at[i] <= 0x20 ||
+		    (unsigned char)at[i] >= 0x7f)
 			return fail(x, HTTP_E_TARGET);
 	x->req->target = (struct http_str){ at, len };
 	return 0;
@@ -209,7 +211,7 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 	static const struct {
 		const char *name;
 		size_t off;
-		bool many;	/* may repeat: the first is kept */
+		bool many; /* may repeat: the first is kept */
 	} kept[] = {
 		{ "host", offsetof(struct http_req, host), false },
 		{ "range", offsetof(struct http_req, range), false },
@@ -314,12 +316,18 @@ static const http_parser_settings head_settings = {
 static enum http_method_id method_id(unsigned m)
 {
 	switch (m) {
-	case HTTP_GET: return HTTP_M_GET;
-	case HTTP_HEAD: return HTTP_M_HEAD;
-	case HTTP_PUT: return HTTP_M_PUT;
-	case HTTP_DELETE: return HTTP_M_DELETE;
-	case HTTP_POST: return HTTP_M_POST;
-	default: return HTTP_M_OTHER;
+	case HTTP_GET:
+		return HTTP_M_GET;
+	case HTTP_HEAD:
+		return HTTP_M_HEAD;
+	case HTTP_PUT:
+		return HTTP_M_PUT;
+	case HTTP_DELETE:
+		return HTTP_M_DELETE;
+	case HTTP_POST:
+		return HTTP_M_POST;
+	default:
+		return HTTP_M_OTHER;
 	}
 }
 
@@ -379,10 +387,11 @@ static enum http_err target_split(struct http_req *r)
 	q = memchr(t, '?', tlen);
 	plen = (q ? (size_t)(q - t) : tlen) - 1;
 	if (q)
-		r->query = (struct http_str){ q + 1, tlen - (size_t)(q + 1 - t) };
+		r->query =
+			(struct http_str){ q + 1, tlen - (size_t)(q + 1 - t) };
 	n = http_pct_decode(path, plen, r->key, HTTP_KEY_MAX);
 	if (n < 0)
-		return (enum http_err)-n;
+		return (enum http_err) - n;
 	r->klen = (size_t)n;
 	return HTTP_E_OK;
 }
@@ -394,8 +403,8 @@ static enum http_err head_finish(const http_parser *p, struct head_ctx *x)
 
 	/* http-parser takes runs of spaces: the line must be exactly
 	 * "METHOD SP target SP HTTP/1.x CRLF" */
-	if (x->line_len != strlen(http_method_str(p->method)) +
-			   r->target.len + 10)
+	if (x->line_len !=
+	    strlen(http_method_str(p->method)) + r->target.len + 10)
 		return HTTP_E_SYNTAX;
 	r->major = p->http_major;
 	r->minor = p->http_minor;
@@ -436,25 +445,28 @@ enum http_parse_result http_parse_head(const char *buf, size_t len,
 	       skip < HTTP_HEAD_MAX)
 		skip += 2;
 	n = skip >= HTTP_HEAD_MAX ? -HTTP_E_HEAD_TOO_LONG :
-	    head_scan(buf + skip, len - skip);
+				    head_scan(buf + skip, len - skip);
 	if (n < 0) {
-		req->err = (enum http_err)-n;
+		req->err = (enum http_err) - n;
 		return HTTP_PARSE_BAD;
 	}
 	if (n == 0)
 		return HTTP_PARSE_MORE;
 
-	x.line_len = (size_t)((const char *)memchr(buf + skip, '\r', (size_t)n) -
-			      (buf + skip));
+	x.line_len =
+		(size_t)((const char *)memchr(buf + skip, '\r', (size_t)n) -
+			 (buf + skip));
 	http_parser_init(&hp, HTTP_REQUEST);
 	hp.data = &x;
 	done = http_parser_execute(&hp, &head_settings, buf + skip, (size_t)n);
 	if (x.err) {
 		req->err = x.err;
-	} else if (HTTP_PARSER_ERRNO(&hp) != HPE_PAUSED || done + 1 != (size_t)n) {
+	} else if (HTTP_PARSER_ERRNO(&hp) != HPE_PAUSED ||
+		   done + 1 != (size_t)n) {
 		/* paused in on_headers_complete, at the final LF: not counted */
-		req->err = HTTP_PARSER_ERRNO(&hp) == HPE_PAUSED ? HTTP_E_SYNTAX :
-			   lib_err(&hp, buf + skip, done);
+		req->err = HTTP_PARSER_ERRNO(&hp) == HPE_PAUSED ?
+				   HTTP_E_SYNTAX :
+				   lib_err(&hp, buf + skip, done);
 	} else {
 		req->err = head_finish(&hp, &x);
 	}
@@ -486,17 +498,17 @@ enum {
 	CS_VAL0,	/* after '=': BWS, tchar or DQUOTE */
 	CS_TOKEN,	/* tchar, BWS, ';' or CR */
 	CS_QUOTED,	/* in a quoted-string */
-	CS_QUOTED_PAIR,	/* after a backslash in it */
+	CS_QUOTED_PAIR, /* after a backslash in it */
 	CS_QUOTED_END,	/* after its DQUOTE: BWS, ';' or CR */
 	CS_SIZE_LF,	/* the LF ending a size line */
 	CS_DATA,	/* chunk data: c->left bytes */
 	CS_DATA_CR,	/* the CRLF after chunk data */
 	CS_DATA_LF,
-	CS_TR0,		/* a trailer line's first byte: tchar or CR */
-	CS_TR_NAME,	/* tchar or ':' */
-	CS_TR_VALUE,	/* field bytes or CR */
-	CS_TR_LF,	/* the LF ending a trailer line */
-	CS_END_LF,	/* the LF ending the body */
+	CS_TR0,	     /* a trailer line's first byte: tchar or CR */
+	CS_TR_NAME,  /* tchar or ':' */
+	CS_TR_VALUE, /* field bytes or CR */
+	CS_TR_LF,    /* the LF ending a trailer line */
+	CS_END_LF,   /* the LF ending the body */
 	CS_DONE,
 };
 
@@ -534,7 +546,7 @@ static enum http_err ext_step(struct http_chunked *c, unsigned char ch)
 			break;
 		else
 			return c->state == CS_SIZE ? HTTP_E_CHUNK_SIZE :
-			       HTTP_E_CHUNK_EXT;
+						     HTTP_E_CHUNK_EXT;
 		break;
 	case CS_BWS:
 	case CS_NAME_BWS:
@@ -585,20 +597,20 @@ static enum http_err trailer_step(struct http_chunked *c, unsigned char ch)
 				return HTTP_E_TRAILER;
 			c->state = CS_TR_NAME;
 		} else {
-			return HTTP_E_TRAILER;	/* obs-fold, ':', bare LF */
+			return HTTP_E_TRAILER; /* obs-fold, ':', bare LF */
 		}
 		break;
 	case CS_TR_NAME:
 		if (ch == ':')
 			c->state = CS_TR_VALUE;
 		else if (!is_tchar(ch))
-			return HTTP_E_TRAILER;	/* "Name :", "Na me:" */
+			return HTTP_E_TRAILER; /* "Name :", "Na me:" */
 		break;
 	case CS_TR_VALUE:
 		if (ch == '\r')
 			c->state = CS_TR_LF;
 		else if (!is_qchar(ch))
-			return HTTP_E_TRAILER;	/* NUL, bare LF, CTLs */
+			return HTTP_E_TRAILER; /* NUL, bare LF, CTLs */
 		break;
 	case CS_TR_LF:
 	case CS_END_LF:
@@ -641,7 +653,7 @@ static long chunk_scan(struct http_chunked *c, const unsigned char *in,
 			if (ch != (c->state == CS_DATA_CR ? '\r' : '\n'))
 				return -HTTP_E_CHUNK_CRLF;
 			c->state = c->state == CS_DATA_CR ? CS_DATA_LF :
-				   CS_SIZE0;
+							    CS_SIZE0;
 			break;
 		case CS_SIZE0:
 			h = hexval(ch);
@@ -667,7 +679,7 @@ static long chunk_scan(struct http_chunked *c, const unsigned char *in,
 			break;
 		case CS_SIZE_LF:
 			if (ch != '\n')
-				return -HTTP_E_CHUNK_SIZE;	/* bare CR */
+				return -HTTP_E_CHUNK_SIZE; /* bare CR */
 			if (c->left) {
 				c->state = CS_DATA;
 			} else {
@@ -770,7 +782,7 @@ int http_chunked_feed(struct http_chunked *c, const char *in, size_t len,
 		return 0;
 	n = chunk_scan(c, (const unsigned char *)in, len);
 	if (n < 0) {
-		c->err = (enum http_err)-n;
+		c->err = (enum http_err) - n;
 		return -1;
 	}
 	c->out = out;
@@ -785,7 +797,8 @@ int http_chunked_feed(struct http_chunked *c, const char *in, size_t len,
 	 * a disagreement is refused, never guessed at */
 	if (done != (size_t)n || c->done != (c->state == CS_DONE) ||
 	    HTTP_PARSER_ERRNO(&c->hp) != (c->done ? HPE_PAUSED : HPE_OK)) {
-		c->err = c->state >= CS_TR0 ? HTTP_E_TRAILER : HTTP_E_CHUNK_SIZE;
+		c->err = c->state >= CS_TR0 ? HTTP_E_TRAILER :
+					      HTTP_E_CHUNK_SIZE;
 		return -1;
 	}
 	*consumed = done;

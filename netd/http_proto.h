@@ -57,85 +57,88 @@
 
 #include <http_parser.h>
 
-#define HTTP_HEAD_MAX 16384	/* request line + header fields + CRLFs */
-#define HTTP_LINE_MAX 8192	/* request line with its CRLF */
-#define HTTP_HEADERS_MAX 64	/* header fields per request */
-#define HTTP_KEY_MAX 4096	/* decoded key (GS_KEY_MAX) */
-#define HTTP_CHUNK_MAX (UINT64_C(1) << 40)	/* largest chunk size */
-#define HTTP_CHUNK_LINE_MAX 4096	/* chunk size + extensions, no CRLF */
+#define HTTP_HEAD_MAX	    16384 /* request line + header fields + CRLFs */
+#define HTTP_LINE_MAX	    8192  /* request line with its CRLF */
+#define HTTP_HEADERS_MAX    64	  /* header fields per request */
+#define HTTP_KEY_MAX	    4096  /* decoded key (GS_KEY_MAX) */
+#define HTTP_CHUNK_MAX	    (UINT64_C(1) << 40) /* largest chunk size */
+#define HTTP_CHUNK_LINE_MAX 4096 /* chunk size + extensions, no CRLF */
 
 enum http_method_id {
-	HTTP_M_GET = 0, HTTP_M_HEAD, HTTP_M_PUT, HTTP_M_DELETE, HTTP_M_POST,
-	HTTP_M_OTHER,		/* known to http-parser, not served: 501 */
+	HTTP_M_GET = 0,
+	HTTP_M_HEAD,
+	HTTP_M_PUT,
+	HTTP_M_DELETE,
+	HTTP_M_POST,
+	HTTP_M_OTHER, /* known to http-parser, not served: 501 */
 };
 
 /* Why a head or a chunked body was refused; see http_strerror(). */
 enum http_err {
 	HTTP_E_OK = 0,
-	HTTP_E_NUL,		/* a NUL byte */
-	HTTP_E_BARE_CR,		/* CR not followed by LF */
-	HTTP_E_BARE_LF,		/* LF not preceded by CR */
-	HTTP_E_OBS_FOLD,	/* a line starting with SP or HT */
-	HTTP_E_LINE_TOO_LONG,	/* request line over HTTP_LINE_MAX: 414 */
-	HTTP_E_HEAD_TOO_LONG,	/* head over HTTP_HEAD_MAX: 431 */
-	HTTP_E_TOO_MANY_HEADERS,	/* over HTTP_HEADERS_MAX: 431 */
-	HTTP_E_METHOD,		/* not a method token */
-	HTTP_E_METHOD_UNKNOWN,	/* a token http-parser does not know: 501 */
-	HTTP_E_TARGET,		/* bad request target */
-	HTTP_E_ESCAPE,		/* invalid percent escape in the path */
-	HTTP_E_ESCAPE_NUL,	/* %00 in the path */
-	HTTP_E_KEY_TOO_LONG,	/* decoded key over HTTP_KEY_MAX: 414 */
-	HTTP_E_VERSION,		/* not HTTP/1.0 or HTTP/1.1: 505 */
-	HTTP_E_HEADER_NAME,	/* a header name that is not a token */
-	HTTP_E_CL,		/* invalid or repeated Content-Length */
-	HTTP_E_TE,		/* Transfer-Encoding other than "chunked" */
-	HTTP_E_CL_TE,		/* both Content-Length and Transfer-Encoding */
-	HTTP_E_DUP_HEADER,	/* Host or a framing header given twice */
-	HTTP_E_NO_HOST,		/* HTTP/1.1 without Host */
-	HTTP_E_CHUNK_SIZE,	/* invalid chunk size or chunk framing */
-	HTTP_E_CHUNK_TOO_BIG,	/* chunk size over HTTP_CHUNK_MAX: 413 */
-	HTTP_E_CHUNK_EXT,	/* a chunk extension not in RFC 9112's grammar */
-	HTTP_E_CHUNK_CRLF,	/* chunk data not followed by CRLF */
-	HTTP_E_TRAILER,		/* a malformed or over-long trailer section */
-	HTTP_E_TE_HTTP10,	/* Transfer-Encoding in an HTTP/1.0 request */
-	HTTP_E_SYNTAX,		/* anything else http-parser refused */
+	HTTP_E_NUL,		 /* a NUL byte */
+	HTTP_E_BARE_CR,		 /* CR not followed by LF */
+	HTTP_E_BARE_LF,		 /* LF not preceded by CR */
+	HTTP_E_OBS_FOLD,	 /* a line starting with SP or HT */
+	HTTP_E_LINE_TOO_LONG,	 /* request line over HTTP_LINE_MAX: 414 */
+	HTTP_E_HEAD_TOO_LONG,	 /* head over HTTP_HEAD_MAX: 431 */
+	HTTP_E_TOO_MANY_HEADERS, /* over HTTP_HEADERS_MAX: 431 */
+	HTTP_E_METHOD,		 /* not a method token */
+	HTTP_E_METHOD_UNKNOWN,	 /* a token http-parser does not know: 501 */
+	HTTP_E_TARGET,		 /* bad request target */
+	HTTP_E_ESCAPE,		 /* invalid percent escape in the path */
+	HTTP_E_ESCAPE_NUL,	 /* %00 in the path */
+	HTTP_E_KEY_TOO_LONG,	 /* decoded key over HTTP_KEY_MAX: 414 */
+	HTTP_E_VERSION,		 /* not HTTP/1.0 or HTTP/1.1: 505 */
+	HTTP_E_HEADER_NAME,	 /* a header name that is not a token */
+	HTTP_E_CL,		 /* invalid or repeated Content-Length */
+	HTTP_E_TE,		 /* Transfer-Encoding other than "chunked" */
+	HTTP_E_CL_TE,		 /* both Content-Length and Transfer-Encoding */
+	HTTP_E_DUP_HEADER,	 /* Host or a framing header given twice */
+	HTTP_E_NO_HOST,		 /* HTTP/1.1 without Host */
+	HTTP_E_CHUNK_SIZE,	 /* invalid chunk size or chunk framing */
+	HTTP_E_CHUNK_TOO_BIG,	 /* chunk size over HTTP_CHUNK_MAX: 413 */
+	HTTP_E_CHUNK_EXT,  /* a chunk extension not in RFC 9112's grammar */
+	HTTP_E_CHUNK_CRLF, /* chunk data not followed by CRLF */
+	HTTP_E_TRAILER,	   /* a malformed or over-long trailer section */
+	HTTP_E_TE_HTTP10,  /* Transfer-Encoding in an HTTP/1.0 request */
+	HTTP_E_SYNTAX,	   /* anything else http-parser refused */
 	HTTP_E_COUNT,
 };
 
 /* What http_parse_head() found. */
 enum http_parse_result {
-	HTTP_PARSE_OK = 0,	/* a request head in *req */
-	HTTP_PARSE_MORE,	/* no whole head yet: read more */
-	HTTP_PARSE_BAD,		/* req->err: reply http_err_status() + close */
+	HTTP_PARSE_OK = 0, /* a request head in *req */
+	HTTP_PARSE_MORE,   /* no whole head yet: read more */
+	HTTP_PARSE_BAD,	   /* req->err: reply http_err_status() + close */
 };
 
 /* A header value: points into the caller's buffer, OWS trimmed. */
 struct http_str {
-	const char *p;		/* NULL: header absent */
+	const char *p; /* NULL: header absent */
 	size_t len;
 };
 
 struct http_req {
 	enum http_method_id method;
-	unsigned method_raw;	/* enum http_method of http-parser */
-	unsigned short major, minor;	/* HTTP version: 1.0 or 1.1 */
-	bool keep_alive;	/* after this request, per version/Connection */
-	bool has_length;	/* Content-Length given: @length body bytes */
+	unsigned method_raw;	     /* enum http_method of http-parser */
+	unsigned short major, minor; /* HTTP version: 1.0 or 1.1 */
+	bool keep_alive; /* after this request, per version/Connection */
+	bool has_length; /* Content-Length given: @length body bytes */
 	uint64_t length;
 	bool chunked;		/* Transfer-Encoding: chunked */
 	bool expect_continue;	/* Expect: 100-continue */
 	bool expect_other;	/* an Expect other than 100-continue: 417 */
-	struct http_str target;	/* the raw request target */
+	struct http_str target; /* the raw request target */
 	struct http_str query;	/* after '?', raw (not decoded) */
-	struct http_str host, range, if_none_match, if_match,
-			if_modified_since, if_unmodified_since, if_range,
-			authorization, content_type,
-			cache_control, pragma,	/* these two: the first line */
-			x_forwarded_for, forwarded;	/* these: the last line */
-	enum http_err err;	/* HTTP_PARSE_BAD: why */
+	struct http_str host, range, if_none_match, if_match, if_modified_since,
+		if_unmodified_since, if_range, authorization, content_type,
+		cache_control, pragma,	    /* these two: the first line */
+		x_forwarded_for, forwarded; /* these: the last line */
+	enum http_err err;		    /* HTTP_PARSE_BAD: why */
 	size_t klen;
-	char key[HTTP_KEY_MAX + 1];	/* the path after '/', decoded, NUL
-					 * terminated, no NUL inside */
+	char key[HTTP_KEY_MAX + 1]; /* the path after '/', decoded, NUL
+				     * terminated, no NUL inside */
 };
 
 /*
@@ -169,12 +172,12 @@ struct http_chunked {
 	http_parser hp;
 	/* the strict framing scanner, ahead of http-parser */
 	unsigned state;
-	uint64_t left;		/* in a size line: the size; in data: to go */
-	size_t line;		/* bytes of this size line / trailer section */
-	unsigned fields;	/* trailer fields */
-	char *out;		/* while feeding: where body bytes go */
+	uint64_t left;	 /* in a size line: the size; in data: to go */
+	size_t line;	 /* bytes of this size line / trailer section */
+	unsigned fields; /* trailer fields */
+	char *out;	 /* while feeding: where body bytes go */
 	size_t out_len;
-	bool done;		/* last chunk and trailers seen */
+	bool done; /* last chunk and trailers seen */
 	enum http_err err;
 };
 

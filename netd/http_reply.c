@@ -34,36 +34,67 @@ static const char *date_now(struct conn *c)
 static const char *reason(int st)
 {
 	switch (st) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 201: return "Created";
-	case 204: return "No Content";
-	case 206: return "Partial Content";
-	case 301: return "Moved Permanently";
-	case 302: return "Found";
-	case 304: return "Not Modified";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 411: return "Length Required";
-	case 412: return "Precondition Failed";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 416: return "Range Not Satisfiable";
-	case 417: return "Expectation Failed";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	case 505: return "HTTP Version Not Supported";
-	case 507: return "Insufficient Storage";
-	default: return st < 300 ? "OK" : st < 400 ? "Redirect"
-		       : st < 500 ? "Client Error" : "Server Error";
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 204:
+		return "No Content";
+	case 206:
+		return "Partial Content";
+	case 301:
+		return "Moved Permanently";
+	case 302:
+		return "Found";
+	case 304:
+		return "Not Modified";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 411:
+		return "Length Required";
+	case 412:
+		return "Precondition Failed";
+	case 413:
+		return "Content Too Large";
+	case 414:
+		return "URI Too Long";
+	case 416:
+		return "Range Not Satisfiable";
+	case 417:
+		return "Expectation Failed";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	case 507:
+		return "Insufficient Storage";
+	default:
+		return st < 300 ? "OK" :
+		       st < 400 ? "Redirect" :
+		       st < 500 ? "Client Error" :
+				  "Server Error";
 	}
 }
 
@@ -87,7 +118,8 @@ void http_head_begin(struct conn *c, int st)
 	struct http_state *h = h_of(c);
 
 	count_status(c->w, st);
-	conn_printf(c, "HTTP/1.1 %d %s\r\nDate: %s\r\n"
+	conn_printf(c,
+		    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
 		    "Server: goblind/" GD_VERSION "\r\n",
 		    st, reason(st), date_now(c));
 	if (!h->keep_alive)
@@ -98,19 +130,19 @@ void http_head_begin(struct conn *c, int st)
 
 /* A whole response with a body built in memory; @extra: header lines. */
 void http_reply_full(struct conn *c, int st, const char *extra,
-		       const char *ctype, const void *body, size_t len)
+		     const char *ctype, const void *body, size_t len)
 {
 	http_head_begin(c, st);
 	if (extra)
 		conn_out(c, extra, strlen(extra));
-	conn_printf(c, "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-		    ctype, len);
+	conn_printf(c, "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n", ctype,
+		    len);
 	if (!h_of(c)->head_only)
 		conn_out(c, body, len);
 }
 
 void http_reply_body(struct conn *c, int st, const char *ctype,
-		       const void *body, size_t len)
+		     const void *body, size_t len)
 {
 	http_reply_full(c, st, NULL, ctype, body, len);
 }
@@ -126,7 +158,8 @@ static void reply_vtext(struct conn *c, int st, const char *extra,
 	if ((size_t)n > sizeof(body) - 2)
 		n = (int)sizeof(body) - 2;
 	body[n++] = '\n';
-	http_reply_full(c, st, extra, "text/plain; charset=utf-8", body, (size_t)n);
+	http_reply_full(c, st, extra, "text/plain; charset=utf-8", body,
+			(size_t)n);
 }
 
 /* A whole response with a one-line text body: errors and the like. */
@@ -146,7 +179,7 @@ http_reply_text(struct conn *c, int st, const char *fmt, ...)
  */
 __attribute__((format(printf, 4, 5))) int
 http_reply_close_extra(struct conn *c, int st, const char *extra,
-		  const char *fmt, ...)
+		       const char *fmt, ...)
 {
 	va_list ap;
 
@@ -172,7 +205,7 @@ void http_meta_attr(const struct gs_meta *m, struct gs_attr *a)
  * same bytes, the same tag).  A fill has no hash yet: no tag.
  */
 size_t http_etag_of(const struct gs_meta *m, const struct gs_attr *a,
-		      bool filling, char *out, size_t cap)
+		    bool filling, char *out, size_t cap)
 {
 	int n;
 
@@ -187,14 +220,13 @@ size_t http_etag_of(const struct gs_meta *m, const struct gs_attr *a,
 	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
-int64_t http_last_modified_of(const struct gs_meta *m,
-				const struct gs_attr *a)
+int64_t http_last_modified_of(const struct gs_meta *m, const struct gs_attr *a)
 {
 	return a->last_modified ? a->last_modified : m->mtime_ns / 1000000000;
 }
 
 void http_validators_out(struct conn *c, const char *etag, size_t elen,
-			   int64_t lm)
+			 int64_t lm)
 {
 	char d[HTTP_DATE_LEN + 1];
 

@@ -144,7 +144,7 @@ static enum spec_kind range_spec(const char *e, size_t len, uint64_t size,
 		return SPEC_EMPTY;
 	if (!dash)
 		return SPEC_BAD;
-	if (dash == e) {	/* suffix-range */
+	if (dash == e) { /* suffix-range */
 		if (!parse_u64(e + 1, len - 1, &b))
 			return SPEC_BAD;
 		if (b == 0)
@@ -187,8 +187,9 @@ static bool range_union(struct http_range *out, unsigned max, unsigned *n,
 	while (i < *n && out[i].last != UINT64_MAX && out[i].last + 1 < r.first)
 		i++;
 	/* out[i..j) overlap or touch r */
-	for (j = i; j < *n && (r.last == UINT64_MAX ||
-			       out[j].first <= r.last + 1); j++) {
+	for (j = i;
+	     j < *n && (r.last == UINT64_MAX || out[j].first <= r.last + 1);
+	     j++) {
 		if (out[j].first < r.first)
 			r.first = out[j].first;
 		if (out[j].last > r.last)
@@ -362,26 +363,28 @@ enum http_cond_result http_cond_eval(const struct http_cond *c,
 			return HTTP_COND_FAILED;
 	} else if (exists && last_modified &&
 		   cond_date(c->if_unmodified_since, c->if_unmodified_since_len,
-			     &t) && last_modified > t) {
+			     &t) &&
+		   last_modified > t) {
 		return HTTP_COND_FAILED;
 	}
 	/* steps 3 and 4 */
 	if (c->if_none_match) {
 		if (http_etag_match(c->if_none_match, c->if_none_match_len,
 				    etag, etag_len, true, exists))
-			return get_or_head ? HTTP_COND_NOT_MODIFIED
-					   : HTTP_COND_FAILED;
+			return get_or_head ? HTTP_COND_NOT_MODIFIED :
+					     HTTP_COND_FAILED;
 	} else if (get_or_head && last_modified &&
 		   cond_date(c->if_modified_since, c->if_modified_since_len,
-			     &t) && last_modified <= t) {
+			     &t) &&
+		   last_modified <= t) {
 		return HTTP_COND_NOT_MODIFIED;
 	}
 	/* step 5, If-Range, is http_if_range()'s */
 	return HTTP_COND_PASS;
 }
 
-bool http_if_range(const char *s, size_t len, const char *etag,
-		   size_t etag_len, int64_t last_modified)
+bool http_if_range(const char *s, size_t len, const char *etag, size_t etag_len,
+		   int64_t last_modified)
 {
 	const char *op;
 	size_t olen;
@@ -392,8 +395,8 @@ bool http_if_range(const char *s, size_t len, const char *etag,
 	if ((len && s[0] == '"') || (len >= 2 && s[0] == 'W' && s[1] == '/')) {
 		if (!etag_parse(s, len, &w, &op, &olen) || w)
 			return false;
-		return etag_len && http_etag_match(s, len, etag, etag_len,
-						   false, true);
+		return etag_len &&
+		       http_etag_match(s, len, etag, etag_len, false, true);
 	}
 	return last_modified && http_date_parse(s, len, &t) == 0 &&
 	       t == last_modified;

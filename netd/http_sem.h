@@ -33,18 +33,18 @@ static inline void http_date_format(int64_t t, char *out)
 
 /* ---- Range (RFC 9110 §14) ---- */
 
-#define HTTP_RANGES_MAX 16	/* more ranges than this: serve 200 whole */
+#define HTTP_RANGES_MAX 16 /* more ranges than this: serve 200 whole */
 
 struct http_range {
-	uint64_t first, last;	/* inclusive, resolved against the size */
+	uint64_t first, last; /* inclusive, resolved against the size */
 };
 
 enum http_range_result {
-	HTTP_RANGE_NONE = 0,	/* ignore the header: send 200 and all */
-	HTTP_RANGE_OK,		/* 206: *n ranges, in request order, each
-				 * satisfiable; overlapping ones merged only
-				 * if the request had more than HTTP_RANGES_MAX */
-	HTTP_RANGE_UNSATISFIABLE,	/* 416 with Content-Range: bytes * /size */
+	HTTP_RANGE_NONE = 0,	  /* ignore the header: send 200 and all */
+	HTTP_RANGE_OK,		  /* 206: *n ranges, in request order, each
+				   * satisfiable; overlapping ones merged only
+				   * if the request had more than HTTP_RANGES_MAX */
+	HTTP_RANGE_UNSATISFIABLE, /* 416 with Content-Range: bytes * /size */
 };
 
 /**
@@ -74,16 +74,21 @@ bool http_etag_match(const char *s, size_t len, const char *etag,
 
 /* The request's conditional headers, as http_proto.c gives them. */
 struct http_cond {
-	const char *if_match; size_t if_match_len;	/* NULL: absent */
-	const char *if_none_match; size_t if_none_match_len;
-	const char *if_modified_since; size_t if_modified_since_len;
-	const char *if_unmodified_since; size_t if_unmodified_since_len;
-	const char *if_range; size_t if_range_len;
+	const char *if_match;
+	size_t if_match_len; /* NULL: absent */
+	const char *if_none_match;
+	size_t if_none_match_len;
+	const char *if_modified_since;
+	size_t if_modified_since_len;
+	const char *if_unmodified_since;
+	size_t if_unmodified_since_len;
+	const char *if_range;
+	size_t if_range_len;
 };
 
 enum http_cond_result {
 	HTTP_COND_PASS = 0,	/* carry out the method */
-	HTTP_COND_NOT_MODIFIED,	/* 304 (GET/HEAD only) */
+	HTTP_COND_NOT_MODIFIED, /* 304 (GET/HEAD only) */
 	HTTP_COND_FAILED,	/* 412 Precondition Failed */
 };
 
@@ -108,7 +113,7 @@ enum http_cond_result http_cond_eval(const struct http_cond *c,
  * which we take as given); anything else is false (send the whole
  * object).
  */
-bool http_if_range(const char *s, size_t len, const char *etag,
-		   size_t etag_len, int64_t last_modified);
+bool http_if_range(const char *s, size_t len, const char *etag, size_t etag_len,
+		   int64_t last_modified);
 
 #endif

@@ -78,16 +78,18 @@ int http_write_gate(struct conn *c, const struct http_req *q)
 		if (client_local(c, q))
 			return 0;
 		CNT(c->w, http_denied);
-		return reply_close(c, 403, "writes are accepted from "
+		return reply_close(c, 403,
+				   "writes are accepted from "
 				   "loopback only (see --http-write-token)");
 	}
 	if (au->p && au->len > 7 && !strncasecmp(au->p, "Bearer ", 7) &&
 	    token_equal(au->p + 7, au->len - 7, tok))
 		return 0;
 	CNT(c->w, http_denied);
-	return http_reply_close_extra(c, 401, "WWW-Authenticate: Bearer "
-				 "realm=\"goblind\"\r\n",
-				 "a write token is required");
+	return http_reply_close_extra(c, 401,
+				      "WWW-Authenticate: Bearer "
+				      "realm=\"goblind\"\r\n",
+				      "a write token is required");
 }
 
 /* ---- PUT and DELETE ---- */
@@ -101,9 +103,8 @@ struct current {
 };
 
 /* Look up @q's key and evaluate @q's preconditions for a write. */
-static enum http_cond_result write_cond(struct conn *c,
-					const struct http_req *q,
-					struct current *cur)
+static enum http_cond_result
+write_cond(struct conn *c, const struct http_req *q, struct current *cur)
 {
 	struct http_cond cond = http_cond_of(q);
 	struct gs_attr a;
@@ -113,12 +114,11 @@ static enum http_cond_result write_cond(struct conn *c,
 	if (cur->exists) {
 		http_meta_attr(&cur->m, &a);
 		cur->elen = http_etag_of(&cur->m, &a, false, cur->etag,
-				    sizeof(cur->etag));
+					 sizeof(cur->etag));
 	}
-	return http_cond_eval(&cond, false, cur->exists, cur->etag,
-			      cur->elen, cur->exists ? http_last_modified_of(&cur->m,
-								       &a)
-						     : 0);
+	return http_cond_eval(&cond, false, cur->exists, cur->etag, cur->elen,
+			      cur->exists ? http_last_modified_of(&cur->m, &a) :
+					    0);
 }
 
 static void body_feed(struct conn *c, const void *p, size_t n)
@@ -162,10 +162,12 @@ static int put_finish(struct conn *c)
 	case -EEXIST:
 	case -ESTALE:
 	case -ENOENT:
-		http_reply_text(c, 412, "precondition failed: the object changed");
+		http_reply_text(c, 412,
+				"precondition failed: the object changed");
 		return http_request_done(c);
 	case -EPROTO:
-		return reply_close(c, 400, "the body was shorter than its "
+		return reply_close(c, 400,
+				   "the body was shorter than its "
 				   "Content-Length");
 	default:
 		return reply_close(c, 500, "commit failed: %s",
@@ -184,8 +186,8 @@ static int chunked_run(struct conn *c)
 
 		if (!avail)
 			return RUN_INPUT;
-		if (http_chunked_feed(&h->ch, in, avail, in, &out_len,
-				      &used) < 0) {
+		if (http_chunked_feed(&h->ch, in, avail, in, &out_len, &used) <
+		    0) {
 			gs_put_abort(h->wr);
 			h->wr = NULL;
 			CNT(c->w, http_bad_requests);
@@ -219,7 +221,7 @@ int http_body_run(struct conn *c)
 		if (got == 0)
 			return RUN_WAIT;
 		if (got < 0)
-			return RUN_CLOSE;	/* the put is aborted */
+			return RUN_CLOSE; /* the put is aborted */
 		h->left -= (uint64_t)got;
 		body_feed(c, p, (size_t)got);
 	}
@@ -247,12 +249,15 @@ int http_put_start(struct conn *c, const struct http_req *q)
 	if (!q->klen)
 		return reply_close(c, 400, "no key: PUT /<key>");
 	if (!q->has_length && !q->chunked)
-		return reply_close(c, 411, "Content-Length or chunked "
+		return reply_close(c, 411,
+				   "Content-Length or chunked "
 				   "Transfer-Encoding required");
 	if (q->has_length && q->length > gd->set.max_item) {
 		CNT(c->w, store_too_large);
-		return reply_close(c, 413, "%" PRIu64 " bytes is larger than "
-				   "--max-item", q->length);
+		return reply_close(c, 413,
+				   "%" PRIu64 " bytes is larger than "
+				   "--max-item",
+				   q->length);
 	}
 	if (write_cond(c, q, &cur) == HTTP_COND_FAILED)
 		return reply_close(c, 412, "precondition failed");

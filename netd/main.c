@@ -99,9 +99,9 @@ static void usage_print(FILE *f)
 }
 
 enum {
-	OPT_OWN = 256,		/* set_option() by the long option's name */
+	OPT_OWN = 256, /* set_option() by the long option's name */
 	OPT_CONFIG,
-	OPT_STORE_OPTION,	/* + index in gs_option_list */
+	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
@@ -143,8 +143,7 @@ static bool count_arg(const char *val, unsigned min, unsigned max,
 
 	errno = 0;
 	v = strtoul(val, &end, 10);
-	if (errno || end == val || *end || v < min || v > max ||
-	    val[0] == '-')
+	if (errno || end == val || *end || v < min || v > max || val[0] == '-')
 		return false;
 	*out = (unsigned)v;
 	return true;
@@ -258,7 +257,7 @@ static const char *set_option(const char *name, const char *val, bool conf)
 				if ((ret = bool_arg(val)) < 0)
 					return "not yes or no";
 				if (!ret)
-					return NULL;	/* "no": the default */
+					return NULL; /* "no": the default */
 				val = NULL;
 			}
 			break;
@@ -304,7 +303,7 @@ static void conf_free(void)
 
 struct conf_ctx {
 	const char *file;
-	char msg[512];	/* why the first bad line is bad */
+	char msg[512]; /* why the first bad line is bad */
 };
 
 static int conf_line(void *arg, const char *section, const char *name,
@@ -315,7 +314,7 @@ static int conf_line(void *arg, const char *section, const char *name,
 	const char *why;
 
 	if (*cx->msg)
-		return 0;	/* inih reports the first bad line only */
+		return 0; /* inih reports the first bad line only */
 	if (*section && strcmp(section, "goblind")) {
 		snprintf(cx->msg, sizeof(cx->msg), "unknown section [%s]",
 			 section);
@@ -326,11 +325,11 @@ static int conf_line(void *arg, const char *section, const char *name,
 			 "'config' cannot be set in a config file");
 		return 0;
 	}
-	v = conf_keep(value);	/* for the life of the daemon */
+	v = conf_keep(value); /* for the life of the daemon */
 	why = set_option(name, v, true);
 	if (why) {
-		snprintf(cx->msg, sizeof(cx->msg), "%s = '%s': %s", name,
-			 value, why);
+		snprintf(cx->msg, sizeof(cx->msg), "%s = '%s': %s", name, value,
+			 why);
 		return 0;
 	}
 	return 1;
@@ -347,7 +346,7 @@ static void read_config(const char *file)
 		die("out of memory reading '%s'", file);
 	if (ret > 0)
 		usage_die("%s:%d: %s", file, ret,
-			    *cx.msg ? cx.msg : "not 'name = value'");
+			  *cx.msg ? cx.msg : "not 'name = value'");
 }
 
 static void parse(int argc, char **argv)
@@ -379,7 +378,7 @@ static void parse(int argc, char **argv)
 		switch (ch) {
 		case ':':
 			usage_die("option '%s' needs a value",
-				    argv[optind - 1]);
+				  argv[optind - 1]);
 		case '?':
 			if (optopt)
 				usage_die("unknown option '-%c'", optopt);
@@ -390,8 +389,7 @@ static void parse(int argc, char **argv)
 		why = set_option(options[idx].name, optarg, false);
 		if (why)
 			usage_die("invalid value '%s' for --%s: %s",
-				    optarg ? optarg : "", options[idx].name,
-				    why);
+				  optarg ? optarg : "", options[idx].name, why);
 	}
 	if (optind < argc)
 		usage_die("unexpected argument '%s'", argv[optind]);
@@ -435,8 +433,8 @@ static int listen_on(const char *addr, unsigned port, const char *opt,
 	}
 	if (fd < 0 && errno == EADDRINUSE)
 		die("cannot listen on %s port %u: %s (another program holds "
-		    "it: choose a free port with --%s)", addr, port,
-		    strerror(errno), opt);
+		    "it: choose a free port with --%s)",
+		    addr, port, strerror(errno), opt);
 	if (fd < 0)
 		die("cannot listen on %s port %u: %s", addr, port,
 		    strerror(errno));
@@ -460,12 +458,12 @@ static int listen_on(const char *addr, unsigned port, const char *opt,
 /* ---- --mount: the filesystem of fs/ on a thread of its own ---- */
 
 static struct gfs *fs;
-static int *mc_fds, *http_fds;	/* the listeners: one socket per worker */
+static int *mc_fds, *http_fds; /* the listeners: one socket per worker */
 static pthread_t fs_thread;
 
 static void wake_handler(int sig)
 {
-	(void)sig;	/* only interrupts the FUSE loop's wait */
+	(void)sig; /* only interrupts the FUSE loop's wait */
 }
 
 static void *fs_main(void *arg)
@@ -479,8 +477,8 @@ static void *fs_main(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	ret = gfs_loop(fs);
 	if (ret < 0)
-		gd_log(GD_LOG_ERROR, "the mount on %s failed: %s",
-		       gd.set.mount, strerror(-ret));
+		gd_log(GD_LOG_ERROR, "the mount on %s failed: %s", gd.set.mount,
+		       strerror(-ret));
 	else if (!atomic_load(&gd.stopping))
 		gd_log(GD_LOG_WARN, "the mount on %s ended; memcache goes on",
 		       gd.set.mount);
@@ -499,11 +497,12 @@ static void mount_start(void)
 	fo.fsname = gd.set.store_dir;
 	fs = gfs_new(gd.s, &fo, why, sizeof(why));
 	if (!fs)
-		die("cannot read store '%s' for --mount: %s",
-		    gd.set.store_dir, why);
+		die("cannot read store '%s' for --mount: %s", gd.set.store_dir,
+		    why);
 	/* a mirror stores only what its origin serves: mounted read-only */
-	if (asprintf(&opts, "fsname=goblin:%s,subtype=goblinfs,"
-			    "default_permissions,auto_unmount%s",
+	if (asprintf(&opts,
+		     "fsname=goblin:%s,subtype=goblinfs,"
+		     "default_permissions,auto_unmount%s",
 		     gd.set.store_dir, gd.set.mirror ? ",ro" : "") < 0)
 		die("out of memory");
 	if (fuse_opt_add_arg(&fargs, GD_NAME) < 0 ||
@@ -515,7 +514,7 @@ static void mount_start(void)
 	fuse_opt_free_args(&fargs);
 	free(opts);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = wake_handler;	/* no SA_RESTART: waits end */
+	sa.sa_handler = wake_handler; /* no SA_RESTART: waits end */
 	sigaction(SIGUSR1, &sa, NULL);
 	ret = pthread_create(&fs_thread, NULL, fs_main, NULL);
 	if (ret)
@@ -546,8 +545,8 @@ static void mount_stop(void)
 static void protocols_listen(void)
 {
 	struct gd_proto *mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
-	struct gd_proto *http = gd_proto_add(&gd, &http_ops,
-					     gd.set.http_max_conns);
+	struct gd_proto *http =
+		gd_proto_add(&gd, &http_ops, gd.set.http_max_conns);
 
 	if (!mc || !http)
 		die("too many protocols");
@@ -562,9 +561,8 @@ static void protocols_listen(void)
 					      sizeof(gd.listen_name),
 					      &gd.set.port);
 		if (gd.set.http)
-			http_fds[i] = listen_on(gd.set.listen,
-						gd.set.http_port, "http-port",
-						gd.http_name,
+			http_fds[i] = listen_on(gd.set.listen, gd.set.http_port,
+						"http-port", gd.http_name,
 						sizeof(gd.http_name),
 						&gd.set.http_port);
 	}
@@ -607,10 +605,10 @@ static void limits_settle(void)
 		s->http_max_conns = both ? share : s->max_conns;
 	if (s->mc_max_conns > s->max_conns)
 		usage_die("--memcache-max-conns %u is over --max-conns %u",
-			    s->mc_max_conns, s->max_conns);
+			  s->mc_max_conns, s->max_conns);
 	if (s->http_max_conns > s->max_conns)
 		usage_die("--http-max-conns %u is over --max-conns %u",
-			    s->http_max_conns, s->max_conns);
+			  s->http_max_conns, s->max_conns);
 }
 
 /* The fds open now (/proc/self/fd), or @guess when it cannot be read. */
@@ -626,7 +624,7 @@ static unsigned long fds_open(unsigned long guess)
 		if (e->d_name[0] != '.')
 			n++;
 	closedir(d);
-	return n;	/* the DIR's own fd included: slack */
+	return n; /* the DIR's own fd included: slack */
 }
 
 /*
@@ -644,7 +642,7 @@ static void fd_limit_raise(void)
 
 	need = fds_open(64) + 6ull * gd.nworkers + gd.set.max_conns + 32;
 	if (gd.set.mirror)
-		need += 2 * 64 + 4ull * gd.set.cores;	/* 64 transfers */
+		need += 2 * 64 + 4ull * gd.set.cores; /* 64 transfers */
 	if (gd.set.mount)
 		need += 16;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -660,16 +658,18 @@ static void fd_limit_raise(void)
 	rl.rlim_cur = need;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 		die("cannot raise the open files limit from %llu to %llu for "
-		    "--max-conns %u: %s", old, need, gd.set.max_conns,
-		    strerror(errno));
-	gd_log(GD_LOG_INFO, "open files limit raised from %llu to %llu for "
-	       "--max-conns %u", old, need, gd.set.max_conns);
+		    "--max-conns %u: %s",
+		    old, need, gd.set.max_conns, strerror(errno));
+	gd_log(GD_LOG_INFO,
+	       "open files limit raised from %llu to %llu for "
+	       "--max-conns %u",
+	       old, need, gd.set.max_conns);
 }
 
 /* ---- --auth-file: memcache users, as memcached -Y reads them ---- */
 
-#define AUTH_FILE_MAX (1u << 20)
-#define AUTH_FIELD_MAX 255	/* user or password */
+#define AUTH_FILE_MAX  (1u << 20)
+#define AUTH_FIELD_MAX 255 /* user or password */
 
 /*
  * One "user:password" a line (the first ':' splits; a password may hold
@@ -687,8 +687,10 @@ static void auth_load(const char *file)
 	if (!f)
 		die("cannot open auth file '%s': %s", file, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-		gd_log(GD_LOG_WARN, "auth file '%s' can be read by other "
-		       "users (chmod 600 it)", file);
+		gd_log(GD_LOG_WARN,
+		       "auth file '%s' can be read by other "
+		       "users (chmod 600 it)",
+		       file);
 	if (fstat(fileno(f), &st) == 0 && st.st_size > AUTH_FILE_MAX)
 		die("auth file '%s' is over %u bytes", file, AUTH_FILE_MAX);
 	while (fgets(line, sizeof(line), f)) {
@@ -698,8 +700,8 @@ static void auth_load(const char *file)
 
 		lineno++;
 		if (len && line[len - 1] != '\n' && !feof(f))
-			die("auth file '%s' line %u: longer than %u bytes", file,
-			    lineno, (unsigned)sizeof(line) - 2);
+			die("auth file '%s' line %u: longer than %u bytes",
+			    file, lineno, (unsigned)sizeof(line) - 2);
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
 		if (!len)
@@ -710,11 +712,13 @@ static void auth_load(const char *file)
 			    lineno);
 		if (strpbrk(line, " \t"))
 			die("auth file '%s' line %u: white space in a user or "
-			    "password (a client cannot send it)", file, lineno);
+			    "password (a client cannot send it)",
+			    file, lineno);
 		if ((size_t)(colon - line) > AUTH_FIELD_MAX ||
 		    strlen(colon + 1) > AUTH_FIELD_MAX)
 			die("auth file '%s' line %u: a user or password over "
-			    "%d bytes", file, lineno, AUTH_FIELD_MAX);
+			    "%d bytes",
+			    file, lineno, AUTH_FIELD_MAX);
 		u = realloc(gd.auth, (gd.nauth + 1) * sizeof(*gd.auth));
 		if (!u)
 			die("out of memory");
@@ -753,7 +757,7 @@ static void defaults(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	gs_options_init(&gd.set.so);
-	gd.set.so.preload_heads = true;	/* a daemon lives long: heads first */
+	gd.set.so.preload_heads = true; /* a daemon lives long: heads first */
 	gd.set.so.create = true;
 	gd.set.listen = "127.0.0.1";
 	gd.set.port = 11211;
@@ -779,7 +783,7 @@ static int signals_setup(void)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);	/* only the FUSE thread takes it */
+	sigaddset(&set, SIGUSR1); /* only the FUSE thread takes it */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sigdelset(&set, SIGUSR1);
 	fd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -801,7 +805,7 @@ static int wait_for_stop(int sfd)
 			die("reading the signalfd: %s", strerror(errno));
 		if (si.ssi_signo == SIGHUP) {
 			gd_log(GD_LOG_INFO, "SIGHUP: nothing to reload; "
-			       "restart to change settings");
+					    "restart to change settings");
 			continue;
 		}
 		return (int)si.ssi_signo;
@@ -819,7 +823,7 @@ int main(int argc, char **argv)
 	parse(argc, argv);
 	if (!gd.set.memcache && !gd.set.http && !gd.set.mount)
 		usage_die("--no-memcache and --no-http without --mount "
-			    "serve nothing");
+			  "serve nothing");
 	if (gd.set.mirror && !gd.set.http)
 		usage_die("--mirror needs HTTP (drop --no-http)");
 	limits_settle();
@@ -841,12 +845,13 @@ int main(int argc, char **argv)
 		struct fetch_opts fo = {
 			.origin = gd.set.mirror,
 			.timeout_ms = gd.set.mirror_timeout * 1000,
-			.max_object = gd.set.mirror_max_object
-					      ? gd.set.mirror_max_object
-					      : gd.set.max_item,
+			.max_object = gd.set.mirror_max_object ?
+					      gd.set.mirror_max_object :
+					      gd.set.max_item,
 			.max_transfers = 64,
-			.threads = gd.set.mirror_threads ? gd.set.mirror_threads
-							 : gd.set.cores,
+			.threads = gd.set.mirror_threads ?
+					   gd.set.mirror_threads :
+					   gd.set.cores,
 		};
 
 		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));

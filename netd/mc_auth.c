@@ -27,9 +27,9 @@
  * block over AUTH_BLOCK_MAX bytes is refused and the connection closed
  * (memcached waits for it forever).
  */
-#define AUTH_LINE_MAX 2048	/* memcached closes without a newline by then */
-#define AUTH_BLOCK_MAX 1024	/* "user password": fields are <= 255 bytes */
-#define AUTH_TOKENS 24		/* memcached's MAX_TOKENS */
+#define AUTH_LINE_MAX  2048 /* memcached closes without a newline by then */
+#define AUTH_BLOCK_MAX 1024 /* "user password": fields are <= 255 bytes */
+#define AUTH_TOKENS    24   /* memcached's MAX_TOKENS */
 
 /* Split @s (@len bytes) on ' ' into at most @max tokens. */
 static unsigned auth_tokens(const char *s, size_t len, const char **tok,
@@ -66,16 +66,15 @@ static bool auth_size(const char *t, size_t len, uint32_t *out)
 	buf[len] = 0;
 	errno = 0;
 	v = strtoul(buf, &end, 10);
-	if (errno || end == buf || (*end && *end != '\r') ||
-	    strchr(buf, '-') || v > UINT32_MAX)
+	if (errno || end == buf || (*end && *end != '\r') || strchr(buf, '-') ||
+	    v > UINT32_MAX)
 		return false;
 	*out = (uint32_t)v;
 	return true;
 }
 
 /* Constant time in the bytes compared (lengths may leak). */
-static bool auth_equal(const char *a, size_t alen, const char *b,
-		       size_t blen)
+static bool auth_equal(const char *a, size_t alen, const char *b, size_t blen)
 {
 	unsigned char d = alen != blen;
 
@@ -89,7 +88,7 @@ static bool auth_check(const struct gd *gd, const char *user, size_t ulen,
 {
 	bool ok = false;
 
-	for (unsigned i = 0; i < gd->nauth; i++) {	/* no early exit */
+	for (unsigned i = 0; i < gd->nauth; i++) { /* no early exit */
 		const struct gd_auth_user *u = &gd->auth[i];
 		bool m = auth_equal(user, ulen, u->user, u->ulen);
 

@@ -46,7 +46,7 @@ int64_t mc_ttl_left(const struct gs_meta *mt)
 
 /* The return flags the request asked for, in its order. */
 void mc_meta_flags_out(struct conn *c, const struct mc_req *q,
-			   const struct gs_meta *mt, uint64_t cas)
+		       const struct gs_meta *mt, uint64_t cas)
 {
 	const struct mc_meta *m = &q->meta;
 	int64_t la;
@@ -55,7 +55,7 @@ void mc_meta_flags_out(struct conn *c, const struct mc_req *q,
 		const struct mc_flag *f = &m->fl[i];
 
 		switch (f->f) {
-		case 'k':	/* b follows a base64 key: memcached's order */
+		case 'k': /* b follows a base64 key: memcached's order */
 			OUT(c, " k");
 			mc_out_key(c, q);
 			if (q->b64)
@@ -84,7 +84,7 @@ void mc_meta_flags_out(struct conn *c, const struct mc_req *q,
 			conn_printf(c, " t%" PRId64, mc_ttl_left(mt));
 			break;
 		case 'h':
-			OUT(c, " h0");	/* not tracked */
+			OUT(c, " h0"); /* not tracked */
 			break;
 		case 'l':
 			la = now_sec() - mt->mtime_ns / 1000000000ll;
@@ -96,8 +96,8 @@ void mc_meta_flags_out(struct conn *c, const struct mc_req *q,
 
 /* Store @len bytes held in memory with @a: 0 (cas in *cas) or -errno. */
 int mc_put_buf(struct gs_store *s, const char *key, size_t klen,
-		   const struct gs_put_args *a, const void *data, size_t len,
-		   uint64_t *cas)
+	       const struct gs_put_args *a, const void *data, size_t len,
+	       uint64_t *cas)
 {
 	struct gs_writer *wr;
 	int ret = gs_put_begin(s, key, klen, a, &wr);

@@ -57,8 +57,10 @@ enum conn_run mc_stream_value(struct conn *c)
 		m->r = NULL;
 		if (ret < 0) {
 			/* the header promised bytes we cannot send */
-			gd_log(GD_LOG_WARN, "read of a value failed: %s; "
-			       "closing the connection", gs_strerror(ret));
+			gd_log(GD_LOG_WARN,
+			       "read of a value failed: %s; "
+			       "closing the connection",
+			       gs_strerror(ret));
 			return RUN_CLOSE;
 		}
 		OUT(c, "\r\n");

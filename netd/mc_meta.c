@@ -27,8 +27,7 @@ static int vivify(struct conn *c, const struct mc_req *q)
 	a.mode = GS_ADD;
 	ret = mc_put_buf(store_of(c), q->key, q->klen, &a, "", 0, &cas);
 	if (ret == 0)
-		metatab_set(c->w->gd->meta, q->key, q->klen, cas,
-			    GD_MARK_WON);
+		metatab_set(c->w->gd->meta, q->key, q->klen, cas, GD_MARK_WON);
 	return ret;
 }
 
@@ -96,8 +95,8 @@ enum conn_run mc_cmd_mg(struct conn *c)
 	}
 	len = mt->size;
 	if (mc_meta_has(&q->meta, 'G') && mc_meta_has(&q->meta, 'v')) {
-		first = q->meta.range_first < mt->size ? q->meta.range_first
-						       : mt->size;
+		first = q->meta.range_first < mt->size ? q->meta.range_first :
+							 mt->size;
 		len = mt->size - first;
 		if (q->meta.range_last != UINT64_MAX &&
 		    q->meta.range_last - first + 1 < len)
@@ -117,7 +116,7 @@ enum conn_run mc_cmd_mg(struct conn *c)
 		m->job = JOB_NONE;
 		return RUN_INPUT;
 	}
-	m->job = JOB_GET;	/* one value, then done: no key list */
+	m->job = JOB_GET; /* one value, then done: no key list */
 	m->kpos = m->kend = NULL;
 	m->mg = true;
 	return RUN_OUTPUT;
@@ -173,7 +172,8 @@ static int ma_create(struct conn *c, const struct mc_req *q, uint64_t *cas)
 	a.size = (uint64_t)n;
 	a.exptime = store_exptime(q->meta.vivify_ttl);
 	a.mode = GS_ADD;
-	return mc_put_buf(store_of(c), q->key, q->klen, &a, buf, (size_t)n, cas);
+	return mc_put_buf(store_of(c), q->key, q->klen, &a, buf, (size_t)n,
+			  cas);
 }
 
 void mc_cmd_ma(struct conn *c, const struct mc_req *q)
@@ -202,7 +202,7 @@ void mc_cmd_ma(struct conn *c, const struct mc_req *q)
 		return;
 	case -EINVAL:
 		OUT(c, "CLIENT_ERROR cannot increment or decrement "
-			    "non-numeric value\r\n");
+		       "non-numeric value\r\n");
 		return;
 	case -ESTALE:
 		OUT(c, "EX");
@@ -221,7 +221,7 @@ void mc_cmd_ma(struct conn *c, const struct mc_req *q)
 		mt = NULL;
 	}
 	if (mt)
-		mt->cas = cas;	/* ours, even if replaced since */
+		mt->cas = cas; /* ours, even if replaced since */
 	if (mc_meta_has(&q->meta, 'v'))
 		conn_printf(c, "VA %d", n);
 	else if (mc_meta_has(&q->meta, 'q'))
@@ -251,7 +251,8 @@ void mc_cmd_me(struct conn *c, const struct mc_req *q)
 	la = now_sec() - mt->mtime_ns / 1000000000ll;
 	OUT(c, "ME ");
 	mc_out_key(c, q);
-	conn_printf(c, " exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
+	conn_printf(c,
+		    " exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
 		    " fetch=no cls=1 size=%" PRIu64 "\r\n",
 		    mc_ttl_left(mt), la > 0 ? la : 0, mt->cas, mt->size);
 	free(mt);

@@ -8,7 +8,7 @@
 
 #include "mc_proto.h"
 
-#define MAX_TOKENS 32		/* a non-get line with more is an ERROR */
+#define MAX_TOKENS 32 /* a non-get line with more is an ERROR */
 
 struct tok {
 	const char *p;
@@ -32,7 +32,7 @@ static size_t tokenize(const char *p, const char *end, struct tok *t,
 		while (p < end && *p != ' ')
 			p++;
 		if (n == max)
-			return max + 1;	/* too many */
+			return max + 1; /* too many */
 		t[n].p = s;
 		t[n].len = (size_t)(p - s);
 		n++;
@@ -140,7 +140,7 @@ int mc_b64_decode(const char *in, size_t len, char *out, size_t max)
 				continue;
 			}
 			if (pad || (v[j] = b64_val(c)) < 0)
-				return -1;	/* data after padding, or junk */
+				return -1; /* data after padding, or junk */
 		}
 		w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
 		    (uint32_t)v[2] << 6 | (uint32_t)v[3];
@@ -222,8 +222,8 @@ static void take_noreply(struct mc_req *r, const struct tok *t, size_t n,
 }
 
 /* set add replace append prepend cas: key flags exptime bytes [cas] */
-static enum mc_parse_result parse_storage(struct mc_req *r,
-					  const struct tok *t, size_t n)
+static enum mc_parse_result parse_storage(struct mc_req *r, const struct tok *t,
+					  size_t n)
 {
 	bool cas = r->cmd == MC_CAS;
 	size_t want = cas ? 6 : 5;
@@ -264,8 +264,8 @@ static enum mc_parse_result parse_retrieval(struct mc_req *r,
 }
 
 /* incr/decr KEY DELTA, touch KEY EXPTIME, each with an optional noreply */
-static enum mc_parse_result parse_key_num(struct mc_req *r,
-					  const struct tok *t, size_t n)
+static enum mc_parse_result parse_key_num(struct mc_req *r, const struct tok *t,
+					  size_t n)
 {
 	bool touch = r->cmd == MC_TOUCH;
 
@@ -312,7 +312,7 @@ static enum mc_parse_result parse_flush(struct mc_req *r, const struct tok *t,
 		r->num = d > 0 ? (uint64_t)d : 0;
 		r->has_num = true;
 	} else if (n == 3) {
-		return MC_PARSE_ERROR;	/* two arguments, no noreply */
+		return MC_PARSE_ERROR; /* two arguments, no noreply */
 	}
 	return MC_PARSE_OK;
 }
@@ -335,12 +335,18 @@ static enum mc_parse_result parse_verbosity(struct mc_req *r,
 static const char *meta_allowed(enum mc_cmd c)
 {
 	switch (c) {
-	case MC_MG: return "bcfhklOqstuvGNRTPL";
-	case MC_MS: return "bcCFIkOqsTMPL";
-	case MC_MD: return "bCIkOqTPL";
-	case MC_MA: return "bCNJDTMqtcvkOPL";
-	case MC_ME: return "bPL";
-	default: return "";
+	case MC_MG:
+		return "bcfhklOqstuvGNRTPL";
+	case MC_MS:
+		return "bcCFIkOqsTMPL";
+	case MC_MD:
+		return "bCIkOqTPL";
+	case MC_MA:
+		return "bCNJDTMqtcvkOPL";
+	case MC_ME:
+		return "bPL";
+	default:
+		return "";
 	}
 }
 
@@ -382,17 +388,40 @@ static bool meta_mode(struct mc_req *r, const struct mc_flag *f)
 		return false;
 	if (r->cmd == MC_MA) {
 		switch (f->tok[0]) {
-		case 'I': case 'i': case '+': m->mode = 0; return true;
-		case 'D': case 'd': case '-': m->mode = 1; return true;
+		case 'I':
+		case 'i':
+		case '+':
+			m->mode = 0;
+			return true;
+		case 'D':
+		case 'd':
+		case '-':
+			m->mode = 1;
+			return true;
 		}
 		return false;
 	}
 	switch (f->tok[0]) {
-	case 'S': case 's': m->mode = MC_MS_SET; return true;
-	case 'E': case 'e': m->mode = MC_MS_ADD; return true;
-	case 'R': case 'r': m->mode = MC_MS_REPLACE; return true;
-	case 'A': case 'a': m->mode = MC_MS_APPEND; return true;
-	case 'P': case 'p': m->mode = MC_MS_PREPEND; return true;
+	case 'S':
+	case 's':
+		m->mode = MC_MS_SET;
+		return true;
+	case 'E':
+	case 'e':
+		m->mode = MC_MS_ADD;
+		return true;
+	case 'R':
+	case 'r':
+		m->mode = MC_MS_REPLACE;
+		return true;
+	case 'A':
+	case 'a':
+		m->mode = MC_MS_APPEND;
+		return true;
+	case 'P':
+	case 'p':
+		m->mode = MC_MS_PREPEND;
+		return true;
 	}
 	return false;
 }
@@ -404,13 +433,20 @@ static bool meta_token(struct mc_req *r, const struct mc_flag *f)
 	uint64_t v;
 
 	switch (f->f) {
-	case 'T': return tok_i64(f, &m->ttl);
-	case 'N': return tok_i64(f, &m->vivify_ttl);
-	case 'R': return tok_i64(f, &m->recache);
-	case 'C': return tok_u64(f, UINT64_MAX, &m->cas);
-	case 'D': return tok_u64(f, UINT64_MAX, &m->delta);
-	case 'J': return tok_u64(f, UINT64_MAX, &m->initial);
-	case 'G': return parse_range(m, f);
+	case 'T':
+		return tok_i64(f, &m->ttl);
+	case 'N':
+		return tok_i64(f, &m->vivify_ttl);
+	case 'R':
+		return tok_i64(f, &m->recache);
+	case 'C':
+		return tok_u64(f, UINT64_MAX, &m->cas);
+	case 'D':
+		return tok_u64(f, UINT64_MAX, &m->delta);
+	case 'J':
+		return tok_u64(f, UINT64_MAX, &m->initial);
+	case 'G':
+		return parse_range(m, f);
 	case 'F':
 		if (!tok_u64(f, UINT32_MAX, &v))
 			return false;
@@ -442,17 +478,19 @@ static enum mc_parse_result parse_meta_flags(struct mc_req *r,
 		struct mc_flag f = { t[i].p[0], 0, t[i].p + 1 };
 		uint64_t bit;
 
-		if (t[i].len - 1 > 255 || !strchr(allowed, f.f) ||
-		    f.f < 'A' || f.f > 'z')
-			return client_error(r, r->cmd == MC_MA
-					    ? "invalid or duplicate flag"
-					    : "invalid flag");
+		if (t[i].len - 1 > 255 || !strchr(allowed, f.f) || f.f < 'A' ||
+		    f.f > 'z')
+			return client_error(
+				r, r->cmd == MC_MA ?
+					   "invalid or duplicate flag" :
+					   "invalid flag");
 		f.len = (uint8_t)(t[i].len - 1);
 		bit = 1ull << (f.f - 'A');
 		if (m->seen & bit)
-			return client_error(r, r->cmd == MC_MA
-					    ? "invalid or duplicate flag"
-					    : "duplicate flag");
+			return client_error(
+				r, r->cmd == MC_MA ?
+					   "invalid or duplicate flag" :
+					   "duplicate flag");
 		m->seen |= bit;
 		if (f.f == 'O' && f.len > MC_OPAQUE_MAX)
 			return client_error(r, "opaque token too long");
@@ -503,13 +541,13 @@ static enum mc_parse_result parse_meta(struct mc_req *r, const struct tok *t,
 	if (r->cmd == MC_MN)
 		return MC_PARSE_OK;
 	if (n < 2)
-		return r->cmd == MC_ME ? client_error(r, BAD_FORMAT)
-				       : MC_PARSE_ERROR;
+		return r->cmd == MC_ME ? client_error(r, BAD_FORMAT) :
+					 MC_PARSE_ERROR;
 	if (r->cmd == MC_MS) {
-		if (n < 3 || !mc_parse_u64(t[2].p, t[2].len, INT64_MAX,
-					   &r->bytes))
+		if (n < 3 ||
+		    !mc_parse_u64(t[2].p, t[2].len, INT64_MAX, &r->bytes))
 			return client_error(r, BAD_FORMAT);
-		r->swallow = true;	/* its data block follows regardless */
+		r->swallow = true; /* its data block follows regardless */
 		first = 3;
 	}
 	if (n > first + MC_META_MAX)
@@ -531,15 +569,32 @@ static const struct {
 	const char *name;
 	enum mc_cmd cmd;
 } commands[] = {
-	{ "get", MC_GET }, { "gets", MC_GETS }, { "gat", MC_GAT },
-	{ "gats", MC_GATS }, { "set", MC_SET }, { "add", MC_ADD },
-	{ "replace", MC_REPLACE }, { "append", MC_APPEND },
-	{ "prepend", MC_PREPEND }, { "cas", MC_CAS }, { "incr", MC_INCR },
-	{ "decr", MC_DECR }, { "delete", MC_DELETE }, { "touch", MC_TOUCH },
-	{ "flush_all", MC_FLUSH_ALL }, { "stats", MC_STATS },
-	{ "version", MC_VERSION }, { "verbosity", MC_VERBOSITY },
-	{ "quit", MC_QUIT }, { "lru_crawler", MC_METADUMP }, { "mg", MC_MG }, { "ms", MC_MS },
-	{ "md", MC_MD }, { "ma", MC_MA }, { "mn", MC_MN }, { "me", MC_ME },
+	{ "get", MC_GET },
+	{ "gets", MC_GETS },
+	{ "gat", MC_GAT },
+	{ "gats", MC_GATS },
+	{ "set", MC_SET },
+	{ "add", MC_ADD },
+	{ "replace", MC_REPLACE },
+	{ "append", MC_APPEND },
+	{ "prepend", MC_PREPEND },
+	{ "cas", MC_CAS },
+	{ "incr", MC_INCR },
+	{ "decr", MC_DECR },
+	{ "delete", MC_DELETE },
+	{ "touch", MC_TOUCH },
+	{ "flush_all", MC_FLUSH_ALL },
+	{ "stats", MC_STATS },
+	{ "version", MC_VERSION },
+	{ "verbosity", MC_VERBOSITY },
+	{ "quit", MC_QUIT },
+	{ "lru_crawler", MC_METADUMP },
+	{ "mg", MC_MG },
+	{ "ms", MC_MS },
+	{ "md", MC_MD },
+	{ "ma", MC_MA },
+	{ "mn", MC_MN },
+	{ "me", MC_ME },
 };
 
 static enum mc_cmd lookup(const struct tok *t)
@@ -574,8 +629,8 @@ static enum mc_parse_result parse_metadump(struct mc_req *r,
 static bool is_retrieval(const char *buf, size_t len)
 {
 	return (len >= 4 && !memcmp(buf, "get ", 4)) ||
-	       (len >= 5 && (!memcmp(buf, "gets ", 5) ||
-			     !memcmp(buf, "gat ", 4))) ||
+	       (len >= 5 &&
+		(!memcmp(buf, "gets ", 5) || !memcmp(buf, "gat ", 4))) ||
 	       (len >= 5 && !memcmp(buf, "gats ", 5));
 }
 
@@ -583,12 +638,21 @@ static enum mc_parse_result dispatch(struct mc_req *r, const struct tok *t,
 				     size_t n, const char *end)
 {
 	switch (r->cmd) {
-	case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
+	case MC_GET:
+	case MC_GETS:
+	case MC_GAT:
+	case MC_GATS:
 		return parse_retrieval(r, t, n, end);
-	case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND:
-	case MC_PREPEND: case MC_CAS:
+	case MC_SET:
+	case MC_ADD:
+	case MC_REPLACE:
+	case MC_APPEND:
+	case MC_PREPEND:
+	case MC_CAS:
 		return parse_storage(r, t, n);
-	case MC_INCR: case MC_DECR: case MC_TOUCH:
+	case MC_INCR:
+	case MC_DECR:
+	case MC_TOUCH:
 		return parse_key_num(r, t, n);
 	case MC_DELETE:
 		return parse_delete(r, t, n);
@@ -602,11 +666,16 @@ static enum mc_parse_result dispatch(struct mc_req *r, const struct tok *t,
 			r->arg_len = (size_t)(end - t[1].p);
 		}
 		return MC_PARSE_OK;
-	case MC_VERSION: case MC_QUIT:
+	case MC_VERSION:
+	case MC_QUIT:
 		return MC_PARSE_OK;
 	case MC_METADUMP:
 		return parse_metadump(r, t, n);
-	case MC_MG: case MC_MS: case MC_MD: case MC_MA: case MC_MN:
+	case MC_MG:
+	case MC_MS:
+	case MC_MD:
+	case MC_MA:
+	case MC_MN:
 	case MC_ME:
 		return parse_meta(r, t, n);
 	case MC_NONE:
@@ -642,7 +711,7 @@ enum mc_parse_result mc_parse(const char *buf, size_t len, size_t get_max,
 		if (req->cmd != MC_GET && req->cmd != MC_GETS &&
 		    req->cmd != MC_GAT && req->cmd != MC_GATS)
 			return MC_PARSE_ERROR;
-		n = MAX_TOKENS;	/* the key list runs to the end anyway */
+		n = MAX_TOKENS; /* the key list runs to the end anyway */
 	}
 	return dispatch(req, t, n, end);
 }

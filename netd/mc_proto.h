@@ -11,37 +11,62 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MC_KEY_MAX 250		/* longest key, bytes (after base64 decoding) */
-#define MC_LINE_MAX 2048	/* a line without a newline past this closes */
-#define MC_OPAQUE_MAX 32	/* longest meta O token */
-#define MC_META_MAX 24		/* meta flags kept per request */
+#define MC_KEY_MAX	250  /* longest key, bytes (after base64 decoding) */
+#define MC_LINE_MAX	2048 /* a line without a newline past this closes */
+#define MC_OPAQUE_MAX	32   /* longest meta O token */
+#define MC_META_MAX	24   /* meta flags kept per request */
 /* memcached's longest data block (an int32 with its CRLF): over it, and
  * over --max-item, a storage line is a bad command line */
-#define MC_BLOCK_MAX (INT32_MAX - 2)
-#define MC_REL_TIME_MAX (60 * 60 * 24 * 30)	/* exptime: relative below */
+#define MC_BLOCK_MAX	(INT32_MAX - 2)
+#define MC_REL_TIME_MAX (60 * 60 * 24 * 30) /* exptime: relative below */
 
 enum mc_cmd {
 	MC_NONE = 0,
-	MC_GET, MC_GETS, MC_GAT, MC_GATS,
-	MC_SET, MC_ADD, MC_REPLACE, MC_APPEND, MC_PREPEND, MC_CAS,
-	MC_INCR, MC_DECR, MC_DELETE, MC_TOUCH,
-	MC_FLUSH_ALL, MC_STATS, MC_VERSION, MC_VERBOSITY, MC_QUIT,
-	MC_METADUMP,	/* lru_crawler metadump all|hash [PREFIX] */
-	MC_MG, MC_MS, MC_MD, MC_MA, MC_MN, MC_ME,
+	MC_GET,
+	MC_GETS,
+	MC_GAT,
+	MC_GATS,
+	MC_SET,
+	MC_ADD,
+	MC_REPLACE,
+	MC_APPEND,
+	MC_PREPEND,
+	MC_CAS,
+	MC_INCR,
+	MC_DECR,
+	MC_DELETE,
+	MC_TOUCH,
+	MC_FLUSH_ALL,
+	MC_STATS,
+	MC_VERSION,
+	MC_VERBOSITY,
+	MC_QUIT,
+	MC_METADUMP, /* lru_crawler metadump all|hash [PREFIX] */
+	MC_MG,
+	MC_MS,
+	MC_MD,
+	MC_MA,
+	MC_MN,
+	MC_ME,
 };
 
 /* What mc_parse() found. */
 enum mc_parse_result {
-	MC_PARSE_OK = 0,	/* a request in *req */
-	MC_PARSE_MORE,		/* no whole line yet: read more */
-	MC_PARSE_ERROR,		/* unknown command or argument count: "ERROR" */
-	MC_PARSE_CLIENT_ERROR,	/* req->err follows "CLIENT_ERROR " */
-	MC_PARSE_TOO_LONG,	/* no newline within the limit: close */
+	MC_PARSE_OK = 0,       /* a request in *req */
+	MC_PARSE_MORE,	       /* no whole line yet: read more */
+	MC_PARSE_ERROR,	       /* unknown command or argument count: "ERROR" */
+	MC_PARSE_CLIENT_ERROR, /* req->err follows "CLIENT_ERROR " */
+	MC_PARSE_TOO_LONG,     /* no newline within the limit: close */
 };
 
 /* Meta set modes (ms M token) and arithmetic modes (ma M token). */
-enum mc_ms_mode { MC_MS_SET = 0, MC_MS_ADD, MC_MS_REPLACE, MC_MS_APPEND,
-		  MC_MS_PREPEND };
+enum mc_ms_mode {
+	MC_MS_SET = 0,
+	MC_MS_ADD,
+	MC_MS_REPLACE,
+	MC_MS_APPEND,
+	MC_MS_PREPEND
+};
 
 /* One meta flag as given: its letter and its token (may be empty). */
 struct mc_flag {
@@ -59,39 +84,39 @@ struct mc_meta {
 	uint64_t seen;
 	unsigned n;
 	struct mc_flag fl[MC_META_MAX];
-	int64_t ttl;		/* T */
-	int64_t vivify_ttl;	/* N */
-	int64_t recache;	/* R */
-	uint64_t cas;		/* C */
-	uint32_t client_flags;	/* F */
-	uint64_t delta;		/* D (ma), default 1 */
-	uint64_t initial;	/* J (ma), default 0 */
-	int mode;		/* M: enum mc_ms_mode, or 1 for ma decrement */
-	uint64_t range_first;	/* G (mg): first byte */
-	uint64_t range_last;	/* G: last byte, UINT64_MAX: to the end */
+	int64_t ttl;	       /* T */
+	int64_t vivify_ttl;    /* N */
+	int64_t recache;       /* R */
+	uint64_t cas;	       /* C */
+	uint32_t client_flags; /* F */
+	uint64_t delta;	       /* D (ma), default 1 */
+	uint64_t initial;      /* J (ma), default 0 */
+	int mode;	       /* M: enum mc_ms_mode, or 1 for ma decrement */
+	uint64_t range_first;  /* G (mg): first byte */
+	uint64_t range_last;   /* G: last byte, UINT64_MAX: to the end */
 };
 
 struct mc_req {
 	enum mc_cmd cmd;
-	const char *key;	/* single-key commands; may point at keybuf */
+	const char *key; /* single-key commands; may point at keybuf */
 	size_t klen;
-	const char *keys;	/* get/gets/gat/gats: the key list ... */
-	size_t keys_len;	/* ... for mc_next_key() */
-	uint32_t flags;		/* client flags */
-	int64_t exptime;	/* as sent: see mc_exptime() */
-	uint64_t bytes;		/* value bytes that follow the line */
-	uint64_t cas;		/* cas unique */
-	uint64_t delta;		/* incr/decr */
-	uint64_t num;		/* verbosity level, flush_all delay */
+	const char *keys; /* get/gets/gat/gats: the key list ... */
+	size_t keys_len;  /* ... for mc_next_key() */
+	uint32_t flags;	  /* client flags */
+	int64_t exptime;  /* as sent: see mc_exptime() */
+	uint64_t bytes;	  /* value bytes that follow the line */
+	uint64_t cas;	  /* cas unique */
+	uint64_t delta;	  /* incr/decr */
+	uint64_t num;	  /* verbosity level, flush_all delay */
 	bool has_num;
 	bool noreply;
-	bool b64;		/* meta b: key was base64, keybuf holds it */
-	bool swallow;		/* an ms refused after its length parsed:
-				 * bytes + 2 bytes follow all the same */
-	const char *arg;	/* stats: the argument, metadump: the key
-				 * prefix; NULL: none */
+	bool b64;	 /* meta b: key was base64, keybuf holds it */
+	bool swallow;	 /* an ms refused after its length parsed:
+			  * bytes + 2 bytes follow all the same */
+	const char *arg; /* stats: the argument, metadump: the key
+			  * prefix; NULL: none */
 	size_t arg_len;
-	const char *err;	/* MC_PARSE_CLIENT_ERROR: the message */
+	const char *err; /* MC_PARSE_CLIENT_ERROR: the message */
 	struct mc_meta meta;
 	char keybuf[MC_KEY_MAX + 1];
 };

@@ -34,8 +34,8 @@ static bool parse_counter(const char *buf, size_t len, uint64_t *v)
  * value.  Returns 0, -ENOENT, -EINVAL (not a number), -ESTALE (ma C did
  * not match) or another -errno.
  */
-int mc_arith(struct conn *c, const struct mc_req *q, bool decr,
-		 uint64_t delta, uint64_t *val, uint64_t *cas)
+int mc_arith(struct conn *c, const struct mc_req *q, bool decr, uint64_t delta,
+	     uint64_t *val, uint64_t *cas)
 {
 	struct gs_store *s = store_of(c);
 	int ret = -ESTALE;
@@ -110,7 +110,7 @@ void mc_cmd_arith(struct conn *c, const struct mc_req *q)
 	}
 	if (ret == -EINVAL) {
 		mc_reply(c, "CLIENT_ERROR cannot increment or decrement "
-			      "non-numeric value");
+			    "non-numeric value");
 		return;
 	}
 	if (ret < 0) {
@@ -141,8 +141,8 @@ void mc_cmd_delete(struct conn *c, const struct mc_req *q)
 void mc_cmd_touch(struct conn *c, const struct mc_req *q)
 {
 	CNT(c->w, cmd_touch);
-	if (gs_touch(store_of(c), q->key, q->klen,
-		     store_exptime(q->exptime)) == 0) {
+	if (gs_touch(store_of(c), q->key, q->klen, store_exptime(q->exptime)) ==
+	    0) {
 		CNT(c->w, touch_hits);
 		mc_reply(c, "TOUCHED");
 	} else {
@@ -232,7 +232,8 @@ static int metadump_one(void *arg, const void *key, size_t klen,
 	}
 	OUT(c, "key=");
 	conn_out(c, enc, n);
-	conn_printf(c, " exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
+	conn_printf(c,
+		    " exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
 		    " fetch=no cls=1 size=%" PRIu64 "\n",
 		    m->exptime ? m->exptime : -1,
 		    (int64_t)(m->mtime_ns / 1000000000), m->cas, m->size);

@@ -22,10 +22,14 @@
 static enum gs_put_mode put_mode(enum mc_cmd cmd)
 {
 	switch (cmd) {
-	case MC_ADD: return GS_ADD;
-	case MC_REPLACE: return GS_REPLACE;
-	case MC_CAS: return GS_CAS;
-	default: return GS_SET;
+	case MC_ADD:
+		return GS_ADD;
+	case MC_REPLACE:
+		return GS_REPLACE;
+	case MC_CAS:
+		return GS_CAS;
+	default:
+		return GS_SET;
 	}
 }
 
@@ -33,16 +37,24 @@ static enum gs_put_mode put_mode(enum mc_cmd cmd)
 static const char *text_put_reply(const struct mc_req *q, int ret)
 {
 	switch (ret) {
-	case 0: return "STORED";
-	case -EEXIST: return "NOT_STORED";
-	case -ENOENT: return q->cmd == MC_CAS ? "NOT_FOUND" : "NOT_STORED";
-	case -ESTALE: return "EXISTS";
-	case -EFBIG: return "SERVER_ERROR object too large for cache";
+	case 0:
+		return "STORED";
+	case -EEXIST:
+		return "NOT_STORED";
+	case -ENOENT:
+		return q->cmd == MC_CAS ? "NOT_FOUND" : "NOT_STORED";
+	case -ESTALE:
+		return "EXISTS";
+	case -EFBIG:
+		return "SERVER_ERROR object too large for cache";
 	/* the tier or its file system is full: not RAM, as memcached's
 	 * "out of memory" would say */
-	case -ENOSPC: return "SERVER_ERROR out of space storing object";
-	case -ENOMEM: return "SERVER_ERROR out of memory storing object";
-	case -EIO: return "SERVER_ERROR I/O error storing object";
+	case -ENOSPC:
+		return "SERVER_ERROR out of space storing object";
+	case -ENOMEM:
+		return "SERVER_ERROR out of memory storing object";
+	case -EIO:
+		return "SERVER_ERROR I/O error storing object";
 	}
 	return "SERVER_ERROR cannot store the value";
 }
@@ -54,11 +66,19 @@ static void meta_put_reply(struct conn *c, const struct mc_req *q, int ret,
 	const char *code;
 
 	switch (ret) {
-	case 0: code = "HD"; break;
-	case -EEXIST: code = "NS"; break;
-	case -ENOENT: code = mc_meta_has(&q->meta, 'C') ? "NF" : "NS"; break;
-	case -ESTALE: code = "EX"; break;
-	default:	/* the same SERVER_ERROR text as the text protocol's */
+	case 0:
+		code = "HD";
+		break;
+	case -EEXIST:
+		code = "NS";
+		break;
+	case -ENOENT:
+		code = mc_meta_has(&q->meta, 'C') ? "NF" : "NS";
+		break;
+	case -ESTALE:
+		code = "EX";
+		break;
+	default: /* the same SERVER_ERROR text as the text protocol's */
 		mc_reply(c, text_put_reply(q, ret));
 		return;
 	}
@@ -127,12 +147,19 @@ static void put_args(const struct mc_req *q, struct gs_put_args *a)
 	a->size = q->bytes;
 	if (q->cmd == MC_MS) {
 		a->flags = q->meta.client_flags;
-		a->exptime = mc_meta_has(&q->meta, 'T')
-				     ? store_exptime(q->meta.ttl) : 0;
+		a->exptime = mc_meta_has(&q->meta, 'T') ?
+				     store_exptime(q->meta.ttl) :
+				     0;
 		switch (q->meta.mode) {
-		case MC_MS_ADD: a->mode = GS_ADD; break;
-		case MC_MS_REPLACE: a->mode = GS_REPLACE; break;
-		default: a->mode = GS_SET; break;
+		case MC_MS_ADD:
+			a->mode = GS_ADD;
+			break;
+		case MC_MS_REPLACE:
+			a->mode = GS_REPLACE;
+			break;
+		default:
+			a->mode = GS_SET;
+			break;
 		}
 		if (mc_meta_has(&q->meta, 'C')) {
 			a->mode = GS_CAS;
@@ -152,8 +179,8 @@ static void put_args(const struct mc_req *q, struct gs_put_args *a)
  * old version, -ESTALE: ms C did not match it).
  */
 static int concat_begin(struct gs_store *s, const struct mc_req *q,
-			uint64_t len, uint64_t max_item,
-			struct gs_reader **old, struct gs_writer **wr)
+			uint64_t len, uint64_t max_item, struct gs_reader **old,
+			struct gs_writer **wr)
 {
 	const struct gs_meta *mt;
 	struct gs_put_args a;
@@ -186,8 +213,8 @@ static int concat_begin(struct gs_store *s, const struct mc_req *q,
  * append/prepend of a value held in memory: read-modify-write, again
  * from the start when another client changed the key meanwhile.
  */
-static int concat_put(struct conn *c, const struct mc_req *q,
-		      const void *data, size_t len, uint64_t *cas)
+static int concat_put(struct conn *c, const struct mc_req *q, const void *data,
+		      size_t len, uint64_t *cas)
 {
 	uint64_t max = c->w->gd->set.max_item;
 	int ret = -ESTALE;
@@ -215,7 +242,7 @@ static int concat_put(struct conn *c, const struct mc_req *q,
 		ret = gs_put_commit(wr, cas);
 		if (ret == -ESTALE && q->cmd == MC_MS &&
 		    mc_meta_has(&q->meta, 'C'))
-			break;	/* the client's cas, not ours: no retry */
+			break; /* the client's cas, not ours: no retry */
 	}
 	return ret;
 }
@@ -321,11 +348,11 @@ static void value_finish(struct conn *c)
 			mc_reply(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
-	if (!m->wr) {		/* refused at the start: ret says why */
+	if (!m->wr) { /* refused at the start: ret says why */
 		put_reply(c, ret, 0);
 		return;
 	}
-	if (m->old) {		/* prepend: the old bytes go last */
+	if (m->old) { /* prepend: the old bytes go last */
 		if (!ret)
 			ret = copy_reader(m->wr, m->old);
 		gs_reader_close(m->old);
@@ -385,8 +412,8 @@ static void value_stream_begin(struct conn *c)
  * command may follow).  @feed NULL discards.  RUN_INPUT when it is all in.
  */
 static enum conn_run block_run(struct conn *c,
-			     void (*feed)(struct conn *c, const uint8_t *p,
-					  size_t n))
+			       void (*feed)(struct conn *c, const uint8_t *p,
+					    size_t n))
 {
 	struct mc_state *m = mc_of(c);
 
@@ -397,7 +424,7 @@ static enum conn_run block_run(struct conn *c,
 		if (got == 0)
 			return RUN_WAIT;
 		if (got < 0)
-			return RUN_CLOSE;	/* a put is aborted */
+			return RUN_CLOSE; /* a put is aborted */
 		if (feed)
 			feed(c, p, (size_t)got);
 		else
@@ -471,11 +498,11 @@ enum conn_run mc_storage_start(struct conn *c)
 	m->job = JOB_NONE;
 	if (q->bytes > c->w->gd->set.max_item) {
 		storage_too_large(c, q);
-		return RUN_OUTPUT;	/* the reply goes out before the swallow */
+		return RUN_OUTPUT; /* the reply goes out before the swallow */
 	}
 	m->job = JOB_VALUE;
 	if (q->bytes + 2 <= GD_RBUF / 2)
-		return RUN_INPUT;	/* mc_value_whole() once it is in */
+		return RUN_INPUT; /* mc_value_whole() once it is in */
 	value_stream_begin(c);
 	return RUN_INPUT;
 }

@@ -43,7 +43,7 @@ static int keep_line(struct conn *c, const char *line, size_t len)
 	memcpy(m->line, line, len);
 	if (mc_parse(m->line, len, GD_GET_LINE_MAX, &m->req, &used) !=
 	    MC_PARSE_OK)
-		return -1;	/* it parsed in rbuf: cannot happen */
+		return -1; /* it parsed in rbuf: cannot happen */
 	return 0;
 }
 
@@ -55,7 +55,8 @@ static enum conn_run run_simple(struct conn *c, const struct mc_req *q)
 	struct gd *gd = c->w->gd;
 
 	switch (q->cmd) {
-	case MC_INCR: case MC_DECR:
+	case MC_INCR:
+	case MC_DECR:
 		mc_cmd_arith(c, q);
 		break;
 	case MC_DELETE:
@@ -117,7 +118,10 @@ static enum conn_run run_long(struct conn *c, const char *line, size_t len)
 	}
 	mc_of(c)->noreply = q->cmd == MC_MS ? false : q->noreply;
 	switch (q->cmd) {
-	case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
+	case MC_GET:
+	case MC_GETS:
+	case MC_GAT:
+	case MC_GATS:
 		m->job = JOB_GET;
 		m->mg = false;
 		m->kpos = q->keys;
@@ -137,9 +141,18 @@ static enum conn_run run_long(struct conn *c, const char *line, size_t len)
 static bool is_long(enum mc_cmd cmd)
 {
 	switch (cmd) {
-	case MC_GET: case MC_GETS: case MC_GAT: case MC_GATS:
-	case MC_SET: case MC_ADD: case MC_REPLACE: case MC_APPEND:
-	case MC_PREPEND: case MC_CAS: case MC_MG: case MC_MS:
+	case MC_GET:
+	case MC_GETS:
+	case MC_GAT:
+	case MC_GATS:
+	case MC_SET:
+	case MC_ADD:
+	case MC_REPLACE:
+	case MC_APPEND:
+	case MC_PREPEND:
+	case MC_CAS:
+	case MC_MG:
+	case MC_MS:
 		return true;
 	default:
 		return false;
@@ -150,11 +163,18 @@ static bool is_long(enum mc_cmd cmd)
 static bool is_write(const struct mc_req *q)
 {
 	switch (q->cmd) {
-	case MC_GET: case MC_GETS: case MC_STATS: case MC_VERSION:
-	case MC_VERBOSITY: case MC_QUIT: case MC_METADUMP: case MC_MN:
-	case MC_ME: case MC_NONE:
+	case MC_GET:
+	case MC_GETS:
+	case MC_STATS:
+	case MC_VERSION:
+	case MC_VERBOSITY:
+	case MC_QUIT:
+	case MC_METADUMP:
+	case MC_MN:
+	case MC_ME:
+	case MC_NONE:
 		return false;
-	case MC_MG:	/* vivify on miss, or a new TTL */
+	case MC_MG: /* vivify on miss, or a new TTL */
 		return mc_meta_has(&q->meta, 'N') || mc_meta_has(&q->meta, 'T');
 	default:
 		return true;
@@ -178,8 +198,9 @@ static void write_refuse(struct conn *c, const struct mc_req *q,
 static void mirror_refuse(struct conn *c, const struct mc_req *q)
 {
 	CNT(c->w, mirror_writes_refused);
-	write_refuse(c, q, "SERVER_ERROR read only: a mirror stores what its "
-			   "origin serves\r\n");
+	write_refuse(c, q,
+		     "SERVER_ERROR read only: a mirror stores what its "
+		     "origin serves\r\n");
 }
 
 /*
@@ -210,8 +231,7 @@ static enum conn_run run_job(struct conn *c)
 	case JOB_SWALLOW:
 		return mc_swallow_run(c);
 	case JOB_VALUE:
-		if (!m->wr && !m->err &&
-		    m->req.bytes + 2 <= GD_RBUF / 2) {
+		if (!m->wr && !m->err && m->req.bytes + 2 <= GD_RBUF / 2) {
 			if (c->rend - c->rstart < m->req.bytes + 2)
 				return RUN_INPUT;
 			mc_value_whole(c);
@@ -268,7 +288,7 @@ static enum conn_run mc_conn_run(struct conn *c)
 			c->rstart += used;
 			if (!q->noreply || q->cmd >= MC_MG)
 				conn_printf(c, "CLIENT_ERROR %s\r\n", q->err);
-			if (q->swallow)		/* keep the framing */
+			if (q->swallow) /* keep the framing */
 				mc_swallow_block(c, q->bytes);
 			continue;
 		case MC_PARSE_OK:
@@ -277,9 +297,10 @@ static enum conn_run mc_conn_run(struct conn *c)
 		c->rstart += used;
 		if (is_write(q) && !may_write(c)) {
 			CNT(c->w, mc_denied);
-			write_refuse(c, q, "CLIENT_ERROR writes are accepted "
-					   "from loopback only (see "
-					   "--auth-file)\r\n");
+			write_refuse(c, q,
+				     "CLIENT_ERROR writes are accepted "
+				     "from loopback only (see "
+				     "--auth-file)\r\n");
 			continue;
 		}
 		if (c->w->gd->set.mirror && is_write(q)) {

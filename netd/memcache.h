@@ -29,7 +29,7 @@
 #include "goblind.h"
 #include "mc_proto.h"
 
-#define RMW_TRIES 16		/* read-modify-write attempts on a race */
+#define RMW_TRIES 16 /* read-modify-write attempts on a race */
 
 /* Append a string literal to the output. */
 #define OUT(c, lit) conn_out(c, lit, sizeof(lit) - 1)
@@ -39,29 +39,29 @@ enum mc_job { JOB_NONE = 0, JOB_SWALLOW, JOB_VALUE, JOB_GET };
 
 struct mc_state {
 	enum mc_job job;
-	struct mc_req req;	/* the command; its pointers are into line */
-	char *line;		/* a copy of the command line (malloc) */
+	struct mc_req req; /* the command; its pointers are into line */
+	char *line;	   /* a copy of the command line (malloc) */
 	size_t line_cap;
-	bool noreply;		/* the current command's */
-	bool authed;		/* authenticated (--auth-file) */
-	bool auth_block;	/* ... its "user pass" block is due */
-	uint32_t auth_left;	/* ... that many bytes, "\r\n" included */
+	bool noreply;	    /* the current command's */
+	bool authed;	    /* authenticated (--auth-file) */
+	bool auth_block;    /* ... its "user pass" block is due */
+	uint32_t auth_left; /* ... that many bytes, "\r\n" included */
 	/* JOB_SWALLOW and JOB_VALUE: bytes of the data block still to come,
 	 * its "\r\n" included */
 	uint64_t left;
-	bool bad_chunk;		/* the block did not end with "\r\n" */
+	bool bad_chunk; /* the block did not end with "\r\n" */
 	uint8_t crlf[2];
 	/* JOB_VALUE, streamed: the writer, and for append/prepend the old
 	 * version copied before (append) or after (prepend) the new bytes */
 	struct gs_writer *wr;
 	struct gs_reader *old;
-	int err;		/* first store error of the put */
+	int err; /* first store error of the put */
 	/* JOB_GET: the keys not yet answered, and the value being sent */
 	const char *kpos, *kend;
 	struct gs_reader *r;
-	const char *rkey;	/* its key, for meta k */
+	const char *rkey; /* its key, for meta k */
 	size_t rklen;
-	bool mg;		/* a meta get: one key, no END */
+	bool mg; /* a meta get: one key, no END */
 };
 
 /* A memcache connection: the worker's part, then ours. */
@@ -72,7 +72,7 @@ struct mc_conn {
 
 /* A worker's memcache state (mc_ops.worker_init). */
 struct mc_worker {
-	struct mc_req req;	/* the request being parsed (mc_conn_run) */
+	struct mc_req req; /* the request being parsed (mc_conn_run) */
 };
 
 static inline struct mc_state *mc_of(const struct conn *c)
@@ -155,8 +155,8 @@ void mc_value_drop(struct mc_state *m);
  * incr/decr/ma: read-modify-write, again on a race.  *val gets the new
  * value.  0, -ENOENT, -EINVAL (not a number), -ESTALE or -errno.
  */
-int mc_arith(struct conn *c, const struct mc_req *q, bool decr,
-	     uint64_t delta, uint64_t *val, uint64_t *cas);
+int mc_arith(struct conn *c, const struct mc_req *q, bool decr, uint64_t delta,
+	     uint64_t *val, uint64_t *cas);
 void mc_count_arith(struct worker *w, bool decr, bool hit);
 void mc_cmd_arith(struct conn *c, const struct mc_req *q);
 void mc_cmd_delete(struct conn *c, const struct mc_req *q);
@@ -184,8 +184,8 @@ void metatab_free(struct metatab *t);
  * The marks of @key at version @cas: bits GD_MARK_*.  A mark belongs to
  * one version: a new version has none.
  */
-#define GD_MARK_STALE 1u	/* md I: stale, serve with X */
-#define GD_MARK_WON 2u		/* a client was given W for it */
+#define GD_MARK_STALE 1u /* md I: stale, serve with X */
+#define GD_MARK_WON   2u /* a client was given W for it */
 unsigned metatab_get(struct metatab *t, const void *key, size_t klen,
 		     uint64_t cas);
 /* Set @bits on @key at @cas; returns the bits before. */

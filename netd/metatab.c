@@ -12,7 +12,7 @@
 #include "memcache.h"
 
 #define METATAB_BUCKETS 4096
-#define METATAB_MAX 65536	/* marks kept at once */
+#define METATAB_MAX	65536 /* marks kept at once */
 
 struct mark {
 	struct mark *next;
@@ -24,8 +24,8 @@ struct mark {
 
 struct metatab {
 	pthread_mutex_t lock;
-	size_t n;			/* protected by lock */
-	struct mark *b[METATAB_BUCKETS];	/* protected by lock */
+	size_t n;			 /* protected by lock */
+	struct mark *b[METATAB_BUCKETS]; /* protected by lock */
 };
 
 static size_t bucket(const void *key, size_t klen)
@@ -106,7 +106,7 @@ unsigned metatab_set(struct metatab *t, const void *key, size_t klen,
 	p = find(t, key, klen);
 	m = *p;
 	if (m && m->cas != cas)
-		m->bits = 0;	/* a mark of an older version */
+		m->bits = 0; /* a mark of an older version */
 	if (!m) {
 		if (t->n >= METATAB_MAX) {
 			clear_all(t);

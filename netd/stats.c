@@ -23,9 +23,9 @@ enum sink_kind { SINK_MC, SINK_JSON, SINK_PROM };
 
 struct sink {
 	enum sink_kind kind;
-	struct conn *conn;	/* SINK_MC */
-	struct gd_buf *b;	/* the others */
-	unsigned n;		/* values written (JSON commas) */
+	struct conn *conn; /* SINK_MC */
+	struct gd_buf *b;  /* the others */
+	unsigned n;	   /* values written (JSON commas) */
 };
 
 /* Prometheus: a counter's value only grows, a gauge's goes up and down. */
@@ -39,7 +39,9 @@ static void prom_name(struct gd_buf *b, const char *name, const char *suffix)
 
 	for (i = 0; name[i] && i < sizeof(n) - 1; i++)
 		n[i] = (name[i] >= 'a' && name[i] <= 'z') ||
-		       (name[i] >= '0' && name[i] <= '9') ? name[i] : '_';
+				       (name[i] >= '0' && name[i] <= '9') ?
+			       name[i] :
+			       '_';
 	n[i] = 0;
 	gd_buf_printf(b, "goblin_%s%s", n, suffix);
 }
@@ -69,8 +71,8 @@ static void sink_u64(struct sink *k, const char *name, enum metric m,
 		conn_printf(k->conn, "STAT %s %" PRIu64 "\r\n", name, v);
 		break;
 	case SINK_JSON:
-		gd_buf_printf(k->b, "%s\n  \"%s\": %" PRIu64,
-			      k->n ? "," : "", name, v);
+		gd_buf_printf(k->b, "%s\n  \"%s\": %" PRIu64, k->n ? "," : "",
+			      name, v);
 		break;
 	case SINK_PROM:
 		prom_family(k->b, name, sfx,
@@ -91,12 +93,13 @@ static void sink_str(struct sink *k, const char *name, const char *help,
 		conn_printf(k->conn, "STAT %s %s\r\n", name, v);
 		break;
 	case SINK_JSON:
-		gd_buf_printf(k->b, "%s\n  \"%s\": \"", k->n ? "," : "",
-			      name);
+		gd_buf_printf(k->b, "%s\n  \"%s\": \"", k->n ? "," : "", name);
 		for (; *v; v++)
-			gd_buf_printf(k->b, *v == '"' || *v == '\\' ? "\\%c"
-					    : (unsigned char)*v < 0x20
-					    ? "\\u%04x" : "%c", *v);
+			gd_buf_printf(k->b,
+				      *v == '"' || *v == '\\'  ? "\\%c" :
+				      (unsigned char)*v < 0x20 ? "\\u%04x" :
+								 "%c",
+				      *v);
 		gd_buf_printf(k->b, "\"");
 		break;
 	case SINK_PROM:
@@ -104,8 +107,11 @@ static void sink_str(struct sink *k, const char *name, const char *help,
 		prom_name(k->b, name, "_info");
 		gd_buf_printf(k->b, "{value=\"");
 		for (; *v; v++)
-			gd_buf_printf(k->b, *v == '"' || *v == '\\' ? "\\%c"
-					    : *v == '\n' ? " " : "%c", *v);
+			gd_buf_printf(k->b,
+				      *v == '"' || *v == '\\' ? "\\%c" :
+				      *v == '\n'	      ? " " :
+								"%c",
+				      *v);
 		gd_buf_printf(k->b, "\"} 1\n");
 		break;
 	}
@@ -125,9 +131,8 @@ static void sink_time(struct sink *k, const char *name, const char *help,
 			    (long)tv.tv_sec, (long)tv.tv_usec);
 		break;
 	case SINK_JSON:
-		gd_buf_printf(k->b, "%s\n  \"%s\": %ld.%06ld",
-			      k->n ? "," : "", name, (long)tv.tv_sec,
-			      (long)tv.tv_usec);
+		gd_buf_printf(k->b, "%s\n  \"%s\": %ld.%06ld", k->n ? "," : "",
+			      name, (long)tv.tv_sec, (long)tv.tv_usec);
 		break;
 	case SINK_PROM:
 		prom_family(k->b, name, "_seconds_total", "counter", help);
@@ -162,8 +167,7 @@ static void sink_hist(struct sink *k, const char *name, const char *help,
 			gd_buf_printf(k->b, "{le=\"%g\"} %" PRIu64 "\n",
 				      (double)(16ull << i) / 1e6, cum);
 		else
-			gd_buf_printf(k->b, "{le=\"+Inf\"} %" PRIu64 "\n",
-				      cum);
+			gd_buf_printf(k->b, "{le=\"+Inf\"} %" PRIu64 "\n", cum);
 	}
 	prom_name(k->b, name, "_seconds_sum");
 	gd_buf_printf(k->b, " %.9f\n", (double)sum_ns / 1e9);
@@ -194,8 +198,8 @@ static void sink_seconds_gauge(struct sink *k, const char *name,
 	sink_u64(c, name, M_COUNTER, help, (uint64_t)(v))
 #define GAUGE(c, name, help, v) sink_u64(c, name, M_GAUGE, help, (uint64_t)(v))
 /* "stats settings" goes to memcache clients only: no help text */
-#define U64(c, name, v) sink_u64(c, name, M_GAUGE, NULL, (uint64_t)(v))
-#define STR(c, name, help, v) sink_str(c, name, help, v)
+#define U64(c, name, v)		sink_u64(c, name, M_GAUGE, NULL, (uint64_t)(v))
+#define STR(c, name, help, v)	sink_str(c, name, help, v)
 
 /*
  * Store field @id of @st under @name: its kind and help are goblin.h's
@@ -234,26 +238,27 @@ static void stats_process(struct gd *gd, struct sink *c,
 	GAUGE(c, "curr_connections", "connections open now",
 	      atomic_load(&gd->curr_conns));
 	COUNTER(c, "total_connections", "connections accepted",
-	        cn->total_connections);
+		cn->total_connections);
 	COUNTER(c, "rejected_connections",
-	        "connections refused: over --max-conns or a protocol's limit, "
-	        "or out of file descriptors",
-	        cn->rejected_connections);
+		"connections refused: over --max-conns or a protocol's limit, "
+		"or out of file descriptors",
+		cn->rejected_connections);
 	COUNTER(c, "rejected_no_fd",
-	        "connections refused through the reserve fd, out of fds",
-	        cn->rejected_no_fd);
+		"connections refused through the reserve fd, out of fds",
+		cn->rejected_no_fd);
 	COUNTER(c, "listen_disabled_num",
-	        "times accepting was paused: out of fds, no reserve",
-	        cn->listen_disabled_num);
+		"times accepting was paused: out of fds, no reserve",
+		cn->listen_disabled_num);
 	GAUGE(c, "curr_memcache_connections", "memcache connections open now",
 	      atomic_load(&gd->proto_conns[0]));
 	GAUGE(c, "curr_http_connections", "HTTP connections open now",
 	      atomic_load(&gd->proto_conns[1]));
 	COUNTER(c, "auth_cmds", "memcache logins tried (--auth-file)",
-	        cn->auth_cmds);
-	COUNTER(c, "auth_errors", "memcache logins that failed", cn->auth_errors);
+		cn->auth_cmds);
+	COUNTER(c, "auth_errors", "memcache logins that failed",
+		cn->auth_errors);
 	COUNTER(c, "memcache_denied",
-	        "memcache writes refused by the write policy", cn->mc_denied);
+		"memcache writes refused by the write policy", cn->mc_denied);
 	GAUGE(c, "connection_structures", "connection structures allocated",
 	      atomic_load(&gd->curr_conns));
 }
@@ -264,22 +269,23 @@ static void stats_commands(struct gd *gd, struct sink *c,
 			   const struct gs_stats *st)
 {
 	COUNTER(c, "cmd_get", "keys asked for by get, gets, gat, gats and mg",
-	        cn->cmd_get);
+		cn->cmd_get);
 	COUNTER(c, "cmd_set",
-	        "set, add, replace, append, prepend, cas and ms commands",
-	        cn->cmd_set);
+		"set, add, replace, append, prepend, cas and ms commands",
+		cn->cmd_set);
 	COUNTER(c, "cmd_flush", "flush_all commands", cn->cmd_flush);
 	COUNTER(c, "cmd_touch", "touch, gat, gats and mg T commands",
-	        cn->cmd_touch);
+		cn->cmd_touch);
 	COUNTER(c, "cmd_meta", "meta commands", cn->cmd_meta);
-	COUNTER(c, "get_hits", "keys found by retrieval commands", cn->get_hits);
+	COUNTER(c, "get_hits", "keys found by retrieval commands",
+		cn->get_hits);
 	COUNTER(c, "get_misses", "keys not found by retrieval commands",
-	        cn->get_misses);
+		cn->get_misses);
 	sink_store(c, "get_expired", st, GS_STAT_expired);
 	COUNTER(c, "delete_misses", "deletes of keys not found",
-	        cn->delete_misses);
+		cn->delete_misses);
 	COUNTER(c, "delete_hits", "deletes that removed an object",
-	        cn->delete_hits);
+		cn->delete_hits);
 	COUNTER(c, "incr_misses", "incr of keys not found", cn->incr_misses);
 	COUNTER(c, "incr_hits", "incr of keys found", cn->incr_hits);
 	COUNTER(c, "decr_misses", "decr of keys not found", cn->decr_misses);
@@ -287,23 +293,24 @@ static void stats_commands(struct gd *gd, struct sink *c,
 	COUNTER(c, "cas_misses", "cas of keys not found", cn->cas_misses);
 	COUNTER(c, "cas_hits", "cas that stored", cn->cas_hits);
 	COUNTER(c, "cas_badval", "cas refused: the CAS value did not match",
-	        cn->cas_badval);
+		cn->cas_badval);
 	COUNTER(c, "touch_hits", "touches of keys found", cn->touch_hits);
-	COUNTER(c, "touch_misses", "touches of keys not found", cn->touch_misses);
+	COUNTER(c, "touch_misses", "touches of keys not found",
+		cn->touch_misses);
 	COUNTER(c, "store_too_large", "values over --max-item, refused",
-	        cn->store_too_large);
+		cn->store_too_large);
 	COUNTER(c, "store_no_memory", "puts the store refused for room",
-	        cn->store_no_memory);
+		cn->store_no_memory);
 	COUNTER(c, "idle_kicks",
-	        "connections closed idle (--idle-timeout, --busy-idle-timeout)",
-	        cn->idle_kicks);
+		"connections closed idle (--idle-timeout, --busy-idle-timeout)",
+		cn->idle_kicks);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
-	        cn->bytes_read);
+		cn->bytes_read);
 	COUNTER(c, "bytes_written", "bytes written to client sockets",
-	        cn->bytes_written);
+		cn->bytes_written);
 	GAUGE(c, "limit_maxbytes", "bytes the tiers may hold in all",
 	      st->ram_capacity + st->small_capacity + st->ssd_capacity +
-	      st->hdd_capacity);
+		      st->hdd_capacity);
 	GAUGE(c, "accepting_conns", "1 while goblind accepts connections",
 	      !atomic_load(&gd->stopping));
 	GAUGE(c, "threads", "worker threads", gd->nworkers);
@@ -311,13 +318,13 @@ static void stats_commands(struct gd *gd, struct sink *c,
 	COUNTER(c, "total_items", "objects stored since start", st->puts);
 	GAUGE(c, "bytes", "bytes of the objects stored now", st->bytes);
 	COUNTER(c, "evictions", "objects evicted from every tier",
-	        st->evictions_ssd + st->evictions_hdd + st->evictions_small);
+		st->evictions_ssd + st->evictions_hdd + st->evictions_small);
 	COUNTER(c, "rmw_retries",
-	        "append, prepend, incr and decr retried after a race",
-	        cn->rmw_retries);
+		"append, prepend, incr and decr retried after a race",
+		cn->rmw_retries);
 	COUNTER(c, "conn_closed_long_line",
-	        "connections closed for a line too long",
-	        cn->conn_closed_long_line);
+		"connections closed for a line too long",
+		cn->conn_closed_long_line);
 	sink_store(c, "head_hits", st, GS_STAT_head_hits);
 	sink_store(c, "head_misses", st, GS_STAT_head_misses);
 }
@@ -325,29 +332,29 @@ static void stats_commands(struct gd *gd, struct sink *c,
 static void stats_http(struct sink *c, const struct gd_counters *cn)
 {
 	COUNTER(c, "http_requests", "HTTP request heads parsed",
-	        cn->http_requests);
+		cn->http_requests);
 	COUNTER(c, "http_gets", "HTTP GET and HEAD of objects", cn->http_gets);
 	COUNTER(c, "http_hits", "HTTP GET and HEAD answered from the store",
-	        cn->http_hits);
+		cn->http_hits);
 	COUNTER(c, "http_misses",
-	        "HTTP GET and HEAD not stored: 404, or fetched",
-	        cn->http_misses);
+		"HTTP GET and HEAD not stored: 404, or fetched",
+		cn->http_misses);
 	COUNTER(c, "http_puts", "HTTP PUTs stored", cn->http_puts);
 	COUNTER(c, "http_deletes", "HTTP DELETEs that removed an object",
-	        cn->http_deletes);
+		cn->http_deletes);
 	COUNTER(c, "http_not_modified", "HTTP 304 replies",
-	        cn->http_not_modified);
+		cn->http_not_modified);
 	COUNTER(c, "http_partial", "HTTP 206 replies", cn->http_partial);
 	COUNTER(c, "http_client_errors", "HTTP 4xx replies but 304 and 206",
-	        cn->http_client_errors);
+		cn->http_client_errors);
 	COUNTER(c, "http_server_errors", "HTTP 5xx replies",
-	        cn->http_server_errors);
+		cn->http_server_errors);
 	COUNTER(c, "http_bad_requests", "unparsable HTTP request heads",
-	        cn->http_bad_requests);
+		cn->http_bad_requests);
 	COUNTER(c, "http_timeouts", "HTTP heads not in within --http-timeout",
-	        cn->http_timeouts);
+		cn->http_timeouts);
 	COUNTER(c, "http_denied", "HTTP writes refused by the write gate",
-	        cn->http_denied);
+		cn->http_denied);
 }
 
 /* --mirror: the origin fetcher's counters. */
@@ -359,39 +366,30 @@ static void stats_mirror(struct gd *gd, struct sink *c,
 	if (!gd->fetcher)
 		return;
 	fetcher_stats(gd->fetcher, &f);
-	COUNTER(c, "origin_requests",
-	        "requests sent to the mirror origin",
-	        f.origin_requests);
-	COUNTER(c, "origin_bytes",
-	        "body bytes received from the origin",
-	        f.origin_bytes);
+	COUNTER(c, "origin_requests", "requests sent to the mirror origin",
+		f.origin_requests);
+	COUNTER(c, "origin_bytes", "body bytes received from the origin",
+		f.origin_bytes);
 	COUNTER(c, "origin_errors", "origin requests that failed",
-	        f.origin_errors);
+		f.origin_errors);
 	COUNTER(c, "origin_timeouts", "origin requests that timed out",
-	        f.origin_timeouts);
+		f.origin_timeouts);
 	COUNTER(c, "mirror_collapsed",
-	        "misses served by a fetch already under way",
-	        f.collapsed);
-	COUNTER(c, "mirror_stored", "origin responses stored",
-	        f.stored);
-	COUNTER(c, "mirror_passed",
-	        "origin responses relayed without storing",
-	        f.passed);
+		"misses served by a fetch already under way", f.collapsed);
+	COUNTER(c, "mirror_stored", "origin responses stored", f.stored);
+	COUNTER(c, "mirror_passed", "origin responses relayed without storing",
+		f.passed);
 	COUNTER(c, "mirror_revalidations",
-	        "conditional requests sent to the origin",
-	        f.revalidations);
-	COUNTER(c, "mirror_not_modified",
-	        "origin 304 replies to revalidations",
-	        f.not_modified);
+		"conditional requests sent to the origin", f.revalidations);
+	COUNTER(c, "mirror_not_modified", "origin 304 replies to revalidations",
+		f.not_modified);
 	COUNTER(c, "mirror_forwarded",
-	        "requests forwarded to the origin uncached",
-	        f.forwarded);
-	COUNTER(c, "mirror_aborted_fills",
-	        "store fills aborted mid-transfer",
-	        f.aborted_fills);
+		"requests forwarded to the origin uncached", f.forwarded);
+	COUNTER(c, "mirror_aborted_fills", "store fills aborted mid-transfer",
+		f.aborted_fills);
 	COUNTER(c, "mirror_writes_refused",
-	        "memcache writes refused by a mirror",
-	        cn->mirror_writes_refused);
+		"memcache writes refused by a mirror",
+		cn->mirror_writes_refused);
 }
 
 /*
@@ -415,8 +413,9 @@ static void stats_settings(struct gd *gd, struct sink *c,
 {
 	const struct gd_settings *s = &gd->set;
 
-	U64(c, "maxbytes", st->ram_capacity + st->small_capacity +
-			   st->ssd_capacity + st->hdd_capacity);
+	U64(c, "maxbytes",
+	    st->ram_capacity + st->small_capacity + st->ssd_capacity +
+		    st->hdd_capacity);
 	U64(c, "maxconns", s->max_conns);
 	U64(c, "tcpport", s->port);
 	U64(c, "udpport", 0);
@@ -456,59 +455,59 @@ static const struct tier_stat {
 	const char *name;
 	enum gs_stat_id id;
 } tier_stats[] = {
-	{"ram:capacity", GS_STAT_ram_capacity},
-	{"ram:slots", GS_STAT_ram_slots},
-	{"ram:slots_used", GS_STAT_ram_slots_used},
-	{"ram:bytes_read", GS_STAT_bytes_read_ram},
-	{"ram:head_hits", GS_STAT_head_hits},
-	{"ram:head_misses", GS_STAT_head_misses},
-	{"ram:head_evictions", GS_STAT_evictions_head},
-	{"ram:head_promotions", GS_STAT_head_promotions},
-	{"small:capacity", GS_STAT_small_capacity},
-	{"small:used", GS_STAT_small_used},
-	{"small:live", GS_STAT_small_live},
-	{"small:objects", GS_STAT_small_objects},
-	{"small:hits", GS_STAT_small_hits},
-	{"small:cold", GS_STAT_small_cold},
-	{"small:cold_bytes", GS_STAT_small_cold_bytes},
-	{"small:evictions", GS_STAT_evictions_small},
-	{"ssd:capacity", GS_STAT_ssd_capacity},
-	{"ssd:used", GS_STAT_ssd_used},
-	{"ssd:bytes_read", GS_STAT_bytes_read_ssd},
-	{"ssd:bytes_written", GS_STAT_bytes_written_ssd},
-	{"ssd:reads", GS_STAT_ssd_reads},
-	{"ssd:read_latency", GS_STAT_ssd_read_hist},	/* stats_ssd_latency */
-	{"ssd:evictions", GS_STAT_evictions_ssd},
-	{"ssd:prefix_drops", GS_STAT_ssd_prefix_drops},
-	{"hdd:capacity", GS_STAT_hdd_capacity},
-	{"hdd:used", GS_STAT_hdd_used},
-	{"hdd:bytes_read", GS_STAT_bytes_read_hdd},
-	{"hdd:bytes_written", GS_STAT_bytes_written_hdd},
-	{"hdd:reads", GS_STAT_hdd_reads},
-	{"hdd:read", GS_STAT_hdd_read_ns},		/* stats_hdd_latency */
-	{"hdd:evictions", GS_STAT_evictions_hdd},
-	{"csum_failures", GS_STAT_csum_failures},
-	{"journal_bytes", GS_STAT_journal_bytes},
-	{"journal_rewrites", GS_STAT_journal_rewrites},
-	{"journal_rewrite_errors", GS_STAT_journal_rewrite_errors},
-	{"io_buffer_bytes", GS_STAT_io_buffer_bytes},
-	{"write_errors", GS_STAT_write_errors},
-	{"read_errors", GS_STAT_read_errors},
+	{ "ram:capacity", GS_STAT_ram_capacity },
+	{ "ram:slots", GS_STAT_ram_slots },
+	{ "ram:slots_used", GS_STAT_ram_slots_used },
+	{ "ram:bytes_read", GS_STAT_bytes_read_ram },
+	{ "ram:head_hits", GS_STAT_head_hits },
+	{ "ram:head_misses", GS_STAT_head_misses },
+	{ "ram:head_evictions", GS_STAT_evictions_head },
+	{ "ram:head_promotions", GS_STAT_head_promotions },
+	{ "small:capacity", GS_STAT_small_capacity },
+	{ "small:used", GS_STAT_small_used },
+	{ "small:live", GS_STAT_small_live },
+	{ "small:objects", GS_STAT_small_objects },
+	{ "small:hits", GS_STAT_small_hits },
+	{ "small:cold", GS_STAT_small_cold },
+	{ "small:cold_bytes", GS_STAT_small_cold_bytes },
+	{ "small:evictions", GS_STAT_evictions_small },
+	{ "ssd:capacity", GS_STAT_ssd_capacity },
+	{ "ssd:used", GS_STAT_ssd_used },
+	{ "ssd:bytes_read", GS_STAT_bytes_read_ssd },
+	{ "ssd:bytes_written", GS_STAT_bytes_written_ssd },
+	{ "ssd:reads", GS_STAT_ssd_reads },
+	{ "ssd:read_latency", GS_STAT_ssd_read_hist }, /* stats_ssd_latency */
+	{ "ssd:evictions", GS_STAT_evictions_ssd },
+	{ "ssd:prefix_drops", GS_STAT_ssd_prefix_drops },
+	{ "hdd:capacity", GS_STAT_hdd_capacity },
+	{ "hdd:used", GS_STAT_hdd_used },
+	{ "hdd:bytes_read", GS_STAT_bytes_read_hdd },
+	{ "hdd:bytes_written", GS_STAT_bytes_written_hdd },
+	{ "hdd:reads", GS_STAT_hdd_reads },
+	{ "hdd:read", GS_STAT_hdd_read_ns }, /* stats_hdd_latency */
+	{ "hdd:evictions", GS_STAT_evictions_hdd },
+	{ "csum_failures", GS_STAT_csum_failures },
+	{ "journal_bytes", GS_STAT_journal_bytes },
+	{ "journal_rewrites", GS_STAT_journal_rewrites },
+	{ "journal_rewrite_errors", GS_STAT_journal_rewrite_errors },
+	{ "io_buffer_bytes", GS_STAT_io_buffer_bytes },
+	{ "write_errors", GS_STAT_write_errors },
+	{ "read_errors", GS_STAT_read_errors },
 	/* GOBLIN_FAULTS's injections (goblinctl(1)); 0 in normal operation */
-	{"faults_eio", GS_STAT_faults_eio},
-	{"faults_short", GS_STAT_faults_short},
-	{"faults_enospc", GS_STAT_faults_enospc},
-	{"faults_torn", GS_STAT_faults_torn},
+	{ "faults_eio", GS_STAT_faults_eio },
+	{ "faults_short", GS_STAT_faults_short },
+	{ "faults_enospc", GS_STAT_faults_enospc },
+	{ "faults_torn", GS_STAT_faults_torn },
 	/* the store's own, beside the memcache counters of the same names */
-	{"store:gets", GS_STAT_gets},
-	{"store:get_hits", GS_STAT_get_hits},
-	{"store:get_misses", GS_STAT_get_misses},
-	{"numa:nodes", GS_STAT_numa_nodes},
-	{"numa:promotions", GS_STAT_numa_promotions},
-	{"numa:bytes_moved", GS_STAT_numa_bytes_moved},
-	{"numa:swap_ns_total", GS_STAT_numa_swap_ns_total},	/* in seconds */
-	{"numa:swap_ns_max", GS_STAT_numa_swap_ns_max},		/* in /metrics */
-	{"numa:move_failures", GS_STAT_numa_move_failures},
+	{ "store:gets", GS_STAT_gets },
+	{ "store:get_hits", GS_STAT_get_hits },
+	{ "store:get_misses", GS_STAT_get_misses },
+	{ "numa:nodes", GS_STAT_numa_nodes },
+	{ "numa:promotions", GS_STAT_numa_promotions },
+	{ "numa:bytes_moved", GS_STAT_numa_bytes_moved },
+	{ "numa:swap_ns_total", GS_STAT_numa_swap_ns_total }, /* in seconds */
+	{ "numa:swap_ns_max", GS_STAT_numa_swap_ns_max },     /* in /metrics */
+	{ "numa:move_failures", GS_STAT_numa_move_failures },
 };
 
 /*
@@ -517,7 +516,7 @@ static const struct tier_stat {
  * mlocked), or the latencies fold in (ssd_read_ns).
  */
 static const enum gs_stat_id shown_elsewhere[] = {
-	GS_STAT_objects, GS_STAT_puts, GS_STAT_bytes, GS_STAT_expired,
+	GS_STAT_objects, GS_STAT_puts,	  GS_STAT_bytes,       GS_STAT_expired,
 	GS_STAT_hugetlb, GS_STAT_mlocked, GS_STAT_ssd_read_ns,
 };
 
@@ -532,8 +531,9 @@ static void stats_ssd_latency(struct sink *c, const struct gs_stats *st)
 			  gs_stat_fields[GS_STAT_ssd_read_hist].help,
 			  st->ssd_read_hist, 16, st->ssd_read_ns);
 	else
-		GAUGE(c, "ssd:read_avg_us", NULL, st->ssd_reads ?
-		      st->ssd_read_ns / st->ssd_reads / 1000 : 0);
+		GAUGE(c, "ssd:read_avg_us", NULL,
+		      st->ssd_reads ? st->ssd_read_ns / st->ssd_reads / 1000 :
+				      0);
 }
 
 /* The HDD's: mean = rate(_seconds) / rate(reads) in /metrics. */
@@ -544,8 +544,9 @@ static void stats_hdd_latency(struct sink *c, const struct gs_stats *st)
 			     gs_stat_fields[GS_STAT_hdd_read_ns].help,
 			     st->hdd_read_ns);
 	else
-		GAUGE(c, "hdd:read_avg_us", NULL, st->hdd_reads ?
-		      st->hdd_read_ns / st->hdd_reads / 1000 : 0);
+		GAUGE(c, "hdd:read_avg_us", NULL,
+		      st->hdd_reads ? st->hdd_read_ns / st->hdd_reads / 1000 :
+				      0);
 }
 
 static void stats_tiers(struct sink *c, const struct gs_stats *st)
@@ -553,8 +554,7 @@ static void stats_tiers(struct sink *c, const struct gs_stats *st)
 	bool shown[GS_NSTATS] = { false };
 	size_t i;
 
-	for (i = 0; i < sizeof(shown_elsewhere) / sizeof(*shown_elsewhere);
-	     i++)
+	for (i = 0; i < sizeof(shown_elsewhere) / sizeof(*shown_elsewhere); i++)
 		shown[shown_elsewhere[i]] = true;
 	for (i = 0; i < sizeof(tier_stats) / sizeof(*tier_stats); i++) {
 		const struct tier_stat *t = &tier_stats[i];

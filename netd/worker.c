@@ -31,9 +31,9 @@
 #include "goblind.h"
 #include "worker.h"
 
-#define RING_ENTRIES 256	/* store reads in flight on one worker */
-#define MAX_EVENTS 64
-#define DRIVE_ROUNDS 32		/* steps per connection before others */
+#define RING_ENTRIES	     256 /* store reads in flight on one worker */
+#define MAX_EVENTS	     64
+#define DRIVE_ROUNDS	     32 /* steps per connection before others */
 /*
  * Head-first under load: a connection streaming a tail writes one chunk
  * (a store read, 256 KiB by default: ~65 us here) a turn, and between
@@ -42,9 +42,9 @@
  * after every other connection's tail.
  */
 #define TAIL_CHUNKS_PER_TURN 1
-#define HEAD_POLL_NS 50000
-#define STOP_GRACE 30		/* seconds in-flight requests get at exit */
-#define LINGER_SECS 2		/* a lingering close drains input this long */
+#define HEAD_POLL_NS	     50000
+#define STOP_GRACE	     30 /* seconds in-flight requests get at exit */
+#define LINGER_SECS	     2	/* a lingering close drains input this long */
 
 /* epoll data of the loop's own fds: no conn is at these addresses (nor
  * at a listener's, w->lis[]) */
@@ -177,8 +177,8 @@ static int linger_drain(struct conn *c)
 			continue;
 		if (n < 0 && errno == EINTR)
 			continue;
-		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-			       ? 0 : -1;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 :
+									    -1;
 	}
 }
 
@@ -205,7 +205,7 @@ static void conn_drive(struct conn *c)
 
 			if (conn_flush(c) < 0)
 				goto close;
-			if (conn_pending(c)) {	/* the client is slow */
+			if (conn_pending(c)) { /* the client is slow */
 				conn_events(c, EPOLLOUT | EPOLLRDHUP);
 				return;
 			}
@@ -221,8 +221,8 @@ static void conn_drive(struct conn *c)
 			goto close;
 		}
 		if (w->stopping && conn_idle(c) && c->rstart == c->rend)
-			goto close;	/* finished what it had asked */
-		st = c->ops->run(c);	/* the seam: one call per step */
+			goto close;  /* finished what it had asked */
+		st = c->ops->run(c); /* the seam: one call per step */
 		switch (st) {
 		case RUN_OUTPUT:
 			continue;
@@ -236,8 +236,8 @@ static void conn_drive(struct conn *c)
 				goto close;
 			if (io_uring_sq_ready(&w->ring))
 				io_uring_submit(&w->ring);
-			conn_events(c, conn_pending(c) ? EPOLLOUT | EPOLLRDHUP
-						       : EPOLLRDHUP);
+			conn_events(c, conn_pending(c) ? EPOLLOUT | EPOLLRDHUP :
+							 EPOLLRDHUP);
 			return;
 		case RUN_WAIT:
 			conn_events(c, EPOLLIN | EPOLLRDHUP);
@@ -255,7 +255,7 @@ static void conn_drive(struct conn *c)
 			continue;
 		}
 	}
-	ready_add(c);	/* more to do: after the others had a turn */
+	ready_add(c); /* more to do: after the others had a turn */
 	return;
 close:
 	conn_close(c);
@@ -306,7 +306,7 @@ static void mail_run(struct worker *w)
 		list = c->mnext;
 		if (c->ops->posted)
 			c->ops->posted(c);
-		disk_wait_add(c);	/* there already: it waits on this */
+		disk_wait_add(c); /* there already: it waits on this */
 	}
 }
 
@@ -322,7 +322,8 @@ static void disk_wake(struct worker *w)
 	}
 	while (io_uring_peek_cqe(&w->ring, &cqe) == 0) {
 		if (!gs_handle_cqe(cqe))
-			gd_log(GD_LOG_ERROR, "a foreign completion on the ring");
+			gd_log(GD_LOG_ERROR,
+			       "a foreign completion on the ring");
 		io_uring_cqe_seen(&w->ring, cqe);
 	}
 	mail_run(w);
@@ -369,8 +370,10 @@ static void idle_sweep(struct worker *w, int64_t now)
 			if (now >= c->linger_until)
 				conn_close(c);
 		} else if (w->stopping && now - c->last_active > STOP_GRACE) {
-			gd_log(GD_LOG_WARN, "closing a connection still busy "
-			       "%d s after the stop", STOP_GRACE);
+			gd_log(GD_LOG_WARN,
+			       "closing a connection still busy "
+			       "%d s after the stop",
+			       STOP_GRACE);
 			conn_close(c);
 		} else if (limit && now - c->last_active > (int64_t)limit &&
 			   conn_idle(c) && !c->in_disk_wait &&
@@ -378,7 +381,7 @@ static void idle_sweep(struct worker *w, int64_t now)
 			CNT(w, idle_kicks);
 			conn_close(c);
 		} else if (c->ops->expired && c->ops->expired(c, now)) {
-			conn_drive(c);	/* the reply goes out, then it closes */
+			conn_drive(c); /* the reply goes out, then it closes */
 		}
 	}
 }
@@ -390,11 +393,10 @@ static void begin_stop(struct worker *w)
 	w->stopping = true;
 	for (unsigned i = 0; i < w->nlis; i++)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lis[i].fd, NULL);
-	for (c = w->conns; c; c = next) {	/* idle ones go now */
+	for (c = w->conns; c; c = next) { /* idle ones go now */
 		next = c->next;
 		c->last_active = gs_mono_sec();
-		if (conn_idle(c) && !conn_pending(c) &&
-		    c->rstart == c->rend)
+		if (conn_idle(c) && !conn_pending(c) && c->rstart == c->rend)
 			conn_close(c);
 		else
 			ready_add(c);
@@ -428,7 +430,7 @@ static int poll_events(struct worker *w, int timeout)
 		void *p = ev[i].data.ptr;
 		uintptr_t li = (uintptr_t)p - (uintptr_t)w->lis;
 
-		if (li < sizeof(w->lis)) {	/* &w->lis[i]: a listener */
+		if (li < sizeof(w->lis)) { /* &w->lis[i]: a listener */
 			if (!w->stopping)
 				accept_all(w, p);
 		} else if (p == &tag_wake) {
@@ -480,8 +482,9 @@ static void *worker_main(void *arg)
 
 	while (!w->stopping || w->conns) {
 		int paused = listeners_resume(w);
-		int timeout = w->ready ? 0 : paused >= 0 && paused < 1000
-						     ? paused : 1000;
+		int timeout = w->ready			   ? 0 :
+			      paused >= 0 && paused < 1000 ? paused :
+							     1000;
 
 		if (poll_events(w, timeout) < 0 || run_ready(w) < 0)
 			break;
@@ -519,8 +522,7 @@ static void worker_pin(struct worker *w)
 			gd_log(GD_LOG_WARN, "cannot pin worker %u to CPU %d",
 			       w->id, cpu);
 		else
-			gd_log(GD_LOG_DEBUG, "worker %u on CPU %d", w->id,
-			       cpu);
+			gd_log(GD_LOG_DEBUG, "worker %u on CPU %d", w->id, cpu);
 		return;
 	}
 }
@@ -557,8 +559,10 @@ int worker_setup(struct gd *gd, struct worker *w, unsigned id, char *err,
 		const struct proto_ops *ops = gd->protos[i].ops;
 
 		if (ops->worker_init && !(w->pstate[i] = ops->worker_init(w))) {
-			snprintf(err, errlen, "cannot set up worker %u for "
-				 "%s: out of memory", id, ops->name);
+			snprintf(err, errlen,
+				 "cannot set up worker %u for "
+				 "%s: out of memory",
+				 id, ops->name);
 			return -1;
 		}
 	}
@@ -643,4 +647,3 @@ void gd_counters_sum(struct gd *gd, struct gd_counters *out)
 			o[k] += __atomic_load_n(&c[k], __ATOMIC_RELAXED);
 	}
 }
-

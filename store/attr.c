@@ -13,7 +13,7 @@
 
 #include "goblin.h"
 
-#define V1_HEADERS_MAX 512	/* HTTP_ATTR_EXTRA_MAX of version 1 */
+#define V1_HEADERS_MAX 512 /* HTTP_ATTR_EXTRA_MAX of version 1 */
 
 _Static_assert(GS_ATTR_FIXED == 1 + 1 + 2 + 3 * 8 + 3 * 2,
 	       "GS_ATTR_FIXED is the record less its strings");
@@ -28,7 +28,7 @@ struct cur {
 	uint8_t *p;
 	const uint8_t *in;
 	size_t pos, cap;
-	int err;		/* the first error, sticky */
+	int err; /* the first error, sticky */
 };
 
 static void put_bytes(struct cur *c, const void *b, size_t n)
@@ -89,7 +89,7 @@ static uint64_t get_u(struct cur *c, unsigned bytes)
 	if (c->err)
 		return 0;
 	if (bytes > c->cap - c->pos) {
-		c->err = -EBADMSG;	/* truncated */
+		c->err = -EBADMSG; /* truncated */
 		return 0;
 	}
 	for (unsigned i = 0; i < bytes; i++)
@@ -132,7 +132,7 @@ static int decode_binary(const uint8_t *in, size_t len, struct gs_attr *a,
 	a->ctype_len = get_str(&c, a->ctype, GS_ATTR_CTYPE_MAX);
 	a->headers_len = get_str(&c, a->headers, headers_max);
 	if (!c.err && c.pos != len)
-		c.err = -EBADMSG;	/* trailing bytes */
+		c.err = -EBADMSG; /* trailing bytes */
 	return c.err;
 }
 
@@ -163,7 +163,7 @@ static int decode_text(const char *in, size_t len, struct gs_attr *a)
 		llen = (size_t)(cr + 2 - p);
 		for (const char *q = p; q < colon; q++)
 			if (*q <= ' ' || *q >= 127)
-				return -EBADMSG;	/* not a field name */
+				return -EBADMSG; /* not a field name */
 		nlen = (size_t)(colon - p);
 		v = colon + 1;
 		while (v < cr && (*v == ' ' || *v == '\t'))

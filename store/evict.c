@@ -106,8 +106,8 @@ bool tier_evict(struct gs_store *s, int tier, uint64_t units)
 {
 	struct slru *q = tier == TIER_HDD ? &s->lru_hdd : &s->lru_ssd;
 	struct space *sp = tier_space(s, tier);
-	size_t off = tier == TIER_HDD ? offsetof(struct gs_obj, dlru)
-				      : offsetof(struct gs_obj, lru);
+	size_t off = tier == TIER_HDD ? offsetof(struct gs_obj, dlru) :
+					offsetof(struct gs_obj, lru);
 	struct slru_node *n = slru_next_victim(q, NULL);
 
 	while ((space_free_units(sp) < units || sp->used > sp->limit) && n) {
@@ -184,7 +184,7 @@ int small_alloc(struct gs_store *s, struct gs_obj *o, uint64_t len)
 		}
 		if (!v)
 			return -ENOSPC;
-		obj_chill(s, v);	/* still readable, from the journal */
+		obj_chill(s, v); /* still readable, from the journal */
 	}
 }
 
@@ -243,15 +243,14 @@ int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 	if (size > s->cap[tier] / GS_ALLOC_UNIT * GS_ALLOC_UNIT)
 		return -EFBIG;
 	if (size == 0)
-		size = 1;	/* every large object has an extent */
+		size = 1; /* every large object has an extent */
 	if (have >= size)
 		return 0;
 	units = (size - have + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT;
 	tier_limit_refresh(s, tier);
 	if (units > sp->limit)
-		return -ENOSPC;	/* more than the room: evict nothing for it */
-	if (space_free_units(sp) < units &&
-	    !tier_evict(s, tier, units))
+		return -ENOSPC; /* more than the room: evict nothing for it */
+	if (space_free_units(sp) < units && !tier_evict(s, tier, units))
 		return -ENOSPC;
 	ext = malloc(units * sizeof(*ext));
 	if (!ext)
@@ -280,8 +279,8 @@ int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 {
 	struct space *sp = tier_space(s, tier);
-	uint64_t keep = (size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT *
-			GS_ALLOC_UNIT;
+	uint64_t keep =
+		(size + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT * GS_ALLOC_UNIT;
 	uint64_t off = 0;
 	uint32_t n = 0;
 
@@ -308,4 +307,3 @@ void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 	}
 	o->next = n;
 }
-

@@ -17,17 +17,20 @@ static struct {
 	int step, cls;
 	uint32_t one_in, skip, max;
 	uint64_t seen, fired;
-	const char *site;	/* only I/Os at this site, if set */
-	const char *last_site;	/* of the last fault injected */
-	uint32_t delay_us;	/* a delay rule: sleep, fail nothing */
+	const char *site;      /* only I/Os at this site, if set */
+	const char *last_site; /* of the last fault injected */
+	uint32_t delay_us;     /* a delay rule: sleep, fail nothing */
 } F;
 
 static const char *const step_names[FS_NSTEPS] = {
-	"*", "put", "commit", "delete", "rename", "rewrite", "recovery",
-	"read", "meta", "evict",
+	"*",	   "put",      "commit", "delete", "rename",
+	"rewrite", "recovery", "read",	 "meta",   "evict",
 };
 static const char *const class_names[FC_NCLASSES] = {
-	"eio", "short", "enospc", "torn",
+	"eio",
+	"short",
+	"enospc",
+	"torn",
 };
 
 const char *fault_step_name(int step)
@@ -49,8 +52,8 @@ static uint64_t splitmix(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-void fault_arm(uint64_t seed, int step, int cls, uint32_t one_in,
-	       uint32_t skip, uint32_t max)
+void fault_arm(uint64_t seed, int step, int cls, uint32_t one_in, uint32_t skip,
+	       uint32_t max)
 {
 	pthread_mutex_lock(&fault_lock);
 	F.rng = seed;
@@ -135,7 +138,7 @@ static int name_index(const char *s, size_t n, const char *const *names,
 
 int fault_env(void)
 {
-	static int parsed;	/* once a process: a reopen does not re-arm */
+	static int parsed; /* once a process: a reopen does not re-arm */
 	const char *e = getenv("GOBLIN_FAULTS"), *p, *q;
 	unsigned long long seed, one_in;
 	int step, cls;
@@ -156,8 +159,9 @@ int fault_env(void)
 	q = strchr(p, ':');
 	if (!q || step < 0)
 		return -EINVAL;
-	cls = (q - p == 1 && *p == '*') ? -1
-		: name_index(p, (size_t)(q - p), class_names, FC_NCLASSES);
+	cls = (q - p == 1 && *p == '*') ?
+		      -1 :
+		      name_index(p, (size_t)(q - p), class_names, FC_NCLASSES);
 	if (cls < -1)
 		return -EINVAL;
 	one_in = strtoull(q + 1, &end, 0);
@@ -181,8 +185,8 @@ int fault_pick(struct gs_store *s)
 		   site_matches() && F.seen++ >= F.skip &&
 		   (!F.max || F.fired < F.max) &&
 		   splitmix(&F.rng) % F.one_in == 0) {
-		cls = F.cls >= 0 ? F.cls
-				 : (int)(splitmix(&F.rng) % FC_NCLASSES);
+		cls = F.cls >= 0 ? F.cls :
+				   (int)(splitmix(&F.rng) % FC_NCLASSES);
 		F.fired++;
 		F.last_site = fault_site;
 	}
@@ -232,7 +236,7 @@ ssize_t fault_pread(struct gs_store *s, int fd, void *buf, size_t len,
 		return pread(fd, buf, len, off);
 	if (cls == FC_SHORT && h)
 		return pread(fd, buf, h, off);
-	errno = EIO;	/* no ENOSPC on a read; a torn read is a failed one */
+	errno = EIO; /* no ENOSPC on a read; a torn read is a failed one */
 	return -1;
 }
 
@@ -256,11 +260,11 @@ void fault_sqe(struct gs_store *s, struct io_uring_sqe *sqe, struct gs_io *io)
 		return;
 	h = half(sqe->fd, sqe->len);
 	if (cls == FC_SHORT && h) {
-		sqe->len = (unsigned)h;		/* a real short read or write */
+		sqe->len = (unsigned)h; /* a real short read or write */
 		return;
 	}
 	if (cls == FC_TORN && write && h) {
-		sqe->len = (unsigned)h;		/* half lands, then EIO */
+		sqe->len = (unsigned)h; /* half lands, then EIO */
 		io->fault = -EIO;
 		return;
 	}

@@ -30,29 +30,23 @@
 #include <sys/types.h>
 
 enum fault_step {
-	FS_NONE = 0,	/* outside any operation below */
-	FS_PUT,		/* gs_put_begin, gs_put_write: data writes, eviction */
-	FS_COMMIT,	/* gs_put_commit: the last data, sync, the record */
-	FS_DELETE,	/* gs_delete */
-	FS_RENAME,	/* gs_rename */
-	FS_REWRITE,	/* journal rewrite (compaction) */
-	FS_RECOVERY,	/* gs_open: replay, rewrite at open, head preload */
-	FS_READ,	/* gs_get_open, reads, streaming */
-	FS_META,	/* gs_touch, gs_set_attr */
-	FS_EVICT,	/* an eviction's DEL record, inside a put */
+	FS_NONE = 0, /* outside any operation below */
+	FS_PUT,	     /* gs_put_begin, gs_put_write: data writes, eviction */
+	FS_COMMIT,   /* gs_put_commit: the last data, sync, the record */
+	FS_DELETE,   /* gs_delete */
+	FS_RENAME,   /* gs_rename */
+	FS_REWRITE,  /* journal rewrite (compaction) */
+	FS_RECOVERY, /* gs_open: replay, rewrite at open, head preload */
+	FS_READ,     /* gs_get_open, reads, streaming */
+	FS_META,     /* gs_touch, gs_set_attr */
+	FS_EVICT,    /* an eviction's DEL record, inside a put */
 	FS_NSTEPS
 };
 
-enum fault_class {
-	FC_EIO = 0,
-	FC_SHORT,
-	FC_ENOSPC,
-	FC_TORN,
-	FC_NCLASSES
-};
+enum fault_class { FC_EIO = 0, FC_SHORT, FC_ENOSPC, FC_TORN, FC_NCLASSES };
 
-extern int fault_on;			/* a rule is armed */
-extern __thread uint8_t fault_step;	/* enum fault_step */
+extern int fault_on;		    /* a rule is armed */
+extern __thread uint8_t fault_step; /* enum fault_step */
 
 struct gs_store;
 
@@ -61,8 +55,8 @@ struct gs_store;
  * class drawn from @seed) with chance 1/@one_in, from its @skip+1-th
  * matching I/O on, at most @max times (0: no bound).
  */
-void fault_arm(uint64_t seed, int step, int cls, uint32_t one_in,
-	       uint32_t skip, uint32_t max);
+void fault_arm(uint64_t seed, int step, int cls, uint32_t one_in, uint32_t skip,
+	       uint32_t max);
 void fault_disarm(void);
 /* Faults injected since fault_arm (every store). */
 uint64_t fault_count(void);
@@ -78,10 +72,10 @@ int fault_pick(struct gs_store *s);
 
 #define FAULT(s) (__builtin_expect(fault_on, 0) ? fault_pick(s) : -1)
 /* Enter a step; FAULT_STEP_SAVE/RESTORE around nested ones. */
-#define FAULT_STEP(st)                                                        \
-	do {                                                                  \
-		if (__builtin_expect(fault_on, 0))                            \
-			fault_step = (st);                                    \
+#define FAULT_STEP(st)                             \
+	do {                                       \
+		if (__builtin_expect(fault_on, 0)) \
+			fault_step = (st);         \
 	} while (0)
 
 /*
@@ -92,10 +86,10 @@ int fault_pick(struct gs_store *s);
  * "tail write", "fsync", "reopen", "rename", "dir fsync".
  */
 extern __thread const char *fault_site;
-#define FAULT_SITE(name)                                                      \
-	do {                                                                  \
-		if (__builtin_expect(fault_on, 0))                            \
-			fault_site = (name);                                  \
+#define FAULT_SITE(name)                           \
+	do {                                       \
+		if (__builtin_expect(fault_on, 0)) \
+			fault_site = (name);       \
 	} while (0)
 /* Narrow the armed rule to the I/Os at @site (NULL: every site). */
 void fault_arm_site(const char *site);
@@ -121,7 +115,7 @@ ssize_t fault_pwrite(struct gs_store *s, int fd, const void *buf, size_t len,
 		     off_t off);
 ssize_t fault_pread(struct gs_store *s, int fd, void *buf, size_t len,
 		    off_t off);
-int fault_call(struct gs_store *s);	/* -1 with errno set, or 0 */
+int fault_call(struct gs_store *s); /* -1 with errno set, or 0 */
 /* An io_uring read or write prepared in @sqe for @io: maybe shorten it, or
  * make it a no-op that completes with an error. */
 void fault_sqe(struct gs_store *s, struct io_uring_sqe *sqe, struct gs_io *io);
@@ -134,8 +128,8 @@ static inline ssize_t f_pwrite(struct gs_store *s, int fd, const void *buf,
 	return fault_pwrite(s, fd, buf, len, off);
 }
 
-static inline ssize_t f_pread(struct gs_store *s, int fd, void *buf,
-			      size_t len, off_t off)
+static inline ssize_t f_pread(struct gs_store *s, int fd, void *buf, size_t len,
+			      off_t off)
 {
 	if (__builtin_expect(!fault_on, 1))
 		return pread(fd, buf, len, off);

@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define GS_KEY_MAX 4096		/* longest key, bytes */
-#define GS_ATTR_MAX 1024	/* longest attribute blob, bytes */
-#define GS_CSUM_BLOCK 65536	/* bytes covered by one block checksum */
-#define GS_ALLOC_UNIT 65536	/* SSD allocation unit */
+#define GS_KEY_MAX    4096  /* longest key, bytes */
+#define GS_ATTR_MAX   1024  /* longest attribute blob, bytes */
+#define GS_CSUM_BLOCK 65536 /* bytes covered by one block checksum */
+#define GS_ALLOC_UNIT 65536 /* SSD allocation unit */
 
 /*
  * Thread safety: a store serves many threads at once.  A reader or a writer
@@ -45,11 +45,11 @@ struct io_uring_cqe;
 #define GS_UNSET UINT64_MAX
 
 struct gs_options {
-	uint64_t memory;	 /* RAM head pool (--memory) */
-	uint64_t small_memory;	 /* packed small-object arena (--small-memory) */
-	uint64_t block;		 /* pool allocation unit (--block) */
-	uint64_t ram_head;	 /* head slot size H (--ram-head) */
-	uint64_t io_chunk;	 /* tail read unit (--io-chunk) */
+	uint64_t memory;       /* RAM head pool (--memory) */
+	uint64_t small_memory; /* packed small-object arena (--small-memory) */
+	uint64_t block;	       /* pool allocation unit (--block) */
+	uint64_t ram_head;     /* head slot size H (--ram-head) */
+	uint64_t io_chunk;     /* tail read unit (--io-chunk) */
 	uint64_t write_io_chunk; /* tail write unit (--write-io-chunk) */
 	const char *ssd_dir;	 /* SSD tier directory, NULL: <store>/ssd */
 	uint64_t ssd_size;	 /* SSD capacity, 0: free space minus floor;
@@ -79,9 +79,9 @@ void gs_options_init(struct gs_options *o);
 
 /* The store's options by long name, for command lines and goblin.conf. */
 struct gs_option_desc {
-	const char *name;	/* "memory", "no-mlock" ... (no "--") */
-	const char *arg;	/* the value's placeholder ("SIZE"), NULL: a flag */
-	const char *help;	/* one line */
+	const char *name; /* "memory", "no-mlock" ... (no "--") */
+	const char *arg;  /* the value's placeholder ("SIZE"), NULL: a flag */
+	const char *help; /* one line */
 };
 /* Every store option; GS_NOPTIONS of them, then a NULL name. */
 #define GS_NOPTIONS 21
@@ -130,40 +130,40 @@ const char *gs_strerror(int err);
 /* ---- metadata ---- */
 
 struct gs_meta {
-	uint64_t size;		/* value bytes */
-	uint64_t cas;		/* unique per committed version */
-	int64_t exptime;	/* absolute unix seconds, 0: never expires */
-	int64_t mtime_ns;	/* commit time, CLOCK_REALTIME nanoseconds */
-	uint64_t xxh3;		/* XXH3-64 of the whole value */
-	uint32_t flags;		/* client flags (memcache) */
-	uint16_t attr_len;	/* bytes used in attr */
+	uint64_t size;		   /* value bytes */
+	uint64_t cas;		   /* unique per committed version */
+	int64_t exptime;	   /* absolute unix seconds, 0: never expires */
+	int64_t mtime_ns;	   /* commit time, CLOCK_REALTIME nanoseconds */
+	uint64_t xxh3;		   /* XXH3-64 of the whole value */
+	uint32_t flags;		   /* client flags (memcache) */
+	uint16_t attr_len;	   /* bytes used in attr */
 	uint8_t attr[GS_ATTR_MAX]; /* opaque attributes (HTTP headers) */
 };
 
 /* ---- put: begin, write..., commit or abort ---- */
 
 enum gs_put_mode {
-	GS_SET = 0,	/* store unconditionally */
-	GS_ADD,		/* fail with -EEXIST when the key exists at commit */
-	GS_REPLACE,	/* fail with -ENOENT when the key is missing at commit */
-	GS_CAS,		/* fail with -ESTALE unless the live cas is cas_match */
+	GS_SET = 0, /* store unconditionally */
+	GS_ADD,	    /* fail with -EEXIST when the key exists at commit */
+	GS_REPLACE, /* fail with -ENOENT when the key is missing at commit */
+	GS_CAS,	    /* fail with -ESTALE unless the live cas is cas_match */
 };
 
 /* A put whose size is not known until commit (a file being written). */
 #define GS_SIZE_UNKNOWN UINT64_MAX
 
 struct gs_put_args {
-	uint64_t size;		/* declared size: exactly this many bytes follow,
-				 * or GS_SIZE_UNKNOWN: commit fixes the size */
+	uint64_t size; /* declared size: exactly this many bytes follow,
+			* or GS_SIZE_UNKNOWN: commit fixes the size */
 	uint32_t flags;
-	int64_t exptime;	/* absolute unix seconds, 0: never */
-	const void *attr;	/* may be NULL */
-	size_t attr_len;	/* <= GS_ATTR_MAX */
+	int64_t exptime;  /* absolute unix seconds, 0: never */
+	const void *attr; /* may be NULL */
+	size_t attr_len;  /* <= GS_ATTR_MAX */
 	enum gs_put_mode mode;
-	uint64_t cas_match;	/* with GS_CAS */
-	bool fill;		/* readable before commit (read-while-fill); of
-				 * unknown size too: its readers stream what
-				 * is written and end where commit says */
+	uint64_t cas_match; /* with GS_CAS */
+	bool fill;	    /* readable before commit (read-while-fill); of
+			     * unknown size too: its readers stream what
+			     * is written and end where commit says */
 };
 
 /*
@@ -199,7 +199,7 @@ int gs_put(struct gs_store *s, const void *key, size_t klen, const void *val,
 
 /* ---- get: open a pinned reader ---- */
 
-#define GS_GET_FILL 0x1	/* also return an object still being filled */
+#define GS_GET_FILL 0x1 /* also return an object still being filled */
 
 /*
  * Look up @key and pin its current version: replacing or deleting it later
@@ -225,7 +225,7 @@ ssize_t gs_read(struct gs_reader *r, void *buf, size_t len, uint64_t off);
 struct gs_chunk {
 	const void *data;
 	size_t len;
-	uint64_t off;		/* object offset of data[0] */
+	uint64_t off; /* object offset of data[0] */
 };
 
 /*
@@ -280,8 +280,8 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
  * -ENOSPC when the journal could not take it (nothing changed; with
  * --sync, -EIO may be a record written but not synced: then it is done).
  */
-int gs_rename(struct gs_store *s, const void *from, size_t flen,
-	      const void *to, size_t tlen);
+int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
+	      size_t tlen);
 
 /*
  * Have @fn called whenever the store itself drops a live object: evicted
@@ -325,9 +325,9 @@ int gs_set_attr(struct gs_store *s, const void *key, size_t klen, uint64_t cas,
 enum gs_tier { GS_TIER_RAM = 0, GS_TIER_SMALL, GS_TIER_SSD, GS_TIER_HDD };
 struct gs_range {
 	enum gs_tier tier;
-	uint64_t off;		/* object offset */
+	uint64_t off; /* object offset */
 	uint64_t len;
-	uint64_t dev_off;	/* offset in the tier's file (SSD), else 0 */
+	uint64_t dev_off; /* offset in the tier's file (SSD), else 0 */
 };
 /* Fill up to @max ranges; returns the number of ranges or -ENOENT. */
 int gs_inspect(struct gs_store *s, const void *key, size_t klen,
@@ -356,132 +356,132 @@ int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
  *   H(name, n, help):    uint64_t name[n], the buckets of a histogram
  *   B(name, help):       a bool, a 0/1 gauge
  */
-#define GS_STATS(U, H, B)						\
-	U(objects, GAUGE, "live committed objects")			\
-	/* of which small (in the arena, or cold) */			\
-	U(small_objects, GAUGE, "objects in the small-object arena")	\
-	U(bytes, GAUGE, "value bytes of the live objects")		\
-	U(gets, COUNTER, "gs_get_open calls")				\
-	U(get_hits, COUNTER, "gs_get_open calls that found an object")	\
-	U(get_misses, COUNTER, "gs_get_open calls that found nothing")	\
-	/* large-object opens whose head was in RAM, or was not */	\
-	U(head_hits, COUNTER, "reads that found the head in RAM")	\
-	U(head_misses, COUNTER, "reads that read the head from disk")	\
-	/* opens of small-arena objects */				\
-	U(small_hits, COUNTER, "reads of small objects")		\
-	U(puts, COUNTER, "commits")					\
-	U(put_aborts, COUNTER, "aborted puts")				\
-	U(deletes, COUNTER, "gs_delete calls that removed a key")	\
-	U(expired, COUNTER, "objects found expired")			\
-	/* value bytes served from RAM */				\
-	U(bytes_read_ram, COUNTER, "bytes served from RAM heads")	\
-	/* value bytes served from the SSD tier */			\
-	U(bytes_read_ssd, COUNTER, "bytes read from the SSD tier")	\
-	U(bytes_written_ssd, COUNTER, "bytes written to the SSD tier")	\
-	/* value bytes served from the HDD tier */			\
-	U(bytes_read_hdd, COUNTER, "bytes read from the HDD tier")	\
-	U(bytes_written_hdd, COUNTER, "bytes written to the HDD tier")	\
-	U(evictions_ssd, COUNTER, "objects evicted from the SSD tier")	\
-	U(evictions_hdd, COUNTER, "objects evicted from the HDD tier")	\
-	/* SSD prefixes dropped for room: the object stays on the HDD */ \
-	U(ssd_prefix_drops, COUNTER,					\
-	  "SSD prefixes dropped, the HDD copy kept")			\
-	/* small objects removed for room */				\
-	U(evictions_small, COUNTER, "small objects evicted")		\
-	U(small_chills, COUNTER,					\
-	  "small objects moved out of RAM: they stay readable from the " \
-	  "journal")							\
-	U(small_warms, COUNTER, "cold small objects read back")		\
-	U(evictions_head, COUNTER, "heads dropped from RAM, disk copy kept") \
-	/* heads read back into RAM */					\
-	U(head_promotions, COUNTER, "heads brought back to RAM")	\
-	U(csum_failures, COUNTER,					\
-	  "blocks, heads or small values failing their XXH3 check")	\
-	U(recovered, COUNTER, "objects restored at open")		\
-	U(recovery_dropped, COUNTER, "journal entries dropped at open")	\
-	U(compactions, COUNTER, "small-arena block compactions")	\
-	U(journal_rewrites, COUNTER, "journal compactions")		\
-	/* the old journal stayed in use; retried with a backoff */	\
-	U(journal_rewrite_errors, COUNTER, "journal rewrites that failed") \
-	U(ssd_reads, COUNTER, "O_DIRECT reads of the SSD tier completed") \
-	U(ssd_read_ns, COUNTER, "summed latency of the SSD tier's reads") \
-	/* latency: bucket i < 2^i * 16 us, the last one the rest */	\
-	H(ssd_read_hist, 16, "SSD tier read latency")			\
-	U(hdd_reads, COUNTER, "O_DIRECT reads of the HDD tier completed") \
-	U(hdd_read_ns, COUNTER, "time the HDD tier's reads took")	\
-	U(ram_capacity, GAUGE, "bytes of the RAM head pool")		\
-	U(ram_slots, GAUGE, "head slots in the RAM pool")		\
-	U(ram_slots_used, GAUGE, "head slots holding a head")		\
-	U(small_capacity, GAUGE, "bytes of the small-object arena")	\
-	/* small arena bytes in live blocks */				\
-	U(small_used, GAUGE, "arena bytes in use, dead ones included")	\
-	U(small_live, GAUGE, "arena bytes of live objects")		\
-	U(small_cold, GAUGE, "small objects whose bytes are only on disk") \
-	U(small_cold_bytes, GAUGE, "bytes of small objects only on disk") \
+#define GS_STATS(U, H, B)                                                     \
+	U(objects, GAUGE, "live committed objects")                           \
+	/* of which small (in the arena, or cold) */                          \
+	U(small_objects, GAUGE, "objects in the small-object arena")          \
+	U(bytes, GAUGE, "value bytes of the live objects")                    \
+	U(gets, COUNTER, "gs_get_open calls")                                 \
+	U(get_hits, COUNTER, "gs_get_open calls that found an object")        \
+	U(get_misses, COUNTER, "gs_get_open calls that found nothing")        \
+	/* large-object opens whose head was in RAM, or was not */            \
+	U(head_hits, COUNTER, "reads that found the head in RAM")             \
+	U(head_misses, COUNTER, "reads that read the head from disk")         \
+	/* opens of small-arena objects */                                    \
+	U(small_hits, COUNTER, "reads of small objects")                      \
+	U(puts, COUNTER, "commits")                                           \
+	U(put_aborts, COUNTER, "aborted puts")                                \
+	U(deletes, COUNTER, "gs_delete calls that removed a key")             \
+	U(expired, COUNTER, "objects found expired")                          \
+	/* value bytes served from RAM */                                     \
+	U(bytes_read_ram, COUNTER, "bytes served from RAM heads")             \
+	/* value bytes served from the SSD tier */                            \
+	U(bytes_read_ssd, COUNTER, "bytes read from the SSD tier")            \
+	U(bytes_written_ssd, COUNTER, "bytes written to the SSD tier")        \
+	/* value bytes served from the HDD tier */                            \
+	U(bytes_read_hdd, COUNTER, "bytes read from the HDD tier")            \
+	U(bytes_written_hdd, COUNTER, "bytes written to the HDD tier")        \
+	U(evictions_ssd, COUNTER, "objects evicted from the SSD tier")        \
+	U(evictions_hdd, COUNTER, "objects evicted from the HDD tier")        \
+	/* SSD prefixes dropped for room: the object stays on the HDD */      \
+	U(ssd_prefix_drops, COUNTER,                                          \
+	  "SSD prefixes dropped, the HDD copy kept")                          \
+	/* small objects removed for room */                                  \
+	U(evictions_small, COUNTER, "small objects evicted")                  \
+	U(small_chills, COUNTER,                                              \
+	  "small objects moved out of RAM: they stay readable from the "      \
+	  "journal")                                                          \
+	U(small_warms, COUNTER, "cold small objects read back")               \
+	U(evictions_head, COUNTER, "heads dropped from RAM, disk copy kept")  \
+	/* heads read back into RAM */                                        \
+	U(head_promotions, COUNTER, "heads brought back to RAM")              \
+	U(csum_failures, COUNTER,                                             \
+	  "blocks, heads or small values failing their XXH3 check")           \
+	U(recovered, COUNTER, "objects restored at open")                     \
+	U(recovery_dropped, COUNTER, "journal entries dropped at open")       \
+	U(compactions, COUNTER, "small-arena block compactions")              \
+	U(journal_rewrites, COUNTER, "journal compactions")                   \
+	/* the old journal stayed in use; retried with a backoff */           \
+	U(journal_rewrite_errors, COUNTER, "journal rewrites that failed")    \
+	U(ssd_reads, COUNTER, "O_DIRECT reads of the SSD tier completed")     \
+	U(ssd_read_ns, COUNTER, "summed latency of the SSD tier's reads")     \
+	/* latency: bucket i < 2^i * 16 us, the last one the rest */          \
+	H(ssd_read_hist, 16, "SSD tier read latency")                         \
+	U(hdd_reads, COUNTER, "O_DIRECT reads of the HDD tier completed")     \
+	U(hdd_read_ns, COUNTER, "time the HDD tier's reads took")             \
+	U(ram_capacity, GAUGE, "bytes of the RAM head pool")                  \
+	U(ram_slots, GAUGE, "head slots in the RAM pool")                     \
+	U(ram_slots_used, GAUGE, "head slots holding a head")                 \
+	U(small_capacity, GAUGE, "bytes of the small-object arena")           \
+	/* small arena bytes in live blocks */                                \
+	U(small_used, GAUGE, "arena bytes in use, dead ones included")        \
+	U(small_live, GAUGE, "arena bytes of live objects")                   \
+	U(small_cold, GAUGE, "small objects whose bytes are only on disk")    \
+	U(small_cold_bytes, GAUGE, "bytes of small objects only on disk")     \
 	/* usable now: the capacity less the journal's records when they \
-	 * share its fs, at most what the fs holds above the floor */	\
-	U(ssd_capacity, GAUGE, "bytes of the SSD tier")			\
-	/* SSD bytes allocated */					\
-	U(ssd_used, GAUGE, "SSD tier bytes in use")			\
-	/* 0: no HDD tier */						\
-	U(hdd_capacity, GAUGE, "bytes of the HDD tier")			\
-	U(hdd_used, GAUGE, "HDD tier bytes in use")			\
+	 * share its fs, at most what the fs holds above the floor */    \
+	U(ssd_capacity, GAUGE, "bytes of the SSD tier")                       \
+	/* SSD bytes allocated */                                             \
+	U(ssd_used, GAUGE, "SSD tier bytes in use")                           \
+	/* 0: no HDD tier */                                                  \
+	U(hdd_capacity, GAUGE, "bytes of the HDD tier")                       \
+	U(hdd_used, GAUGE, "HDD tier bytes in use")                           \
 	/* journal records (the file may have up to 64 MiB of room after \
-	 * them) */							\
-	U(journal_bytes, GAUGE, "bytes of the journal file")		\
+	 * them) */    \
+	U(journal_bytes, GAUGE, "bytes of the journal file")                  \
 	/* read and write buffers mapped, in 2 MiB slabs asked for as	\
-	 * huge pages */						\
-	U(io_buffer_bytes, GAUGE,					\
-	  "bytes of the O_DIRECT I/O buffers mapped")			\
-	U(numa_nodes, GAUGE, "NUMA nodes with memory (1: none)")	\
-	U(numa_promotions, COUNTER,					\
-	  "head blocks moved to the node that reads them")		\
-	U(numa_bytes_moved, COUNTER, "bytes of the head blocks moved")	\
-	U(numa_swap_ns_total, COUNTER,					\
-	  "time the head block moves took, summed")			\
-	U(numa_swap_ns_max, GAUGE, "the longest head block move")	\
-	U(numa_move_failures, COUNTER, "moves the kernel did not make")	\
-	U(write_errors, COUNTER, "data or journal writes that failed")	\
-	U(read_errors, COUNTER, "data or journal reads that failed")	\
+	 * huge pages */       \
+	U(io_buffer_bytes, GAUGE, "bytes of the O_DIRECT I/O buffers mapped") \
+	U(numa_nodes, GAUGE, "NUMA nodes with memory (1: none)")              \
+	U(numa_promotions, COUNTER,                                           \
+	  "head blocks moved to the node that reads them")                    \
+	U(numa_bytes_moved, COUNTER, "bytes of the head blocks moved")        \
+	U(numa_swap_ns_total, COUNTER,                                        \
+	  "time the head block moves took, summed")                           \
+	U(numa_swap_ns_max, GAUGE, "the longest head block move")             \
+	U(numa_move_failures, COUNTER, "moves the kernel did not make")       \
+	U(write_errors, COUNTER, "data or journal writes that failed")        \
+	U(read_errors, COUNTER, "data or journal reads that failed")          \
 	/* I/O faults injected (GOBLIN_FAULTS, tests), per class: failed \
 	 * with EIO, done short, failed with ENOSPC, torn (half written, \
-	 * then EIO); 0 in normal operation */				\
-	U(faults_eio, COUNTER, "injected faults: EIO")			\
-	U(faults_short, COUNTER, "injected faults: short I/O")		\
-	U(faults_enospc, COUNTER, "injected faults: ENOSPC")		\
-	U(faults_torn, COUNTER, "injected faults: torn writes")		\
-	B(hugetlb, "head pool on HugeTLB pages")			\
+	 * then EIO); 0 in normal operation */    \
+	U(faults_eio, COUNTER, "injected faults: EIO")                        \
+	U(faults_short, COUNTER, "injected faults: short I/O")                \
+	U(faults_enospc, COUNTER, "injected faults: ENOSPC")                  \
+	U(faults_torn, COUNTER, "injected faults: torn writes")               \
+	B(hugetlb, "head pool on HugeTLB pages")                              \
 	B(mlocked, "RAM pools locked")
 
 #define GS_STAT_MEMBER_U(name, kind, help) uint64_t name;
-#define GS_STAT_MEMBER_H(name, n, help) uint64_t name[n];
-#define GS_STAT_MEMBER_B(name, help) bool name;
+#define GS_STAT_MEMBER_H(name, n, help)	   uint64_t name[n];
+#define GS_STAT_MEMBER_B(name, help)	   bool name;
 struct gs_stats {
 	GS_STATS(GS_STAT_MEMBER_U, GS_STAT_MEMBER_H, GS_STAT_MEMBER_B)
 };
 
 /* GS_STAT_<field>: the index of the field in gs_stat_fields[] */
 #define GS_STAT_ID_U(name, kind, help) GS_STAT_##name,
-#define GS_STAT_ID_H(name, n, help) GS_STAT_##name,
-#define GS_STAT_ID_B(name, help) GS_STAT_##name,
+#define GS_STAT_ID_H(name, n, help)    GS_STAT_##name,
+#define GS_STAT_ID_B(name, help)       GS_STAT_##name,
 enum gs_stat_id {
 	GS_STATS(GS_STAT_ID_U, GS_STAT_ID_H, GS_STAT_ID_B)
+	/* the number of fields */
 	GS_NSTATS
 };
 
 enum gs_stat_kind {
-	GS_STAT_COUNTER,	/* uint64_t that only grows */
-	GS_STAT_GAUGE,		/* uint64_t that goes up and down */
-	GS_STAT_HIST,		/* uint64_t[n]: histogram buckets */
-	GS_STAT_BOOL,		/* bool: a 0/1 gauge */
+	GS_STAT_COUNTER, /* uint64_t that only grows */
+	GS_STAT_GAUGE,	 /* uint64_t that goes up and down */
+	GS_STAT_HIST,	 /* uint64_t[n]: histogram buckets */
+	GS_STAT_BOOL,	 /* bool: a 0/1 gauge */
 };
 
 /* One field of struct gs_stats, as GS_STATS lists it. */
 struct gs_stat_field {
-	const char *name;	/* the member's name */
+	const char *name; /* the member's name */
 	enum gs_stat_kind kind;
-	size_t off;		/* offsetof(struct gs_stats, name) */
-	unsigned n;		/* GS_STAT_HIST: buckets; else 1 */
+	size_t off; /* offsetof(struct gs_stats, name) */
+	unsigned n; /* GS_STAT_HIST: buckets; else 1 */
 	const char *help;
 };
 
@@ -489,8 +489,8 @@ struct gs_stat_field {
 extern const struct gs_stat_field gs_stat_fields[GS_NSTATS];
 
 /* Field @f of @st: a counter or gauge, bucket @i of a histogram, a bool. */
-uint64_t gs_stat_value(const struct gs_stats *st,
-		       const struct gs_stat_field *f, unsigned i);
+uint64_t gs_stat_value(const struct gs_stats *st, const struct gs_stat_field *f,
+		       unsigned i);
 
 void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 
@@ -513,33 +513,34 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
  * a header block of at most 512 bytes) and the text of goblinfs --mirror
  * before it ("Last-Modified: <HTTP-date>\r\n" lines).
  */
-#define GS_ATTR_VERSION 2
-#define GS_ATTR_ETAG_MAX 128	/* ETag as sent, quotes (and W/) included */
-#define GS_ATTR_CTYPE_MAX 128	/* Content-Type value */
-#define GS_ATTR_FIXED 34	/* version, flags, status, 3 times, 3 lengths */
+#define GS_ATTR_VERSION	    2
+#define GS_ATTR_ETAG_MAX    128 /* ETag as sent, quotes (and W/) included */
+#define GS_ATTR_CTYPE_MAX   128 /* Content-Type value */
+#define GS_ATTR_FIXED	    34	/* version, flags, status, 3 times, 3 lengths */
 #define GS_ATTR_HEADERS_MAX (GS_ATTR_MAX - GS_ATTR_FIXED)
 
 /* gs_attr.flags */
-#define GS_ATTR_ORIGIN 0x01	/* fetched by a mirror from its origin */
-#define GS_ATTR_REVALIDATE 0x02	/* must-revalidate/no-cache: never
-				 * served stale / always revalidated */
-#define GS_ATTR_NO_CACHE 0x04	/* stored, but revalidate on every use */
+#define GS_ATTR_ORIGIN 0x01 /* fetched by a mirror from its origin */
+#define GS_ATTR_REVALIDATE \
+	0x02		      /* must-revalidate/no-cache: never
+			       * served stale / always revalidated */
+#define GS_ATTR_NO_CACHE 0x04 /* stored, but revalidate on every use */
 
 struct gs_attr {
-	uint8_t flags;		/* GS_ATTR_* */
-	uint16_t status;	/* the stored response's status (200) */
-	int64_t last_modified;	/* unix seconds, 0: none (use the commit) */
-	int64_t age_base;	/* unix seconds: when the response's age was
-				 * 0 (response time - corrected initial age);
-				 * 0: not from an origin */
-	int64_t fresh_until;	/* unix seconds; 0: always fresh (stored by
-				 * PUT, or no freshness limit) */
-	size_t etag_len;	/* 0: none; the server derives one */
+	uint8_t flags;	       /* GS_ATTR_* */
+	uint16_t status;       /* the stored response's status (200) */
+	int64_t last_modified; /* unix seconds, 0: none (use the commit) */
+	int64_t age_base;      /* unix seconds: when the response's age was
+				* 0 (response time - corrected initial age);
+				* 0: not from an origin */
+	int64_t fresh_until;   /* unix seconds; 0: always fresh (stored by
+				* PUT, or no freshness limit) */
+	size_t etag_len;       /* 0: none; the server derives one */
 	char etag[GS_ATTR_ETAG_MAX];
 	size_t ctype_len;
 	char ctype[GS_ATTR_CTYPE_MAX];
-	size_t headers_len;	/* "Name: value\r\n" lines, end-to-end
-				 * response headers passed on with it */
+	size_t headers_len; /* "Name: value\r\n" lines, end-to-end
+			     * response headers passed on with it */
 	char headers[GS_ATTR_HEADERS_MAX];
 };
 
@@ -563,7 +564,7 @@ long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap);
 int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a);
 
 /* HTTP-date (RFC 9110 sec. 5.6.7), which the record's text form holds. */
-#define GS_HTTP_DATE_LEN 29	/* "Sun, 06 Nov 1994 08:49:37 GMT" */
+#define GS_HTTP_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 
 /**
  * Parse an HTTP-date in any of the three formats (IMF-fixdate, obsolete

@@ -12,8 +12,8 @@
 #define HTTP_DATE_LEN GS_HTTP_DATE_LEN
 
 /* IMF-fixdate years 0000-9999: what HTTP_DATE_LEN can hold */
-#define DATE_MIN INT64_C(-62167219200)	/* 0000-01-01 00:00:00 */
-#define DATE_MAX INT64_C(253402300799)	/* 9999-12-31 23:59:59 */
+#define DATE_MIN INT64_C(-62167219200) /* 0000-01-01 00:00:00 */
+#define DATE_MAX INT64_C(253402300799) /* 9999-12-31 23:59:59 */
 
 static bool is_ows(char c)
 {
@@ -52,8 +52,8 @@ static const char *const wkday[7] = {
 	"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat",
 };
 static const char *const weekday[7] = {
-	"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
-	"Saturday",
+	"Sunday",   "Monday", "Tuesday",  "Wednesday",
+	"Thursday", "Friday", "Saturday",
 };
 static const char *const month[12] = {
 	"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -202,7 +202,7 @@ int gs_http_date_parse(const char *s, size_t len, int64_t *t)
 	if (day < 1 || day > mdays[mon] + (mon == 1 && leap(y)) || h > 23 ||
 	    mi > 59 || sec > 60)
 		return -1;
-	(void)wd;	/* a wrong day name is tolerated, as most servers do */
+	(void)wd; /* a wrong day name is tolerated, as most servers do */
 	*t = days_from_civil(y, mon + 1, day) * 86400 + h * 3600 + mi * 60 +
 	     sec;
 	return 0;
@@ -245,5 +245,5 @@ void gs_http_date_format(int64_t t, char *out)
 	put_digits(out + 20, secs / 60 % 60, 2);
 	out[22] = ':';
 	put_digits(out + 23, secs % 60, 2);
-	memcpy(out + 25, " GMT", 5);	/* and the NUL */
+	memcpy(out + 25, " GMT", 5); /* and the NUL */
 }

@@ -49,7 +49,7 @@ static void grow(struct index *ix)
 	struct idx_node **b = calloc(nb, sizeof(*b));
 
 	if (!b)
-		return;	/* stay at a higher load; lookups still work */
+		return; /* stay at a higher load; lookups still work */
 	for (uint64_t i = 0; i <= ix->mask; i++) {
 		struct idx_node *n = ix->b[i], *next;
 

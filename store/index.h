@@ -15,7 +15,7 @@ struct idx_node {
 
 struct index {
 	struct idx_node **b;
-	uint64_t mask;		/* buckets - 1 */
+	uint64_t mask; /* buckets - 1 */
 	uint64_t count;
 };
 

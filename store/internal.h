@@ -22,9 +22,9 @@
 #include "space.h"
 
 enum obj_state {
-	OBJ_FILLING,		/* being written; visible only to fill readers */
-	OBJ_LIVE,		/* committed and in the index */
-	OBJ_GONE,		/* replaced, deleted, evicted or aborted */
+	OBJ_FILLING, /* being written; visible only to fill readers */
+	OBJ_LIVE,    /* committed and in the index */
+	OBJ_GONE,    /* replaced, deleted, evicted or aborted */
 };
 
 /*
@@ -33,46 +33,46 @@ enum obj_state {
  * the version's RAM and disk space are released when it drops to zero.
  */
 struct gs_obj {
-	struct idx_node node;	/* key lives in key[] below */
+	struct idx_node node; /* key lives in key[] below */
 	int refs;
-	uint8_t state;		/* enum obj_state */
-	uint8_t small;		/* value in the small arena */
-	uint8_t corrupt;	/* failed verification; never served again */
-	uint8_t aborted;	/* fill abandoned: readers get -ECANCELED */
-	uint8_t grows;		/* a fill of unknown size: csum and size
-				 * change under readers; set before any */
-	uint32_t jsnap;		/* its entry + 1 in a journal rewrite's
-				 * snapshot (jmaint.c), valid only with
-				 * the entry's cas */
+	uint8_t state;	 /* enum obj_state */
+	uint8_t small;	 /* value in the small arena */
+	uint8_t corrupt; /* failed verification; never served again */
+	uint8_t aborted; /* fill abandoned: readers get -ECANCELED */
+	uint8_t grows;	 /* a fill of unknown size: csum and size
+			  * change under readers; set before any */
+	uint32_t jsnap;	 /* its entry + 1 in a journal rewrite's
+			  * snapshot (jmaint.c), valid only with
+			  * the entry's cas */
 	uint64_t size, cas, xxh3;
 	int64_t exptime, mtime_ns;
 	uint32_t flags;
 	uint16_t attr_len;
-	uint8_t *attr;		/* malloc'ed, NULL when attr_len is 0 */
-	uint64_t jlen;		/* bytes of its journal record */
+	uint8_t *attr; /* malloc'ed, NULL when attr_len is 0 */
+	uint64_t jlen; /* bytes of its journal record */
 
 	/* read-while-fill watermarks; equal to size once committed */
-	uint64_t written;	/* bytes in the head slot or arena */
-	uint64_t durable;	/* bytes on the SSD tier */
-	struct gs_reader *waiters;	/* async readers waiting on the fill */
+	uint64_t written;	   /* bytes in the head slot or arena */
+	uint64_t durable;	   /* bytes on the SSD tier */
+	struct gs_reader *waiters; /* async readers waiting on the fill */
 
 	/* small objects: in RAM when item.ptr, else only in the journal
 	 * ("cold", linked in s->cold through lru.l) */
 	struct arena_item item;
-	uint64_t jpos;		/* offset of the value in the journal file */
+	uint64_t jpos; /* offset of the value in the journal file */
 
 	/* large objects */
-	uint8_t *head;		/* RAM head slot, NULL when not in RAM */
-	struct extent *ext;	/* SSD and HDD extents, each tier's in order */
+	uint8_t *head;	    /* RAM head slot, NULL when not in RAM */
+	struct extent *ext; /* SSD and HDD extents, each tier's in order */
 	uint32_t next;
-	uint8_t hdd;		/* the HDD tier holds all of [0, size) */
-	uint64_t ssd_len;	/* the SSD tier holds [0, ssd_len): size, or
-				 * with an HDD copy the prefix or nothing */
-	uint32_t *csum;		/* per GS_CSUM_BLOCK; set as blocks are written */
+	uint8_t hdd;	  /* the HDD tier holds all of [0, size) */
+	uint64_t ssd_len; /* the SSD tier holds [0, ssd_len): size, or
+			   * with an HDD copy the prefix or nothing */
+	uint32_t *csum;	  /* per GS_CSUM_BLOCK; set as blocks are written */
 
-	struct slru_node lru;	/* SSD tier, or small arena when small */
-	struct slru_node hlru;	/* RAM head pool */
-	struct slru_node dlru;	/* HDD tier */
+	struct slru_node lru;  /* SSD tier, or small arena when small */
+	struct slru_node hlru; /* RAM head pool */
+	struct slru_node dlru; /* HDD tier */
 	/* the key as created; node.key points here, or after a rename to a
 	 * malloc'ed copy of the new key: use node.key, not this */
 	uint8_t key[];
@@ -90,9 +90,9 @@ struct stat_shard {
 /* A disk I/O in flight; user_data is (uintptr_t)io | 1. */
 struct gs_io {
 	int res;
-	int fault;		/* an injected error its completion reports */
+	int fault; /* an injected error its completion reports */
 	bool done;
-	void (*complete)(struct gs_io *io);	/* may be NULL */
+	void (*complete)(struct gs_io *io); /* may be NULL */
 	void *owner;
 	uint64_t t0;
 };
@@ -100,13 +100,13 @@ struct gs_io {
 struct pooled_ring;
 
 struct bufpool {
-	uint64_t size;		/* bytes per buffer */
-	uint64_t slab;		/* bytes per slab: size rounded up to 2 MiB */
-	uint32_t per_slab;	/* buffers in a slab */
-	void **free;		/* idle buffers */
-	uint32_t nfree, cap;	/* idle; room in free[] */
-	uint32_t n;		/* buffers carved from the slabs */
-	void **slabs;		/* mapped slabs, 2 MiB aligned */
+	uint64_t size;	     /* bytes per buffer */
+	uint64_t slab;	     /* bytes per slab: size rounded up to 2 MiB */
+	uint32_t per_slab;   /* buffers in a slab */
+	void **free;	     /* idle buffers */
+	uint32_t nfree, cap; /* idle; room in free[] */
+	uint32_t n;	     /* buffers carved from the slabs */
+	void **slabs;	     /* mapped slabs, 2 MiB aligned */
 	uint32_t nslabs, slabs_cap;
 };
 
@@ -114,50 +114,50 @@ struct gs_store {
 	char *dir;
 	struct gs_options o;
 	int lock_fd;
-	int data_fd;		/* SSD data file, O_DIRECT */
-	int hdd_fd;		/* HDD data file, O_DIRECT; -1 without one */
-	int jfd;		/* journal: reads, small records (buffered) */
-	int jdfd;		/* journal, O_DIRECT: large records; -1 if not */
+	int data_fd; /* SSD data file, O_DIRECT */
+	int hdd_fd;  /* HDD data file, O_DIRECT; -1 without one */
+	int jfd;     /* journal: reads, small records (buffered) */
+	int jdfd;    /* journal, O_DIRECT: large records; -1 if not */
 
-	pthread_mutex_t lock;	/* everything below unless noted */
-	pthread_cond_t fill_cond;	/* a fill advanced or ended */
-	struct index idx;	/* committed objects */
-	struct index fills;	/* objects being filled (GS_PUT_FILL) */
+	pthread_mutex_t lock;	  /* everything below unless noted */
+	pthread_cond_t fill_cond; /* a fill advanced or ended */
+	struct index idx;	  /* committed objects */
+	struct index fills;	  /* objects being filled (GS_PUT_FILL) */
 	struct ram_region head_mem, small_mem;
-	struct numa numa;	/* head block placement; its own locking */
+	struct numa numa; /* head block placement; its own locking */
 	struct slots slots;
 	struct arena arena;
-	struct space space;	/* the SSD tier */
-	struct space hspace;	/* the HDD tier (limit 0 without one) */
-	uint64_t split;		/* with an HDD tier: SSD bytes of an object */
+	struct space space;  /* the SSD tier */
+	struct space hspace; /* the HDD tier (limit 0 without one) */
+	uint64_t split;	     /* with an HDD tier: SSD bytes of an object */
 	/* per tier: the capacity asked for (bytes), the bytes to leave free
 	 * on its file system, whether the journal shares that file system
 	 * (tier_limit_refresh()) */
 	uint64_t cap[NTIERS], floor[NTIERS];
 	bool jshare[NTIERS];
 	struct slru lru_ssd, lru_small, lru_head, lru_hdd;
-	uint64_t cas;		/* last cas handed out */
-	uint64_t seq;		/* last journal sequence number */
-	uint64_t jbytes;	/* journal size, its reserved records included */
-	uint32_t jinflight;	/* reserved records not yet written */
-	uint64_t jalloc;	/* journal file size: zeros past jbytes */
-	bool jno_direct;	/* jdfd refused our alignment: all buffered */
-	bool jno_prealloc;	/* no fallocate here: the file grows by writes */
-	uint64_t jlive;		/* journal bytes of live objects */
-	uint64_t bytes;		/* value bytes of live objects */
-	uint64_t nsmall;	/* live small objects */
-	struct list_head cold;	/* cold small objects, oldest at the back */
-	uint64_t cold_bytes;	/* their value bytes */
+	uint64_t cas;	       /* last cas handed out */
+	uint64_t seq;	       /* last journal sequence number */
+	uint64_t jbytes;       /* journal size, its reserved records included */
+	uint32_t jinflight;    /* reserved records not yet written */
+	uint64_t jalloc;       /* journal file size: zeros past jbytes */
+	bool jno_direct;       /* jdfd refused our alignment: all buffered */
+	bool jno_prealloc;     /* no fallocate here: the file grows by writes */
+	uint64_t jlive;	       /* journal bytes of live objects */
+	uint64_t bytes;	       /* value bytes of live objects */
+	uint64_t nsmall;       /* live small objects */
+	struct list_head cold; /* cold small objects, oldest at the back */
+	uint64_t cold_bytes;   /* their value bytes */
 	uint64_t ncold;
 
-	struct bufpool rbufs;	/* tail reads: max(io_chunk, ram_head) */
-	struct bufpool rbufs_long;	/* long streams' reads: GS_LONG_READ,
-					 * unused (size 0) when io_chunk is not
-					 * smaller */
-	struct bufpool wbufs;	/* writes: write_io_chunk */
-	struct bufpool jbufs;	/* direct journal records: a whole small put */
-	struct gs_reader *reader_free;	/* recycled readers */
-	struct pooled_ring *ring_free;	/* rings for the blocking API */
+	struct bufpool rbufs;	   /* tail reads: max(io_chunk, ram_head) */
+	struct bufpool rbufs_long; /* long streams' reads: GS_LONG_READ,
+				    * unused (size 0) when io_chunk is not
+				    * smaller */
+	struct bufpool wbufs;	   /* writes: write_io_chunk */
+	struct bufpool jbufs; /* direct journal records: a whole small put */
+	struct gs_reader *reader_free; /* recycled readers */
+	struct pooled_ring *ring_free; /* rings for the blocking API */
 	void (*drop_hook)(void *arg, const void *key, size_t klen);
 	void *drop_arg;
 
@@ -166,17 +166,17 @@ struct gs_store {
 	 * off the lock.  Protected by s->lock.
 	 */
 	pthread_t jm_thread;
-	bool jm_started;	/* the thread runs */
-	bool jm_stop;		/* gs_close: finish now */
-	bool jm_want;		/* a rewrite is due (or a retry) */
-	bool jm_force;		/* the next one runs even without garbage */
-	unsigned jm_drain;	/* waiting for jinflight to reach 0: puts
-				 * write their records under the lock */
-	unsigned jm_failures;	/* in a row, for the backoff */
-	pthread_cond_t jm_cond;	/* wakes the thread */
-	pthread_cond_t jm_quiet;	/* jinflight reached 0 under jm_drain */
+	bool jm_started;	 /* the thread runs */
+	bool jm_stop;		 /* gs_close: finish now */
+	bool jm_want;		 /* a rewrite is due (or a retry) */
+	bool jm_force;		 /* the next one runs even without garbage */
+	unsigned jm_drain;	 /* waiting for jinflight to reach 0: puts
+				  * write their records under the lock */
+	unsigned jm_failures;	 /* in a row, for the backoff */
+	pthread_cond_t jm_cond;	 /* wakes the thread */
+	pthread_cond_t jm_quiet; /* jinflight reached 0 under jm_drain */
 
-	struct stat_shard stats[NSTAT_SHARDS];	/* lock free */
+	struct stat_shard stats[NSTAT_SHARDS]; /* lock free */
 };
 
 /* stats: shard by thread, relaxed adds, summed by gs_stats_get */
@@ -200,7 +200,7 @@ void bufpool_put(struct bufpool *p, void *b);
 uint64_t bufpool_bytes(const struct bufpool *p);
 void bufpool_release(struct bufpool *p);
 
-#define GS_MAX_DEPTH 32
+#define GS_MAX_DEPTH  32
 /*
  * A long stream reads bigger: GS_RAMP_BYTES past where its range began, a
  * reader's tail reads are GS_LONG_READ each (when io_chunk is smaller),
@@ -213,7 +213,7 @@ void bufpool_release(struct bufpool *p);
  * in three pairs out of three.
  */
 #define GS_RAMP_BYTES (8ull << 20)
-#define GS_LONG_READ (1ull << 20)
+#define GS_LONG_READ  (1ull << 20)
 
 /*
  * The rooms, lowest first (store/README.md): a room calls only rooms
@@ -221,8 +221,7 @@ void bufpool_release(struct bufpool *p);
  */
 
 /* io.c: pread/pwrite all of @len at @off, or fail: 0 or -errno */
-int pread_full(struct gs_store *s, int fd, void *buf, size_t len,
-	       uint64_t off);
+int pread_full(struct gs_store *s, int fd, void *buf, size_t len, uint64_t off);
 int pwrite_full(struct gs_store *s, int fd, const void *buf, size_t len,
 		uint64_t off);
 
@@ -273,13 +272,13 @@ int journal_write(struct gs_store *s, const void *buf, size_t len);
  * waited for under it, as one that extends the file is.  Replay takes
  * zeros up to the end of the file for the end of the journal.
  */
-#define JOURNAL_PREALLOC (64u << 20)
+#define JOURNAL_PREALLOC   (64u << 20)
 struct jslot {
 	uint8_t *buf;
-	uint64_t off;		/* in the journal */
+	uint64_t off; /* in the journal */
 	size_t len;
-	bool direct;		/* buf is from s->jbufs, written with O_DIRECT */
-	bool own;		/* buf was allocated for it */
+	bool direct; /* buf is from s->jbufs, written with O_DIRECT */
+	bool own;    /* buf was allocated for it */
 };
 int journal_reserve(struct gs_store *s, size_t len, uint8_t *stack,
 		    size_t stack_len, struct jslot *js);
@@ -287,8 +286,8 @@ int journal_write_slot(struct gs_store *s, struct jslot *js,
 		       struct io_uring *ring);
 void journal_unreserve(struct gs_store *s, const struct jslot *js, int how);
 /* Journal a record that carries only a key (and an exptime for touch). */
-int journal_key_record(struct gs_store *s, uint8_t type,
-		       const struct gs_obj *o, int64_t exptime);
+int journal_key_record(struct gs_store *s, uint8_t type, const struct gs_obj *o,
+		       int64_t exptime);
 
 /* objects.c, called with s->lock held */
 struct gs_obj *obj_new(const void *key, size_t klen);

@@ -21,7 +21,7 @@
  * io_uring setup.
  */
 struct pooled_ring {
-	struct io_uring ring;	/* first: the pool hands out &ring */
+	struct io_uring ring; /* first: the pool hands out &ring */
 	struct pooled_ring *next;
 };
 
@@ -84,7 +84,7 @@ struct io_uring_sqe *io_get_sqe(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
-	if (!sqe) {		/* full: push what is queued, then retry */
+	if (!sqe) { /* full: push what is queued, then retry */
 		io_uring_submit(ring);
 		sqe = io_uring_get_sqe(ring);
 	}
@@ -113,8 +113,7 @@ int io_wait(struct io_uring *ring, struct gs_io *io)
 		struct io_uring_cqe *cqe;
 		int ret = io_uring_submit_and_wait(ring, 1);
 
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
-		    ret != -EBUSY)
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			return ret;
 		while (io_uring_peek_cqe(ring, &cqe) == 0) {
 			gs_handle_cqe(cqe);
@@ -145,7 +144,7 @@ int io_wait(struct io_uring *ring, struct gs_io *io)
 void bufpool_init(struct bufpool *p, uint64_t size)
 {
 	memset(p, 0, sizeof(*p));
-	p->size = size = (size + 4095) & ~4095ull;	/* O_DIRECT alignment */
+	p->size = size = (size + 4095) & ~4095ull; /* O_DIRECT alignment */
 	p->slab = (size + SLAB_ALIGN - 1) / SLAB_ALIGN * SLAB_ALIGN;
 	p->per_slab = (uint32_t)(p->slab / size);
 }
@@ -156,8 +155,8 @@ static uint8_t *slab_map(uint64_t bytes)
 	uint64_t len = bytes + SLAB_ALIGN;
 	uint8_t *m, *a;
 
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	a = (uint8_t *)(((uintptr_t)m + SLAB_ALIGN - 1) & ~(SLAB_ALIGN - 1));
@@ -182,7 +181,7 @@ static int bufpool_grow(struct bufpool *p)
 	uint32_t need = p->n + p->per_slab;
 	uint8_t *slab;
 
-	if (need > p->cap) {	/* room to take every buffer back */
+	if (need > p->cap) { /* room to take every buffer back */
 		uint32_t cap = p->cap ? p->cap : 64;
 		void **f;
 
@@ -234,7 +233,7 @@ uint64_t bufpool_bytes(const struct bufpool *p)
 
 void bufpool_release(struct bufpool *p)
 {
-	assert(p->nfree == p->n);	/* every buffer given back */
+	assert(p->nfree == p->n); /* every buffer given back */
 	for (uint32_t i = 0; i < p->nslabs; i++)
 		munmap(p->slabs[i], p->slab);
 	free(p->slabs);
@@ -243,8 +242,7 @@ void bufpool_release(struct bufpool *p)
 }
 
 /* pread all of @len at @off, or fail. */
-int pread_full(struct gs_store *s, int fd, void *buf, size_t len,
-		      uint64_t off)
+int pread_full(struct gs_store *s, int fd, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
 
@@ -265,8 +263,8 @@ int pread_full(struct gs_store *s, int fd, void *buf, size_t len,
 }
 
 /* Write all of @len bytes at @off: 0 or -errno. */
-int pwrite_full(struct gs_store *s, int fd, const void *buf,
-		       size_t len, uint64_t off)
+int pwrite_full(struct gs_store *s, int fd, const void *buf, size_t len,
+		uint64_t off)
 {
 	const uint8_t *p = buf;
 	size_t done = 0;
@@ -285,4 +283,3 @@ int pwrite_full(struct gs_store *s, int fd, const void *buf,
 	}
 	return 0;
 }
-

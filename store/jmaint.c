@@ -28,42 +28,42 @@
 
 #define JOURNAL_REWRITE_MIN (64ull << 20)
 /* copied without the lock while the tail is longer than this */
-#define JM_TAIL_LOCKED (1u << 20)
-#define JM_BUF (1u << 20)
+#define JM_TAIL_LOCKED	    (1u << 20)
+#define JM_BUF		    (1u << 20)
 /* retries: 50 ms, doubling, at most 10 s */
-#define JM_BACKOFF_MS 50u
-#define JM_BACKOFF_MAX_MS 10000u
+#define JM_BACKOFF_MS	    50u
+#define JM_BACKOFF_MAX_MS   10000u
 
 /* One live object of the snapshot. */
 struct jm_ent {
-	uint64_t cas;		/* which version: o->jsnap is only a hint */
-	uint64_t hoff;		/* its record (a small one's without its
-				 * value) in the snapshot buffer */
-	uint64_t len;		/* the whole record's length */
-	uint64_t size;		/* small: value bytes, at jpos in the old
-				 * journal; 0 for a large one */
+	uint64_t cas;  /* which version: o->jsnap is only a hint */
+	uint64_t hoff; /* its record (a small one's without its
+			* value) in the snapshot buffer */
+	uint64_t len;  /* the whole record's length */
+	uint64_t size; /* small: value bytes, at jpos in the old
+			* journal; 0 for a large one */
 	uint64_t jpos;
-	uint64_t oldjlen;	/* o->jlen at the snapshot */
-	uint64_t newpos;	/* small: where the value is in the new file */
+	uint64_t oldjlen; /* o->jlen at the snapshot */
+	uint64_t newpos;  /* small: where the value is in the new file */
 	bool small;
 };
 
 struct jm_run {
 	struct gs_store *s;
 	char tmp[4096], path[4096];
-	int oldfd;		/* the journal being rewritten */
-	int fd, dfd;		/* journal.new, buffered and O_DIRECT */
-	uint64_t p0;		/* where the snapshot was taken */
-	uint64_t total;		/* snapshot bytes written */
-	uint64_t start;		/* where the tail goes: ALIGN4K(total) */
-	uint64_t copied;	/* old journal offset copied up to */
+	int oldfd;	 /* the journal being rewritten */
+	int fd, dfd;	 /* journal.new, buffered and O_DIRECT */
+	uint64_t p0;	 /* where the snapshot was taken */
+	uint64_t total;	 /* snapshot bytes written */
+	uint64_t start;	 /* where the tail goes: ALIGN4K(total) */
+	uint64_t copied; /* old journal offset copied up to */
 	struct jm_ent *e;
 	uint64_t n;
-	uint8_t *hdr;		/* the snapshot's records */
+	uint8_t *hdr; /* the snapshot's records */
 	uint64_t hlen;
-	uint8_t *buf;		/* staging, JM_BUF or one record's worth */
+	uint8_t *buf; /* staging, JM_BUF or one record's worth */
 	size_t cap;
-	bool swapped;		/* journal.new is the journal now */
+	bool swapped; /* journal.new is the journal now */
 };
 
 /* gs_close asks, and the rewrite looks without the lock between I/Os. */
@@ -232,7 +232,7 @@ static int write_snapshot(struct jm_run *m)
 	if (stopping(s))
 		return -ECANCELED;
 	ret = flush(m, &used);
-	m->start = ALIGN4K(m->total);	/* zeros between: replay's padding */
+	m->start = ALIGN4K(m->total); /* zeros between: replay's padding */
 	return ret;
 }
 
@@ -240,8 +240,8 @@ static int write_snapshot(struct jm_run *m)
 static int copy_tail(struct jm_run *m, uint64_t end)
 {
 	while (m->copied < end) {
-		size_t len = end - m->copied < m->cap ? end - m->copied
-							: m->cap;
+		size_t len = end - m->copied < m->cap ? end - m->copied :
+							m->cap;
 		int ret;
 
 		FAULT_SITE("tail read");
@@ -320,8 +320,9 @@ static void swap_in(struct jm_run *m)
 	m->dfd = -1;
 	while ((n = index_next(&s->idx, &pos, n))) {
 		struct gs_obj *o = list_entry(n, struct gs_obj, node);
-		struct jm_ent *e = o->jsnap && o->jsnap <= m->n
-					   ? &m->e[o->jsnap - 1] : NULL;
+		struct jm_ent *e = o->jsnap && o->jsnap <= m->n ?
+					   &m->e[o->jsnap - 1] :
+					   NULL;
 
 		/* a stale jsnap (of a failed run) names another object's
 		 * entry, whose cas is not this one's */
@@ -337,8 +338,8 @@ static void swap_in(struct jm_run *m)
 		o->jsnap = 0;
 		jlive += o->jlen;
 	}
-	s->jbytes = s->jbytes > m->p0 ? m->start + (s->jbytes - m->p0)
-				      : m->total;
+	s->jbytes = s->jbytes > m->p0 ? m->start + (s->jbytes - m->p0) :
+					m->total;
 	s->jalloc = s->jbytes;
 	s->jlive = jlive;
 }
@@ -359,8 +360,9 @@ static int finish(struct jm_run *m)
 		FAULT_SITE("reopen");
 		if (F_CALL(s) < 0)
 			ret = -errno;
-		else if ((m->dfd = open(m->tmp, O_WRONLY | O_DIRECT |
-					 O_CLOEXEC)) < 0 && errno != EINVAL)
+		else if ((m->dfd = open(m->tmp,
+					O_WRONLY | O_DIRECT | O_CLOEXEC)) < 0 &&
+			 errno != EINVAL)
 			ret = -errno;
 	}
 	FAULT_SITE("rename");
@@ -481,8 +483,9 @@ static void *jmaint_main(void *arg)
 		/* counted, said once, and tried again later: never dropped */
 		ms = backoff_ms(s->jm_failures++);
 		stat_add(s, journal_rewrite_errors, 1);
-		fprintf(stderr, "goblin: cannot rewrite the journal of '%s': "
-				"%s; the old one stays in use, retry in %u ms\n",
+		fprintf(stderr,
+			"goblin: cannot rewrite the journal of '%s': "
+			"%s; the old one stays in use, retry in %u ms\n",
 			s->dir, strerror(-ret), ms);
 		retry_at = (uint64_t)gs_mono_ms() + ms;
 		s->jm_want = true;

@@ -48,7 +48,8 @@ int journal_write(struct gs_store *s, const void *buf, size_t len)
 	if (ret < 0) {
 		/* never leave a torn record in front of later ones */
 		if (s->jinflight == 0) {
-			if (F_CALL(s) < 0 || ftruncate(s->jfd, (off_t)s->jbytes))
+			if (F_CALL(s) < 0 ||
+			    ftruncate(s->jfd, (off_t)s->jbytes))
 				ret = -EIO;
 			else
 				s->jalloc = s->jbytes;
@@ -102,8 +103,8 @@ static int write_direct(struct gs_store *s, struct io_uring *ring, int fd,
 		struct gs_io io;
 		int ret;
 
-		io_uring_prep_write(sqe, fd, buf + done,
-				    (unsigned)(len - done), off + done);
+		io_uring_prep_write(sqe, fd, buf + done, (unsigned)(len - done),
+				    off + done);
 		io_prep(sqe, &io);
 		f_sqe(s, sqe, &io);
 		ret = io_wait(ring, &io);
@@ -135,7 +136,7 @@ int journal_write_slot(struct gs_store *s, struct jslot *js,
 		memset(js->buf + js->len, 0, plen - js->len);
 		ret = write_direct(s, ring, fd = s->jdfd, js->buf, plen,
 				   js->off);
-		if (ret == -EINVAL)	/* a file system wanting more alignment */
+		if (ret == -EINVAL) /* a file system wanting more alignment */
 			ret = pwrite_full(s, fd = s->jfd, js->buf, plen,
 					  js->off);
 	}
@@ -157,18 +158,21 @@ void journal_unreserve(struct gs_store *s, const struct jslot *js, int how)
 		free(js->buf);
 	s->jinflight--;
 	if (s->jinflight == 0 && s->jm_drain)
-		pthread_cond_broadcast(&s->jm_quiet);	/* jmaint.c waits */
+		pthread_cond_broadcast(&s->jm_quiet); /* jmaint.c waits */
 	if (how > 0 && (how & JOURNAL_BUFFERED))
-		s->jno_direct = true;	/* every record buffered from now on */
+		s->jno_direct = true; /* every record buffered from now on */
 }
 
 /* Journal a record that carries only a key (and an exptime for touch). */
-int journal_key_record(struct gs_store *s, uint8_t type,
-			      const struct gs_obj *o, int64_t exptime)
+int journal_key_record(struct gs_store *s, uint8_t type, const struct gs_obj *o,
+		       int64_t exptime)
 {
 	struct jrec r = {
-		.type = type, .seq = ++s->seq, .key = o->node.key,
-		.klen = o->node.klen, .exptime = exptime,
+		.type = type,
+		.seq = ++s->seq,
+		.key = o->node.key,
+		.klen = o->node.klen,
+		.exptime = exptime,
 	};
 	uint8_t stackbuf[256];
 	size_t len = jrec_size(&r);
@@ -183,4 +187,3 @@ int journal_key_record(struct gs_store *s, uint8_t type,
 		free(buf);
 	return ret;
 }
-

@@ -46,9 +46,17 @@ size_t jrec_size(const struct jrec *r)
 	return n > J_MAX_RECORD ? 0 : (size_t)n;
 }
 
-#define PUT(p, v) do { __typeof__(v) v_ = (v); memcpy(p, &v_, sizeof(v_)); \
-		       p += sizeof(v_); } while (0)
-#define GET(p, v) do { memcpy(&(v), p, sizeof(v)); p += sizeof(v); } while (0)
+#define PUT(p, v)                           \
+	do {                                \
+		__typeof__(v) v_ = (v);     \
+		memcpy(p, &v_, sizeof(v_)); \
+		p += sizeof(v_);            \
+	} while (0)
+#define GET(p, v)                           \
+	do {                                \
+		memcpy(&(v), p, sizeof(v)); \
+		p += sizeof(v);             \
+	} while (0)
 
 /* Every field of @r into @buf but the checksum, and with @value false a
  * small put's value; the end of what was written. */
@@ -60,7 +68,7 @@ static uint8_t *encode_fields(const struct jrec *r, const struct extent *ext,
 
 	PUT(p, (uint32_t)J_MAGIC);
 	PUT(p, (uint32_t)len);
-	PUT(p, (uint32_t)0);		/* checksum, filled last */
+	PUT(p, (uint32_t)0); /* checksum, filled last */
 	PUT(p, (uint8_t)r->type);
 	PUT(p, (uint8_t)0);
 	PUT(p, (uint16_t)r->klen);
@@ -104,8 +112,9 @@ static uint8_t *encode_fields(const struct jrec *r, const struct extent *ext,
 		p += r->size;
 	} else if (r->type == J_PUT_LARGE) {
 		for (uint32_t i = 0; i < r->next; i++) {
-			uint64_t off = ext[i].off |
-				       (ext[i].tier == TIER_HDD ? J_EXT_HDD : 0);
+			uint64_t off =
+				ext[i].off |
+				(ext[i].tier == TIER_HDD ? J_EXT_HDD : 0);
 
 			PUT(p, off);
 			PUT(p, ext[i].len);
@@ -187,8 +196,8 @@ long jrec_decode(const uint8_t *buf, size_t len, struct jrec *r)
 		r->attr_len = attr_len;
 		if (attr_len > GS_ATTR_MAX || pad16)
 			return -EBADMSG;
-		if (r->type == J_PUT_SMALL && (r->next || r->ncsum ||
-					       r->size > J_MAX_RECORD))
+		if (r->type == J_PUT_SMALL &&
+		    (r->next || r->ncsum || r->size > J_MAX_RECORD))
 			return -EBADMSG;
 		if (r->type == J_PUT_LARGE &&
 		    (r->next == 0 || r->ncsum != csum_blocks(r->size)))

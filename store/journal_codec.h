@@ -19,16 +19,16 @@ enum {
 	J_PUT_LARGE = 2,
 	J_DEL = 3,
 	J_TOUCH = 4,
-	J_RENAME = 5,		/* key is the old key, key2 the new one */
-	J_ATTR = 6,		/* new attr and exptime for the version cas */
+	J_RENAME = 5, /* key is the old key, key2 the new one */
+	J_ATTR = 6,   /* new attr and exptime for the version cas */
 };
 
-#define J_MAGIC 0x314a5347u	/* "GSJ1" little-endian */
-#define J_HDR 24
-#define J_PUT_BODY 56
+#define J_MAGIC	     0x314a5347u /* "GSJ1" little-endian */
+#define J_HDR	     24
+#define J_PUT_BODY   56
 #define J_MAX_RECORD (1u << 30)
 /* An extent offset with this bit is on the HDD tier. */
-#define J_EXT_HDD (1ull << 63)
+#define J_EXT_HDD    (1ull << 63)
 
 /* A record, decoded in place: pointers refer to the source buffer. */
 struct jrec {
@@ -36,7 +36,7 @@ struct jrec {
 	uint64_t seq;
 	const uint8_t *key;
 	uint32_t klen;
-	const uint8_t *key2;	/* J_RENAME */
+	const uint8_t *key2; /* J_RENAME */
 	uint32_t klen2;
 	/* J_PUT_*; exptime for J_TOUCH; cas, exptime and attr for J_ATTR */
 	uint64_t size, cas, xxh3;
@@ -44,10 +44,10 @@ struct jrec {
 	uint32_t flags;
 	const uint8_t *attr;
 	uint32_t attr_len;
-	const uint8_t *value;	/* J_PUT_SMALL: size bytes */
-	uint32_t next;		/* J_PUT_LARGE: extents ... */
+	const uint8_t *value; /* J_PUT_SMALL: size bytes */
+	uint32_t next;	      /* J_PUT_LARGE: extents ... */
 	const uint8_t *ext;
-	uint32_t ncsum;		/* ... and block checksums */
+	uint32_t ncsum; /* ... and block checksums */
 	const uint8_t *csum;
 };
 

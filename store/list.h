@@ -9,9 +9,12 @@ struct list_head {
 	struct list_head *prev, *next;
 };
 
-#define LIST_HEAD_INIT(n) { &(n), &(n) }
+#define LIST_HEAD_INIT(n)  \
+	{                  \
+		&(n), &(n) \
+	}
 #define list_entry(p, type, member) \
-	((type *)((char *)(p) - offsetof(type, member)))
+	((type *)((char *)(p)-offsetof(type, member)))
 
 static inline void list_init(struct list_head *h)
 {

@@ -17,12 +17,12 @@
 #include "numa.h"
 
 static const struct numa_policy default_policy = {
-	.min_score = 64,	/* a few dozen reads: less is noise */
-	.share_pct = 60,	/* one remote node reads it most */
-	.lead = 2,		/* and twice as much as its own node */
-	.confirm = 2,		/* two rounds in a row: not a burst */
-	.cooldown = 8,		/* rounds: no ping-pong faster than this */
-	.cap = 8,		/* 16 MiB a round at most */
+	.min_score = 64, /* a few dozen reads: less is noise */
+	.share_pct = 60, /* one remote node reads it most */
+	.lead = 2,	 /* and twice as much as its own node */
+	.confirm = 2,	 /* two rounds in a row: not a burst */
+	.cooldown = 8,	 /* rounds: no ping-pong faster than this */
+	.cap = 8,	 /* 16 MiB a round at most */
 	.interval_ms = 1000,
 };
 
@@ -36,8 +36,8 @@ void numa_topo_release(struct numa_topo *t)
 
 unsigned numa_topo_mem_nodes(const struct numa_topo *t)
 {
-	uint64_t m = t->nnodes < 64 ? t->mem_nodes & ((1ull << t->nnodes) - 1)
-				    : t->mem_nodes;
+	uint64_t m = t->nnodes < 64 ? t->mem_nodes & ((1ull << t->nnodes) - 1) :
+				      t->mem_nodes;
 
 	return (unsigned)__builtin_popcountll(m);
 }
@@ -68,8 +68,8 @@ static void mem_node_list(const struct numa_topo *t, char *buf, size_t len)
 
 /* ---- policy ---- */
 
-int numa_init(struct numa *n, const struct numa_topo *t, int home,
-	      bool promote, bool perverse, char *err, size_t errlen)
+int numa_init(struct numa *n, const struct numa_topo *t, int home, bool promote,
+	      bool perverse, char *err, size_t errlen)
 {
 	char nodes[128];
 	unsigned k = numa_topo_mem_nodes(t);
@@ -108,8 +108,8 @@ int numa_init(struct numa *n, const struct numa_topo *t, int home,
 	return 0;
 }
 
-void numa_plan(const struct numa_topo *t, int home, bool perverse,
-	       uint8_t *loc, uint32_t nblk)
+void numa_plan(const struct numa_topo *t, int home, bool perverse, uint8_t *loc,
+	       uint32_t nblk)
 {
 	uint8_t nodes[NUMA_MAX_NODES];
 	unsigned k = 0, j;
@@ -145,7 +145,7 @@ int numa_attach(struct numa *n, uint8_t *base, uint64_t size, uint64_t page)
 	n->streak = calloc(n->nblk, sizeof(*n->streak));
 	n->rest = calloc(n->nblk, sizeof(*n->rest));
 	if (!n->loc || !n->hits || !n->score || !n->streak || !n->rest)
-		return -ENOMEM;	/* numa_close() frees what was allocated */
+		return -ENOMEM; /* numa_close() frees what was allocated */
 	numa_plan(&n->topo, n->home, n->perverse, n->loc, n->nblk);
 	n->track = n->promote && numa_topo_mem_nodes(&n->topo) >= 2;
 	return 0;
@@ -164,7 +164,7 @@ void numa_note(struct numa *n, const void *p, unsigned node)
 
 void numa_note_here(struct numa *n, const void *p)
 {
-	if (n->track)	/* one branch on one-node machines */
+	if (n->track) /* one branch on one-node machines */
 		numa_note(n, p, numa_topo_node_of(&n->topo, sched_getcpu()));
 }
 
@@ -282,7 +282,7 @@ uint32_t numa_round(struct numa *n)
 				  mv[i].to);
 		uint64_t ns = (uint64_t)gs_mono_ns() - t0;
 
-		n->rest[b] = n->pol.cooldown;	/* a failure too: no hammering */
+		n->rest[b] = n->pol.cooldown; /* a failure too: no hammering */
 		n->streak[b] = 0;
 		if (ret < 0) {
 			atomic_fetch_add_explicit(&n->move_failures, 1,
@@ -315,7 +315,7 @@ int numa_topo_probe(struct numa_topo *t)
 	t->nnodes = 1;
 	t->mem_nodes = 1;
 	if (numa_available() < 0)
-		return 0;	/* no NUMA support: one node, node 0 */
+		return 0; /* no NUMA support: one node, node 0 */
 	t->nnodes = (unsigned)numa_max_node() + 1;
 	if (t->nnodes > NUMA_MAX_NODES)
 		t->nnodes = NUMA_MAX_NODES;
@@ -333,14 +333,15 @@ int numa_topo_probe(struct numa_topo *t)
 	for (int c = 0; c < ncpus; c++) {
 		int node = numa_node_of_cpu(c);
 
-		t->cpu_node[c] = node > 0 && (unsigned)node < t->nnodes
-					 ? (uint8_t)node : 0;
+		t->cpu_node[c] = node > 0 && (unsigned)node < t->nnodes ?
+					 (uint8_t)node :
+					 0;
 	}
 	return 0;
 }
 
 /* mbind(2)'s node mask for one node; maxnode is its bit count + 1. */
-#define MASK_LONGS ((NUMA_MAX_NODES + 63) / 64)
+#define MASK_LONGS   ((NUMA_MAX_NODES + 63) / 64)
 #define MASK_MAXNODE (NUMA_MAX_NODES + 1)
 
 static void one_node_mask(unsigned long *mask, unsigned node)
@@ -384,8 +385,8 @@ static int bind_range(void *p, uint64_t len, unsigned node)
 	return 0;
 }
 
-int numa_open(struct numa *n, int home, bool promote, bool perverse,
-	      char *err, size_t errlen)
+int numa_open(struct numa *n, int home, bool promote, bool perverse, char *err,
+	      size_t errlen)
 {
 	struct numa_topo t;
 	int ret = numa_topo_probe(&t);
@@ -419,8 +420,7 @@ int numa_open(struct numa *n, int home, bool promote, bool perverse,
  * 2 MiB on HugeTLB), which numa_swap_ns_max bounds from above.  mlocked
  * pages may be migrated: they stay locked.
  */
-int numa_move_pages_fn(struct numa *n, void *addr, uint64_t len,
-		       unsigned node)
+int numa_move_pages_fn(struct numa *n, void *addr, uint64_t len, unsigned node)
 {
 	enum { MAXP = NUMA_BLOCK / 4096 };
 	void *pages[MAXP];

@@ -14,16 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NUMA_BLOCK (2ull << 20)	/* unit of placement and of promotion */
-#define NUMA_MAX_NODES 64	/* nodes numbered past this are not used */
-#define NUMA_CAP_MAX 64		/* most moves one round may make */
+#define NUMA_BLOCK     (2ull << 20) /* unit of placement and of promotion */
+#define NUMA_MAX_NODES 64	    /* nodes numbered past this are not used */
+#define NUMA_CAP_MAX   64	    /* most moves one round may make */
 
 struct numa_topo {
-	unsigned nnodes;	/* node numbers are 0..nnodes-1 */
-	uint64_t mem_nodes;	/* bit n: node n has memory we may use */
+	unsigned nnodes;    /* node numbers are 0..nnodes-1 */
+	uint64_t mem_nodes; /* bit n: node n has memory we may use */
 	unsigned ncpus;
-	uint8_t *cpu_node;	/* node of each cpu: ncpus entries, or NULL
-				 * (every cpu on node 0); owned, malloc'ed */
+	uint8_t *cpu_node; /* node of each cpu: ncpus entries, or NULL
+			    * (every cpu on node 0); owned, malloc'ed */
 };
 
 /*
@@ -41,14 +41,14 @@ struct numa_policy {
 	uint32_t lead;
 	uint16_t confirm;
 	uint16_t cooldown;
-	uint32_t cap;		/* <= NUMA_CAP_MAX */
-	uint32_t interval_ms;	/* between rounds of the promotion thread */
+	uint32_t cap;	      /* <= NUMA_CAP_MAX */
+	uint32_t interval_ms; /* between rounds of the promotion thread */
 };
 
 struct numa_move {
 	uint32_t blk;
 	uint8_t from, to;
-	uint64_t gain;		/* score of @to minus score of @from */
+	uint64_t gain; /* score of @to minus score of @from */
 };
 
 /* Move [addr, addr+len) to @node keeping its addresses: 0 or -errno. */
@@ -59,24 +59,24 @@ typedef int numa_move_fn(struct numa *n, void *addr, uint64_t len,
 struct numa_counts {
 	uint64_t promotions;	/* blocks moved by the promotion thread */
 	uint64_t bytes_moved;	/* their bytes */
-	uint64_t swap_ns_total;	/* time spent in those moves */
+	uint64_t swap_ns_total; /* time spent in those moves */
 	uint64_t swap_ns_max;	/* the longest one */
-	uint64_t move_failures;	/* moves the kernel did not complete */
+	uint64_t move_failures; /* moves the kernel did not complete */
 };
 
 struct numa {
 	struct numa_topo topo;
 	struct numa_policy pol;
-	int home;		/* --numa node, -1: none */
-	bool promote;		/* not --no-numa-promotion */
-	bool perverse;		/* block 0 on a node that does not serve it */
-	bool track;		/* reads are counted: promote, two memory
-				 * nodes, and a pool */
-	uint8_t *base;		/* the head pool */
+	int home;      /* --numa node, -1: none */
+	bool promote;  /* not --no-numa-promotion */
+	bool perverse; /* block 0 on a node that does not serve it */
+	bool track;    /* reads are counted: promote, two memory
+			* nodes, and a pool */
+	uint8_t *base; /* the head pool */
 	uint64_t size;
-	uint64_t page;		/* its page size: 4 KiB, or 2 MiB HugeTLB */
-	uint32_t nblk;		/* NUMA_BLOCK blocks, the last maybe short */
-	uint8_t *loc;		/* node of each block */
+	uint64_t page; /* its page size: 4 KiB, or 2 MiB HugeTLB */
+	uint32_t nblk; /* NUMA_BLOCK blocks, the last maybe short */
+	uint8_t *loc;  /* node of each block */
 	/*
 	 * Reads since the last round, node-major ([node * nblk + blk]):
 	 * threads of one node bump counters that no other node writes, so
@@ -84,17 +84,17 @@ struct numa {
 	 */
 	_Atomic uint32_t *hits;
 	/* the promotion thread's own (the caller's, without the thread) */
-	uint32_t *score;	/* [node * nblk + blk], decayed */
-	uint16_t *streak;	/* rounds in a row a block qualified */
-	uint16_t *rest;		/* rounds before a block may move again */
-	numa_move_fn *move;	/* numa_move_pages_fn, or a test's */
-	void *move_arg;		/* for a test's mover */
+	uint32_t *score;    /* [node * nblk + blk], decayed */
+	uint16_t *streak;   /* rounds in a row a block qualified */
+	uint16_t *rest;	    /* rounds before a block may move again */
+	numa_move_fn *move; /* numa_move_pages_fn, or a test's */
+	void *move_arg;	    /* for a test's mover */
 
 	pthread_t thread;
 	bool running;
-	pthread_mutex_t mu;	/* stop and cv */
+	pthread_mutex_t mu; /* stop and cv */
 	pthread_cond_t cv;
-	bool stop;		/* protected by mu */
+	bool stop; /* protected by mu */
 
 	_Atomic uint64_t promotions, bytes_moved, swap_ns_total, swap_ns_max,
 		move_failures;
@@ -121,8 +121,8 @@ unsigned numa_topo_node_of(const struct numa_topo *t, int cpu);
  * -EINVAL when @home is no memory node of @t or @perverse has no remote
  * node to use (@err then says so), or -ENOMEM.
  */
-int numa_init(struct numa *n, const struct numa_topo *t, int home,
-	      bool promote, bool perverse, char *err, size_t errlen);
+int numa_init(struct numa *n, const struct numa_topo *t, int home, bool promote,
+	      bool perverse, char *err, size_t errlen);
 
 /*
  * Cover the pool [base, base+size) of pages of @page bytes: blocks are
@@ -137,8 +137,8 @@ int numa_attach(struct numa *n, uint8_t *base, uint64_t size, uint64_t page);
  * robin); with @perverse, block 0 ("region zero", where the first heads
  * go) on the next memory node instead: remote from the one serving it.
  */
-void numa_plan(const struct numa_topo *t, int home, bool perverse,
-	       uint8_t *loc, uint32_t nblk);
+void numa_plan(const struct numa_topo *t, int home, bool perverse, uint8_t *loc,
+	       uint32_t nblk);
 
 /* Count a read of the byte at @p from a thread of @node. */
 void numa_note(struct numa *n, const void *p, unsigned node);
@@ -169,8 +169,8 @@ void numa_counts_get(struct numa *n, struct numa_counts *c);
  * memory (set_mempolicy MPOL_BIND) and, when the node has cpus, its cpus.
  * Call before the pools are mapped, so they are faulted in on @home.
  */
-int numa_open(struct numa *n, int home, bool promote, bool perverse,
-	      char *err, size_t errlen);
+int numa_open(struct numa *n, int home, bool promote, bool perverse, char *err,
+	      size_t errlen);
 
 /*
  * Place the pools: with a home node, mbind both to it (moving any page

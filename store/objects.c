@@ -29,7 +29,7 @@ void obj_free(struct gs_store *s, struct gs_obj *o)
 	free(o->ext);
 	free(o->csum);
 	free(o->attr);
-	if (o->node.key != o->key)	/* renamed */
+	if (o->node.key != o->key) /* renamed */
 		free((uint8_t *)o->node.key);
 	free(o);
 }
@@ -63,11 +63,11 @@ void cold_add(struct gs_store *s, struct gs_obj *o)
 	s->ncold++;
 	s->cold_bytes += o->size;
 	while (s->cold_bytes > cap && !list_empty(&s->cold)) {
-		struct gs_obj *v = list_entry(s->cold.prev, struct gs_obj,
-					      lru.l);
+		struct gs_obj *v =
+			list_entry(s->cold.prev, struct gs_obj, lru.l);
 
 		if (v->refs != 1 || !obj_evict(s, v))
-			break;	/* being read back: keep the order simple */
+			break; /* being read back: keep the order simple */
 		stat_add(s, evictions_small, 1);
 	}
 }
@@ -241,8 +241,8 @@ struct gs_obj *obj_new(const void *key, size_t klen)
 /* Publish @o under its key, replacing any live version.  Lock held. */
 void obj_publish(struct gs_store *s, struct gs_obj *o)
 {
-	struct idx_node *n = index_find(&s->idx, o->node.hash, o->node.key,
-					o->node.klen);
+	struct idx_node *n =
+		index_find(&s->idx, o->node.hash, o->node.key, o->node.klen);
 
 	if (n)
 		obj_unlink(s, list_entry(n, struct gs_obj, node));
@@ -271,8 +271,8 @@ void obj_publish(struct gs_store *s, struct gs_obj *o)
 /* Live, unexpired object for @key, or NULL (an expired one is removed). */
 struct gs_obj *obj_lookup(struct gs_store *s, const void *key, size_t klen)
 {
-	struct idx_node *n = index_find(&s->idx, index_hash(key, klen), key,
-					klen);
+	struct idx_node *n =
+		index_find(&s->idx, index_hash(key, klen), key, klen);
 	struct gs_obj *o;
 
 	if (!n)
@@ -301,7 +301,7 @@ static void obj_rekey(struct gs_store *s, struct gs_obj *o, uint8_t *key,
 
 /* Apply a rename to the index (live call or replay).  Lock held. */
 int rename_apply(struct gs_store *s, const void *from, size_t flen,
-			const void *to, size_t tlen, uint64_t jlen)
+		 const void *to, size_t tlen, uint64_t jlen)
 {
 	struct gs_obj *o = obj_lookup(s, from, flen), *dst;
 	uint8_t *key;
@@ -341,8 +341,9 @@ bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,
 	for (uint64_t b = off / GS_CSUM_BLOCK; b * GS_CSUM_BLOCK < off + len;
 	     b++) {
 		uint64_t start = b * GS_CSUM_BLOCK;
-		uint64_t bl = o->size - start < GS_CSUM_BLOCK ? o->size - start
-							      : GS_CSUM_BLOCK;
+		uint64_t bl = o->size - start < GS_CSUM_BLOCK ?
+				      o->size - start :
+				      GS_CSUM_BLOCK;
 
 		if (start + bl > off + len ||
 		    csum_block(buf + (start - off), bl) != o->csum[b])

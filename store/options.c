@@ -30,7 +30,8 @@ const struct gs_option_desc gs_option_list[] = {
 	{ "memory", "SIZE", "RAM head pool" },
 	{ "small-memory", "SIZE", "packed small-object arena" },
 	{ "block", "SIZE", "head pool allocation unit" },
-	{ "ram-head", "SIZE", "head slot size: bytes of an object kept in RAM" },
+	{ "ram-head", "SIZE",
+	  "head slot size: bytes of an object kept in RAM" },
 	{ "io-chunk", "SIZE", "tail read unit" },
 	{ "write-io-chunk", "SIZE", "tail write unit" },
 	{ "io-depth", "N", "tail reads in flight per reader" },
@@ -39,11 +40,13 @@ const struct gs_option_desc gs_option_list[] = {
 	{ "ssd-floor", "SIZE", "with no --ssd-size: bytes left free" },
 	{ "hdd-dir", "DIR", "HDD tier directory (default: none)" },
 	{ "hdd-size", "SIZE", "HDD tier capacity (default: free space)" },
-	{ "ssd-prefix", "SIZE", "with an HDD tier: bytes after the head kept on SSD (default 4M)" },
+	{ "ssd-prefix", "SIZE",
+	  "with an HDD tier: bytes after the head kept on SSD (default 4M)" },
 	{ "no-mlock", NULL, "do not lock the RAM pools" },
 	{ "no-hugetlb", NULL, "do not try HugeTLB pages" },
 	{ "numa", "NODE", "bind the RAM pools and threads to a NUMA node" },
-	{ "no-numa-promotion", NULL, "do not move hot head blocks between nodes" },
+	{ "no-numa-promotion", NULL,
+	  "do not move hot head blocks between nodes" },
 	{ "perverse", NULL, "head region zero on a remote node (A/B test)" },
 	{ "preload-heads", NULL, "read hot heads back into RAM at open" },
 	{ "no-preload-heads", NULL, "do not read heads back at open" },
@@ -59,9 +62,9 @@ void gs_option_getopt(struct option *opts, int base)
 {
 	for (int i = 0; i < GS_NOPTIONS; i++)
 		opts[i] = (struct option){ gs_option_list[i].name,
-					   gs_option_list[i].arg
-						   ? required_argument
-						   : no_argument,
+					   gs_option_list[i].arg ?
+						   required_argument :
+						   no_argument,
 					   NULL, base + i };
 }
 
@@ -106,7 +109,8 @@ int gs_option_set(struct gs_options *o, const char *name, const char *value,
 		{ "block", offsetof(struct gs_options, block) },
 		{ "ram-head", offsetof(struct gs_options, ram_head) },
 		{ "io-chunk", offsetof(struct gs_options, io_chunk) },
-		{ "write-io-chunk", offsetof(struct gs_options, write_io_chunk) },
+		{ "write-io-chunk",
+		  offsetof(struct gs_options, write_io_chunk) },
 		{ "ssd-size", offsetof(struct gs_options, ssd_size) },
 		{ "ssd-floor", offsetof(struct gs_options, ssd_floor) },
 		{ "hdd-size", offsetof(struct gs_options, hdd_size) },
@@ -123,8 +127,9 @@ int gs_option_set(struct gs_options *o, const char *name, const char *value,
 			continue;
 		ret = value ? gs_parse_size(value, &v) : -EINVAL;
 		if (ret < 0) {
-			*why = ret == -ERANGE ? "too large"
-					      : "not a size (4096, 256K, 64M, 2MiB, 1G)";
+			*why = ret == -ERANGE ?
+				       "too large" :
+				       "not a size (4096, 256K, 64M, 2MiB, 1G)";
 			return ret;
 		}
 		*(uint64_t *)((char *)o + sizes_by_name[i].off) = v;
@@ -181,10 +186,22 @@ int gs_parse_size(const char *s, uint64_t *out)
 	if (errno == ERANGE)
 		return -ERANGE;
 	switch (toupper((unsigned char)*end)) {
-	case 'K': mul = 1ull << 10; end++; break;
-	case 'M': mul = 1ull << 20; end++; break;
-	case 'G': mul = 1ull << 30; end++; break;
-	case 'T': mul = 1ull << 40; end++; break;
+	case 'K':
+		mul = 1ull << 10;
+		end++;
+		break;
+	case 'M':
+		mul = 1ull << 20;
+		end++;
+		break;
+	case 'G':
+		mul = 1ull << 30;
+		end++;
+		break;
+	case 'T':
+		mul = 1ull << 40;
+		end++;
+		break;
 	}
 	/* an optional unit word: "B" alone, or "B"/"iB" after a prefix */
 	if (strcmp(end, "B") == 0 || (mul > 1 && strcmp(end, "iB") == 0))
@@ -200,13 +217,20 @@ int gs_parse_size(const char *s, uint64_t *out)
 const char *gs_strerror(int err)
 {
 	switch (-err) {
-	case EBADMSG: return "data failed its checksum";
-	case ECANCELED: return "the fill was aborted";
-	case EPROTO: return "fewer bytes written than declared";
-	case ESTALE: return "cas mismatch";
-	case EFBIG: return "object larger than the store can hold";
-	case EBUSY: return "store is in use";
-	default: return strerror(-err);
+	case EBADMSG:
+		return "data failed its checksum";
+	case ECANCELED:
+		return "the fill was aborted";
+	case EPROTO:
+		return "fewer bytes written than declared";
+	case ESTALE:
+		return "cas mismatch";
+	case EFBIG:
+		return "object larger than the store can hold";
+	case EBUSY:
+		return "store is in use";
+	default:
+		return strerror(-err);
 	}
 }
 
@@ -227,22 +251,23 @@ int options_check(const struct gs_options *o, char *err, size_t len)
 	if (o->ram_head % GS_CSUM_BLOCK || o->io_chunk == 0 ||
 	    o->io_chunk % GS_CSUM_BLOCK || o->write_io_chunk == 0 ||
 	    o->write_io_chunk % GS_CSUM_BLOCK)
-		return store_errf(err, len, -EINVAL,
-			    "--ram-head, --io-chunk and --write-io-chunk must "
-			    "be multiples of %d", GS_CSUM_BLOCK);
+		return store_errf(
+			err, len, -EINVAL,
+			"--ram-head, --io-chunk and --write-io-chunk must "
+			"be multiples of %d",
+			GS_CSUM_BLOCK);
 	if (o->block == 0 || o->block % 4096)
 		return store_errf(err, len, -EINVAL,
-			    "--block must be a multiple of 4096");
+				  "--block must be a multiple of 4096");
 	if (o->ram_head > o->block && o->memory)
 		return store_errf(err, len, -EINVAL,
-			    "--ram-head must not exceed --block");
+				  "--ram-head must not exceed --block");
 	if (o->io_depth == 0 || o->io_depth > GS_MAX_DEPTH)
 		return store_errf(err, len, -EINVAL, "io depth must be 1..%d",
-			    GS_MAX_DEPTH);
+				  GS_MAX_DEPTH);
 	if (o->ssd_prefix % GS_ALLOC_UNIT)
 		return store_errf(err, len, -EINVAL,
-			    "--ssd-prefix must be a multiple of %d",
-			    GS_ALLOC_UNIT);
+				  "--ssd-prefix must be a multiple of %d",
+				  GS_ALLOC_UNIT);
 	return 0;
 }
-

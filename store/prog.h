@@ -14,7 +14,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
-#define PROG_EXIT_DIE 128
+#define PROG_EXIT_DIE	128
 #define PROG_EXIT_USAGE 129
 
 /* The program's name, the prefix of every message; main() sets it. */
@@ -43,14 +43,12 @@ void prog_report_stderr(const char *line);
 void prog_vreport(const char *prefix, const char *fmt, va_list ap);
 
 /* "NAME: message", prog_die_hook, exit 128. */
-__attribute__((noreturn, format(printf, 1, 2)))
-void die(const char *fmt, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
 /* "NAME: message"; returns -1. */
-__attribute__((format(printf, 1, 2)))
-int error(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) int error(const char *fmt, ...);
 /* "NAME: message", prog_usage_line, the --help hint, exit 129. */
-__attribute__((noreturn, format(printf, 1, 2)))
-void usage_die(const char *fmt, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void usage_die(const char *fmt,
+							       ...);
 
 /*
  * Parse an unsigned decimal or 0x hex number no larger than @max into

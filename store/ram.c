@@ -144,12 +144,11 @@ int arena_alloc(struct arena *a, struct arena_item *it, uint64_t len)
 {
 	/* an empty value still takes a little room: live 0 means "empty" */
 	if (len > a->blk_size || len > UINT32_MAX)
-		return -E2BIG;	/* checked first: the rounding below can wrap */
+		return -E2BIG; /* checked first: the rounding below can wrap */
 	len = round_len(len ? len : 1);
 	if (len > a->blk_size)
 		return -E2BIG;
-	if (a->cur != UINT32_MAX &&
-	    a->blks[a->cur].used + len <= a->blk_size) {
+	if (a->cur != UINT32_MAX && a->blks[a->cur].used + len <= a->blk_size) {
 		place(a, it, a->cur, len);
 		return 0;
 	}
@@ -196,10 +195,12 @@ int arena_compact(struct arena *a,
 		if (k->live == 0 || k->live * 2 > k->used)
 			continue;
 		if (best != UINT32_MAX &&
-		    a->blks[best].used - a->blks[best].live >= k->used - k->live)
+		    a->blks[best].used - a->blks[best].live >=
+			    k->used - k->live)
 			continue;
 		for (p = k->items.next; p != &k->items; p = p->next)
-			if (!movable(list_entry(p, struct arena_item, l), arg)) {
+			if (!movable(list_entry(p, struct arena_item, l),
+				     arg)) {
 				ok = false;
 				break;
 			}

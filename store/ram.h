@@ -14,7 +14,7 @@
 struct ram_region {
 	uint8_t *base;
 	uint64_t size;
-	uint64_t page;		/* page size: 4 KiB, or 2 MiB on HugeTLB */
+	uint64_t page; /* page size: 4 KiB, or 2 MiB on HugeTLB */
 	bool hugetlb;
 	bool mlocked;
 };
@@ -30,13 +30,13 @@ struct slots {
 	uint64_t slot_size;
 	uint32_t nslots;
 	uint32_t nfree;
-	uint32_t *free;		/* stack of free slot numbers */
+	uint32_t *free; /* stack of free slot numbers */
 };
 
 int slots_init(struct slots *sl, uint8_t *base, uint64_t size,
 	       uint64_t slot_size);
 void slots_release(struct slots *sl);
-uint8_t *slots_get(struct slots *sl);	/* NULL when none free */
+uint8_t *slots_get(struct slots *sl); /* NULL when none free */
 void slots_put(struct slots *sl, uint8_t *slot);
 
 /*
@@ -46,15 +46,15 @@ void slots_put(struct slots *sl, uint8_t *slot);
  * of a sparse block together to give it a contiguous free tail.
  */
 struct arena_item {
-	struct list_head l;	/* in its block's item list */
+	struct list_head l; /* in its block's item list */
 	uint8_t *ptr;
-	uint32_t len;		/* allocated bytes (rounded) */
+	uint32_t len; /* allocated bytes (rounded) */
 	uint32_t blk;
 };
 
 struct arena_blk {
-	uint64_t used;		/* bump offset */
-	uint64_t live;		/* bytes of live items */
+	uint64_t used; /* bump offset */
+	uint64_t live; /* bytes of live items */
 	struct list_head items;
 };
 
@@ -62,11 +62,11 @@ struct arena {
 	uint8_t *mem;
 	uint64_t blk_size;
 	uint32_t nblk;
-	uint32_t cur;		/* open block, UINT32_MAX when none */
+	uint32_t cur; /* open block, UINT32_MAX when none */
 	struct arena_blk *blks;
-	uint32_t *free;		/* stack of empty blocks */
+	uint32_t *free; /* stack of empty blocks */
 	uint32_t nfree;
-	uint64_t live;		/* bytes of live items, all blocks */
+	uint64_t live; /* bytes of live items, all blocks */
 };
 
 #define ARENA_ALIGN 8

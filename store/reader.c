@@ -19,10 +19,10 @@
 struct rslot {
 	struct gs_io io;
 	uint8_t *buf;
-	uint64_t off;		/* object offset of buf[0], block aligned */
-	uint64_t len;		/* object bytes in buf */
+	uint64_t off; /* object offset of buf[0], block aligned */
+	uint64_t len; /* object bytes in buf */
 	bool checked;
-	bool lng;		/* buf is from rbufs_long */
+	bool lng; /* buf is from rbufs_long */
 	uint8_t tier;
 };
 
@@ -30,27 +30,27 @@ struct rslot {
 struct rqueue {
 	struct rslot slot[GS_MAX_DEPTH];
 	unsigned first, n;
-	uint64_t sub;		/* next object offset to read */
+	uint64_t sub; /* next object offset to read */
 };
 
 struct gs_reader {
 	struct gs_store *s;
 	struct gs_obj *o;
 	struct gs_meta meta;
-	uint64_t pos, end;	/* next byte to hand out; end of the range */
-	uint64_t hlen;		/* bytes [0, hlen) come from the RAM head */
-	uint64_t ramp_at;	/* reads from here on are long (GS_LONG_READ) */
-	struct rqueue q[NTIERS];	/* [hlen, ssd_len) SSD, the rest HDD */
+	uint64_t pos, end; /* next byte to hand out; end of the range */
+	uint64_t hlen;	   /* bytes [0, hlen) come from the RAM head */
+	uint64_t ramp_at;  /* reads from here on are long (GS_LONG_READ) */
+	struct rqueue q[NTIERS]; /* [hlen, ssd_len) SSD, the rest HDD */
 	unsigned depth;
-	unsigned inflight;	/* reads not completed */
+	unsigned inflight; /* reads not completed */
 	int err;
 	struct io_uring *ring;
 	bool attached, waiting, closing;
 	void (*notify)(void *arg);
 	void *narg;
-	struct gs_reader *wnext;	/* in o->waiters, protected by s->lock */
-	struct gs_reader *fnext;	/* in s->reader_free */
-	uint8_t *own;		/* a cold small value read for this reader */
+	struct gs_reader *wnext; /* in o->waiters, protected by s->lock */
+	struct gs_reader *fnext; /* in s->reader_free */
+	uint8_t *own;		 /* a cold small value read for this reader */
 };
 
 static struct gs_reader *reader_waiter_next(struct gs_reader *r)
@@ -106,7 +106,7 @@ static void slot_done(struct gs_io *io)
 static struct io_uring *reader_ring(struct gs_reader *r)
 {
 	if (!r->ring)
-		r->ring = ring_get(r->s);	/* given back at close */
+		r->ring = ring_get(r->s); /* given back at close */
 	return r->ring;
 }
 
@@ -131,9 +131,8 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 	stat_add(s, gets, 1);
 	o = obj_lookup(s, key, klen);
 	if (!o && (getflags & GS_GET_FILL)) {
-		struct idx_node *n = index_find(&s->fills,
-						index_hash(key, klen), key,
-						klen);
+		struct idx_node *n =
+			index_find(&s->fills, index_hash(key, klen), key, klen);
 		if (n)
 			o = list_entry(n, struct gs_obj, node);
 	}
@@ -152,7 +151,7 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 	memset(r, 0, offsetof(struct gs_reader, meta));
 	memset(&r->pos, 0, sizeof(*r) - offsetof(struct gs_reader, pos));
 	o->refs++;
-	if (o->small && !o->item.ptr) {	/* cold: read it back */
+	if (o->small && !o->item.ptr) { /* cold: read it back */
 		uint8_t *own = NULL;
 		int ret = obj_warm(s, o, &own);
 
@@ -180,8 +179,8 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 		if (o->hdd)
 			slru_hit(&s->lru_hdd, &o->dlru);
 		if (o->head) {
-			r->hlen = o->size < s->o.ram_head ? o->size
-							   : s->o.ram_head;
+			r->hlen = o->size < s->o.ram_head ? o->size :
+							    s->o.ram_head;
 			slru_hit(&s->lru_head, &o->hlru);
 			stat_add(s, head_hits, 1);
 			numa_note_here(&s->numa, o->head);
@@ -204,8 +203,8 @@ void gs_reader_set_window(struct gs_reader *r, uint64_t bytes)
 	if (depth > GS_MAX_DEPTH)
 		depth = GS_MAX_DEPTH;
 	pthread_mutex_lock(&r->s->lock);
-	r->depth = depth > r->s->o.io_depth ? (unsigned)depth
-					    : r->s->o.io_depth;
+	r->depth = depth > r->s->o.io_depth ? (unsigned)depth :
+					      r->s->o.io_depth;
 	pthread_mutex_unlock(&r->s->lock);
 }
 
@@ -226,8 +225,8 @@ static void release_consumed(struct gs_reader *r, bool all)
 			if (!sl->io.done ||
 			    (!all && sl->off + sl->len > r->pos))
 				break;
-			bufpool_put(sl->lng ? &r->s->rbufs_long
-					    : &r->s->rbufs, sl->buf);
+			bufpool_put(sl->lng ? &r->s->rbufs_long : &r->s->rbufs,
+				    sl->buf);
 			sl->buf = NULL;
 			q->first = (q->first + 1) % GS_MAX_DEPTH;
 			q->n--;
@@ -255,13 +254,14 @@ static void pump(struct gs_reader *r, unsigned depth)
 	if (end_dev > o->size)
 		end_dev = o->size;
 	if (!r->ring)
-		return;	/* reader_step took one before the lock, or failed */
+		return; /* reader_step took one before the lock, or failed */
 	if (ldepth < s->o.io_depth)
 		ldepth = depth < s->o.io_depth ? depth : s->o.io_depth;
 	for (int t = TIER_SSD; t < NTIERS; t++) {
 		struct rqueue *q = &r->q[t];
-		uint64_t have = t == TIER_SSD && o->ssd_len < limit
-					? o->ssd_len : limit;
+		uint64_t have = t == TIER_SSD && o->ssd_len < limit ?
+					o->ssd_len :
+					limit;
 		uint64_t stop = end_dev < have ? end_dev : have;
 
 		if (t == TIER_HDD && !o->hdd)
@@ -301,8 +301,7 @@ static void pump(struct gs_reader *r, unsigned depth)
 			sl->lng = lng;
 			sl->tier = (uint8_t)t;
 			io_uring_prep_read(sqe, tier_fd(s, t), buf,
-					   (unsigned)ALIGN4K(len),
-					   dev);
+					   (unsigned)ALIGN4K(len), dev);
 			io_prep(sqe, &sl->io);
 			f_sqe(s, sqe, &sl->io);
 			sl->io.complete = slot_done;
@@ -390,7 +389,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		uint64_t avail, n;
 		int t;
 
-		submit(r);	/* reads queued by the previous call */
+		submit(r); /* reads queued by the previous call */
 		if (r->err)
 			return r->err;
 		if (!o->small && !reader_ring(r))
@@ -399,7 +398,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			return 0;
 		pthread_mutex_lock(&s->lock);
 		release_consumed(r, false);
-		if (r->end > o->size) {	/* a fill of unknown size ended */
+		if (r->end > o->size) { /* a fill of unknown size ended */
 			r->end = o->size;
 			if (r->pos >= r->end) {
 				pthread_mutex_unlock(&s->lock);
@@ -412,8 +411,9 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			continue;
 		}
 		if (o->small || r->pos < r->hlen) {
-			const uint8_t *base = !o->small ? o->head
-					      : r->own ? r->own : o->item.ptr;
+			const uint8_t *base = !o->small ? o->head :
+					      r->own	? r->own :
+							  o->item.ptr;
 
 			if (!o->small)
 				/*
@@ -459,7 +459,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		q = &r->q[t];
 		if (q->n == 0) {
 			if (o->state != OBJ_FILLING) {
-				r->err = -EIO;	/* no buffer or sqe to be had */
+				r->err = -EIO; /* no buffer or sqe to be had */
 				pthread_mutex_unlock(&s->lock);
 				continue;
 			}
@@ -481,8 +481,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			continue;
 		}
 		if (!sl->checked) {
-			if (sl->io.res < 0 ||
-			    (uint64_t)sl->io.res < sl->len) {
+			if (sl->io.res < 0 || (uint64_t)sl->io.res < sl->len) {
 				r->err = sl->io.res < 0 ? sl->io.res : -EIO;
 				stat_add(s, read_errors, 1);
 				continue;
@@ -574,8 +573,8 @@ int gs_reader_range(struct gs_reader *r, uint64_t off, uint64_t len)
 		off = size;
 	r->pos = off;
 	r->end = len > size - off ? size : off + len;
-	queues_start(r, off < r->hlen ? r->hlen
-				       : off & ~(uint64_t)(GS_CSUM_BLOCK - 1));
+	queues_start(r, off < r->hlen ? r->hlen :
+					off & ~(uint64_t)(GS_CSUM_BLOCK - 1));
 	if (r->err != -EBADMSG && r->err != -ECANCELED)
 		r->err = 0;
 	return 0;
@@ -598,7 +597,7 @@ ssize_t gs_read(struct gs_reader *r, void *buf, size_t len, uint64_t off)
 		struct gs_chunk c;
 		int ret = reader_step(r, &c, len - done, true);
 
-		if (ret < 0)	/* what was copied is not handed back */
+		if (ret < 0) /* what was copied is not handed back */
 			return ret;
 		if (ret == 0)
 			break;
@@ -642,7 +641,7 @@ void gs_reader_close(struct gs_reader *r)
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (r->inflight && r->attached) {
-		r->closing = true;	/* the last completion closes it */
+		r->closing = true; /* the last completion closes it */
 		return;
 	}
 	drain(r);

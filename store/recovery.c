@@ -45,8 +45,7 @@ static int attr_replace(struct gs_obj *o, const void *attr, size_t len)
  * failed while the store evicted or dropped it): the put is the later
  * record, so the earlier owner goes.  Lock held (single-threaded at open).
  */
-static int replay_claim(struct gs_store *s, const struct extent *e,
-			bool *dirty)
+static int replay_claim(struct gs_store *s, const struct extent *e, bool *dirty)
 {
 	struct space *sp = tier_space(s, e->tier);
 	int ret = space_claim(sp, e);
@@ -65,7 +64,7 @@ static int replay_claim(struct gs_store *s, const struct extent *e,
 				  e->off < o->ext[i].off + o->ext[i].len;
 		if (!overlap)
 			continue;
-		n = NULL;	/* the scan starts over: unlink changes it */
+		n = NULL; /* the scan starts over: unlink changes it */
 		pos = 0;
 		obj_unlink(s, o);
 		stat_add(s, recovery_dropped, 1);
@@ -125,7 +124,7 @@ static int replay_put(struct gs_store *s, const struct jrec *r, long len,
 				break;
 			o->hdd |= e->tier == TIER_HDD;
 		}
-		o->next = i;	/* obj_free releases what was claimed */
+		o->next = i; /* obj_free releases what was claimed */
 		if (i < r->next)
 			goto fail;
 		o->ssd_len = (uint64_t)obj_units(o, TIER_SSD) * GS_ALLOC_UNIT;
@@ -155,7 +154,7 @@ static uint64_t pad_end(const uint8_t *map, uint64_t size, uint64_t pos)
 	uint64_t end = ALIGN4K(pos) < size ? ALIGN4K(pos) : size;
 
 	if (pos % 4096 == 0)
-		return pos;	/* a whole zero block is a lost record */
+		return pos; /* a whole zero block is a lost record */
 	return all_zero(map + pos, end - pos) ? end : pos;
 }
 
@@ -186,7 +185,7 @@ int journal_replay(struct gs_store *s, bool *dirty)
 		struct gs_obj *o;
 
 		if (len <= 0 && all_zero(map + pos, st.st_size - pos)) {
-			s->jbytes = pos;	/* the allocated room after it */
+			s->jbytes = pos; /* the allocated room after it */
 			break;
 		}
 		if (len <= 0 && (pad = pad_end(map, st.st_size, pos)) > pos) {
@@ -212,8 +211,8 @@ int journal_replay(struct gs_store *s, bool *dirty)
 		case J_PUT_SMALL:
 		case J_PUT_LARGE:
 			if (replay_put(s, &r, len, now,
-				       r.value ? (uint64_t)(r.value - map)
-					       : 0, dirty) < 0) {
+				       r.value ? (uint64_t)(r.value - map) : 0,
+				       dirty) < 0) {
 				stat_add(s, recovery_dropped, 1);
 				*dirty = true;
 			}
@@ -298,8 +297,8 @@ void preload_heads(struct gs_store *s)
 			struct io_uring_sqe *sqe;
 
 			p = p->next;
-			q->hlen = o->size < s->o.ram_head ? o->size
-							   : s->o.ram_head;
+			q->hlen = o->size < s->o.ram_head ? o->size :
+							    s->o.ram_head;
 			if (o->head || q->hlen == 0 || run < q->hlen)
 				continue;
 			q->o = o;
@@ -319,6 +318,5 @@ void preload_heads(struct gs_store *s)
 		head = (head + 1) % PRELOAD_DEPTH;
 		n--;
 	}
-	ring_put_locked(s, ring);	/* single-threaded at open */
+	ring_put_locked(s, ring); /* single-threaded at open */
 }
-

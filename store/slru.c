@@ -53,8 +53,8 @@ void slru_hit(struct slru *q, struct slru_node *n)
 	q->wprot += n->w;
 	/* Keep protected within its share; its coldest go back to probation. */
 	while (q->nprot > 1 && q->wprot > q->prot_max) {
-		struct slru_node *d = list_entry(q->prot.prev,
-						 struct slru_node, l);
+		struct slru_node *d =
+			list_entry(q->prot.prev, struct slru_node, l);
 		slru_remove(q, d);
 		list_push(&q->prob, &d->l);
 		d->seg = SLRU_PROBATION;

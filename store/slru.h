@@ -15,15 +15,15 @@ enum { SLRU_NONE = 0, SLRU_PROBATION, SLRU_PROTECTED };
 
 struct slru_node {
 	struct list_head l;
-	uint8_t seg;		/* SLRU_* */
-	uint32_t w;		/* weight: what the entry costs its tier */
+	uint8_t seg; /* SLRU_* */
+	uint32_t w;  /* weight: what the entry costs its tier */
 };
 
 struct slru {
-	struct list_head prob, prot;	/* front = most recent */
-	uint64_t nprob, nprot;		/* entries */
-	uint64_t wprot;			/* weight in protected */
-	uint64_t prot_max;		/* weight protected may hold */
+	struct list_head prob, prot; /* front = most recent */
+	uint64_t nprob, nprot;	     /* entries */
+	uint64_t wprot;		     /* weight in protected */
+	uint64_t prot_max;	     /* weight protected may hold */
 };
 
 /*

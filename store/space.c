@@ -98,8 +98,8 @@ static uint64_t run_len(const struct space *sp, uint64_t i, uint64_t want,
  * Take free runs from [*pos, end) into ext[*n...] until @need is met.
  * Leaves *pos after the last run taken.  0, or -E2BIG past @max extents.
  */
-static int take(struct space *sp, uint64_t *need, uint64_t *pos,
-		uint64_t end, struct extent *ext, int max, int *n)
+static int take(struct space *sp, uint64_t *need, uint64_t *pos, uint64_t end,
+		struct extent *ext, int max, int *n)
 {
 	while (*need > 0) {
 		uint64_t f = next_free(sp, *pos, end), len;
@@ -108,7 +108,7 @@ static int take(struct space *sp, uint64_t *need, uint64_t *pos,
 			return 0;
 		len = run_len(sp, f, *need, end);
 		if (*n > 0 && ext[*n - 1].off + ext[*n - 1].len ==
-				      f * sp->unit) {	/* across the mark */
+				      f * sp->unit) { /* across the mark */
 			ext[*n - 1].len += len * sp->unit;
 		} else if (*n == max) {
 			return -E2BIG;
@@ -152,7 +152,7 @@ int space_alloc(struct space *sp, uint64_t bytes, struct extent *ext, int max)
 		pos = mark;
 		ret = take(sp, &need, &pos, sp->limit, ext, max, &n);
 	}
-	if (ret < 0 || need > 0) {	/* undo: should not happen but for E2BIG */
+	if (ret < 0 || need > 0) { /* undo: should not happen but for E2BIG */
 		for (int i = 0; i < n; i++)
 			space_free(sp, &ext[i]);
 		return ret < 0 ? ret : -ENOSPC;

@@ -14,21 +14,21 @@
 #include <stdint.h>
 
 struct extent {
-	uint64_t off;		/* device offset, bytes, unit aligned */
-	uint64_t len;		/* bytes, unit multiple */
-	uint8_t tier;		/* TIER_SSD or TIER_HDD: whose file */
+	uint64_t off; /* device offset, bytes, unit aligned */
+	uint64_t len; /* bytes, unit multiple */
+	uint8_t tier; /* TIER_SSD or TIER_HDD: whose file */
 };
 
 enum { TIER_SSD = 0, TIER_HDD = 1, NTIERS = 2 };
 
 struct space {
-	uint64_t *bits;		/* 1 = used */
-	uint64_t units;		/* units the bitmap covers */
-	uint64_t limit;		/* capacity: allocation stays below it */
-	uint64_t used;		/* units in use, beyond the limit too */
-	uint64_t cursor;	/* next-fit start */
-	uint64_t mark;		/* units [0, mark) have been in use */
-	uint64_t unit;		/* bytes per unit */
+	uint64_t *bits;	 /* 1 = used */
+	uint64_t units;	 /* units the bitmap covers */
+	uint64_t limit;	 /* capacity: allocation stays below it */
+	uint64_t used;	 /* units in use, beyond the limit too */
+	uint64_t cursor; /* next-fit start */
+	uint64_t mark;	 /* units [0, mark) have been in use */
+	uint64_t unit;	 /* bytes per unit */
 };
 
 int space_init(struct space *sp, uint64_t capacity, uint64_t unit);

@@ -9,18 +9,19 @@
 #include "goblin.h"
 
 #define GS_STAT_ROW_U(f, k, h) \
-	[GS_STAT_##f] = {#f, GS_STAT_##k, offsetof(struct gs_stats, f), 1, h},
-#define GS_STAT_ROW_H(f, nb, h) \
-	[GS_STAT_##f] = {#f, GS_STAT_HIST, offsetof(struct gs_stats, f), nb, h},
+	[GS_STAT_##f] = { #f, GS_STAT_##k, offsetof(struct gs_stats, f), 1, h },
+#define GS_STAT_ROW_H(f, nb, h)                                               \
+	[GS_STAT_##f] = { #f, GS_STAT_HIST, offsetof(struct gs_stats, f), nb, \
+			  h },
 #define GS_STAT_ROW_B(f, h) \
-	[GS_STAT_##f] = {#f, GS_STAT_BOOL, offsetof(struct gs_stats, f), 1, h},
+	[GS_STAT_##         \
+		f] = { #f, GS_STAT_BOOL, offsetof(struct gs_stats, f), 1, h },
 
-const struct gs_stat_field gs_stat_fields[GS_NSTATS] = {
-	GS_STATS(GS_STAT_ROW_U, GS_STAT_ROW_H, GS_STAT_ROW_B)
-};
+const struct gs_stat_field gs_stat_fields[GS_NSTATS] = { GS_STATS(
+	GS_STAT_ROW_U, GS_STAT_ROW_H, GS_STAT_ROW_B) };
 
-uint64_t gs_stat_value(const struct gs_stats *st,
-		       const struct gs_stat_field *f, unsigned i)
+uint64_t gs_stat_value(const struct gs_stats *st, const struct gs_stat_field *f,
+		       unsigned i)
 {
 	const char *p = (const char *)st + f->off;
 	uint64_t v;

@@ -23,4 +23,3 @@ void stat_add_idx(struct gs_store *s, size_t idx, uint64_t n)
 	atomic_fetch_add_explicit(&s->stats[stat_shard_of_thread()].v[idx], n,
 				  memory_order_relaxed);
 }
-

@@ -26,8 +26,8 @@ static int lock_store(struct gs_store *s, char *err, size_t len)
 	snprintf(path, sizeof(path), "%s/lock", s->dir);
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (s->lock_fd < 0)
-		return store_errf(err, len, -errno, "cannot open '%s': %s", path,
-			    strerror(errno));
+		return store_errf(err, len, -errno, "cannot open '%s': %s",
+				  path, strerror(errno));
 	if (fcntl(s->lock_fd, F_OFD_SETLK, &fl) < 0) {
 		/* the holder writes its pid just after it takes the lock */
 		for (int i = 0; i < 50; i++) {
@@ -39,8 +39,8 @@ static int lock_store(struct gs_store *s, char *err, size_t len)
 		}
 		pid[strcspn(pid, "\n")] = '\0';
 		return store_errf(err, len, -EBUSY,
-			    "store '%s' is in use by pid %s", s->dir,
-			    *pid ? pid : "(unknown)");
+				  "store '%s' is in use by pid %s", s->dir,
+				  *pid ? pid : "(unknown)");
 	}
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(s->lock_fd, 0) < 0 || pwrite(s->lock_fd, pid, n, 0) != n)
@@ -85,8 +85,9 @@ static uint64_t tier_capacity(const char *dir, int fd, uint64_t size,
 		if (*floor < (1ull << 30))
 			*floor = 1ull << 30;
 	}
-	return avail > *floor ? (avail - *floor) / GS_ALLOC_UNIT * GS_ALLOC_UNIT
-			      : 0;
+	return avail > *floor ?
+		       (avail - *floor) / GS_ALLOC_UNIT * GS_ALLOC_UNIT :
+		       0;
 }
 
 /* Do @a and @b live on one file system? */
@@ -113,7 +114,7 @@ static void bufs_init(struct gs_store *s)
 	uint64_t rsz = s->o.io_chunk;
 
 	if (rsz < s->o.ram_head)
-		rsz = s->o.ram_head;	/* a whole head can be read back */
+		rsz = s->o.ram_head; /* a whole head can be read back */
 	bufpool_init(&s->rbufs, rsz);
 	if (s->o.io_chunk < GS_LONG_READ)
 		bufpool_init(&s->rbufs_long, GS_LONG_READ);
@@ -129,9 +130,9 @@ static void bufs_init(struct gs_store *s)
  * Open the tiers' data files and the journal, and settle the tiers'
  * capacities (*@cap, *@hcap: 0 without an HDD tier).
  */
-static int tiers_open(struct gs_store *s, const char *dir,
-		      const char *ssd_dir, const char *hdd_dir, uint64_t *cap,
-		      uint64_t *hcap, char *err, size_t errlen)
+static int tiers_open(struct gs_store *s, const char *dir, const char *ssd_dir,
+		      const char *hdd_dir, uint64_t *cap, uint64_t *hcap,
+		      char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	int ret;
@@ -144,53 +145,53 @@ static int tiers_open(struct gs_store *s, const char *dir,
 	s->data_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
 	if (s->data_fd < 0) {
 		ret = store_errf(err, errlen, -errno,
-			   "cannot open '%s' with O_DIRECT: %s", path,
-			   strerror(errno));
+				 "cannot open '%s' with O_DIRECT: %s", path,
+				 strerror(errno));
 		return ret;
 	}
 	snprintf(path, sizeof(path), "%s/journal", dir);
 	s->jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (s->jfd < 0) {
-		ret = store_errf(err, errlen, -errno, "cannot open '%s': %s", path,
-			   strerror(errno));
+		ret = store_errf(err, errlen, -errno, "cannot open '%s': %s",
+				 path, strerror(errno));
 		return ret;
 	}
 	/* without O_DIRECT here every record is buffered */
 	s->jdfd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	s->floor[TIER_SSD] = s->o.ssd_floor;
 	*cap = tier_capacity(ssd_dir, s->data_fd, s->o.ssd_size,
-			    &s->floor[TIER_SSD]);
+			     &s->floor[TIER_SSD]);
 	s->cap[TIER_SSD] = *cap;
 	s->jshare[TIER_SSD] = same_fs(s->jfd, s->data_fd);
 	if (*cap < GS_ALLOC_UNIT) {
 		ret = store_errf(err, errlen, -ENOSPC,
-			   "no room for the SSD tier in '%s'", ssd_dir);
+				 "no room for the SSD tier in '%s'", ssd_dir);
 		return ret;
 	}
 	if (*hdd_dir) {
 		if (snprintf(path, sizeof(path), "%s/data", hdd_dir) >=
 		    (int)sizeof(path)) {
 			ret = store_errf(err, errlen, -ENAMETOOLONG,
-				   "path too long: '%s'", hdd_dir);
+					 "path too long: '%s'", hdd_dir);
 			return ret;
 		}
 		s->hdd_fd = open(path, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC,
 				 0644);
 		if (s->hdd_fd < 0) {
 			ret = store_errf(err, errlen, -errno,
-				   "cannot open '%s' with O_DIRECT: %s", path,
-				   strerror(errno));
+					 "cannot open '%s' with O_DIRECT: %s",
+					 path, strerror(errno));
 			return ret;
 		}
 		s->floor[TIER_HDD] = s->o.ssd_floor;
 		*hcap = tier_capacity(hdd_dir, s->hdd_fd, s->o.hdd_size,
-				     &s->floor[TIER_HDD]);
+				      &s->floor[TIER_HDD]);
 		s->cap[TIER_HDD] = *hcap;
 		s->jshare[TIER_HDD] = same_fs(s->jfd, s->hdd_fd);
 		if (*hcap < GS_ALLOC_UNIT) {
 			ret = store_errf(err, errlen, -ENOSPC,
-				   "no room for the HDD tier in '%s'",
-				   hdd_dir);
+					 "no room for the HDD tier in '%s'",
+					 hdd_dir);
 			return ret;
 		}
 		s->split = s->o.ram_head + s->o.ssd_prefix;
@@ -217,7 +218,7 @@ static int pools_init(struct gs_store *s, uint64_t cap, uint64_t hcap,
 				     !s->o.no_mlock);
 	if (ret < 0) {
 		store_errf(err, errlen, ret, "cannot map RAM pools: %s",
-		     strerror(-ret));
+			   strerror(-ret));
 		return ret;
 	}
 	ret = numa_place(&s->numa, s->head_mem.base, s->head_mem.size,
@@ -227,8 +228,8 @@ static int pools_init(struct gs_store *s, uint64_t cap, uint64_t hcap,
 		return ret;
 	if ((ret = slots_init(&s->slots, s->head_mem.base, s->head_mem.size,
 			      s->o.ram_head)) < 0 ||
-	    (ret = arena_init(&s->arena, s->small_mem.base,
-			      s->small_mem.size, s->o.block)) < 0 ||
+	    (ret = arena_init(&s->arena, s->small_mem.base, s->small_mem.size,
+			      s->o.block)) < 0 ||
 	    (ret = space_init(&s->space, cap, GS_ALLOC_UNIT)) < 0 ||
 	    (ret = space_grow_map(&s->space, data_units(s->data_fd))) < 0 ||
 	    (ret = space_init(&s->hspace, hcap, GS_ALLOC_UNIT)) < 0 ||
@@ -261,7 +262,7 @@ static int recover(struct gs_store *s, char *err, size_t errlen)
 	int ret = journal_replay(s, &dirty);
 	if (ret < 0) {
 		store_errf(err, errlen, ret, "cannot read the journal: %s",
-		     strerror(-ret));
+			   strerror(-ret));
 		return ret;
 	}
 	/* a smaller capacity than last time, or less room on the file
@@ -278,13 +279,13 @@ static int recover(struct gs_store *s, char *err, size_t errlen)
 	}
 	stat_add(s, recovered, s->idx.count);
 	if (dirty || s->jbytes > 2 * s->jlive + (1u << 20)) {
-		pthread_mutex_lock(&s->lock);	/* journal_rewrite's rule */
+		pthread_mutex_lock(&s->lock); /* journal_rewrite's rule */
 		ret = journal_rewrite(s);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (ret < 0) {
 		store_errf(err, errlen, ret, "cannot rewrite the journal: %s",
-		     strerror(-ret));
+			   strerror(-ret));
 		return ret;
 	}
 	if (s->o.preload_heads)
@@ -303,12 +304,13 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	if (err && errlen)
 		*err = '\0';
 	if (fault_env() < 0)
-		return store_errf(err, errlen, -EINVAL, "GOBLIN_FAULTS: not "
-			    "SEED:STEP:CLASS:ONE_IN");
+		return store_errf(err, errlen, -EINVAL,
+				  "GOBLIN_FAULTS: not "
+				  "SEED:STEP:CLASS:ONE_IN");
 	FAULT_STEP(FS_RECOVERY);
 	if (opt->create && mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return store_errf(err, errlen, -errno, "cannot create '%s': %s", dir,
-			    strerror(errno));
+		return store_errf(err, errlen, -errno, "cannot create '%s': %s",
+				  dir, strerror(errno));
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -316,7 +318,7 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	s->o = *opt;
 	s->dir = strdup(dir);
 	list_init(&s->cold);
-	slru_init(&s->lru_ssd, 0);	/* sized below, once capacities are known */
+	slru_init(&s->lru_ssd, 0); /* sized below, once capacities are known */
 	slru_init(&s->lru_small, 0);
 	slru_init(&s->lru_head, 0);
 	slru_init(&s->lru_hdd, 0);
@@ -331,15 +333,15 @@ int gs_open(const char *dir, const struct gs_options *opt,
 	snprintf(path, sizeof(path), "%s/%s", dir, SUPER_NAME);
 	if (!opt->create && access(path, F_OK) < 0) {
 		/* before the lock, which would leave a file behind */
-		ret = store_errf(err, errlen, -ENOENT, "'%s' is not a goblin store",
-			   dir);
+		ret = store_errf(err, errlen, -ENOENT,
+				 "'%s' is not a goblin store", dir);
 		goto fail;
 	}
 	ret = lock_store(s, err, errlen);
 	if (ret < 0)
 		goto fail;
 	ret = super_check(dir, &s->o, ssd_dir, hdd_dir, err, errlen);
-	s->o.ssd_dir = s->o.hdd_dir = NULL;	/* the caller owns them */
+	s->o.ssd_dir = s->o.hdd_dir = NULL; /* the caller owns them */
 	if (ret < 0)
 		goto fail;
 	ret = tiers_open(s, dir, ssd_dir, hdd_dir, &cap, &hcap, err, errlen);
@@ -367,7 +369,7 @@ void gs_close(struct gs_store *s)
 
 	if (!s)
 		return;
-	jmaint_stop(s);		/* before any of what it uses goes */
+	jmaint_stop(s); /* before any of what it uses goes */
 	/*
 	 * Drop the index's references; readers must all be closed.  Each
 	 * unlink takes the head of bucket pos: the buckets before it are
@@ -396,7 +398,7 @@ void gs_close(struct gs_store *s)
 	space_release(&s->hspace);
 	arena_release(&s->arena);
 	slots_release(&s->slots);
-	numa_close(&s->numa);	/* its thread moves pool pages */
+	numa_close(&s->numa); /* its thread moves pool pages */
 	ram_region_unmap(&s->head_mem);
 	ram_region_unmap(&s->small_mem);
 	bufpool_release(&s->rbufs);
@@ -452,11 +454,14 @@ int gs_delete(struct gs_store *s, const void *key, size_t klen)
 	return ret;
 }
 
-int gs_rename(struct gs_store *s, const void *from, size_t flen,
-	      const void *to, size_t tlen)
+int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
+	      size_t tlen)
 {
-	struct jrec r = { .type = J_RENAME, .key = from, .klen = (uint32_t)flen,
-			  .key2 = to, .klen2 = (uint32_t)tlen };
+	struct jrec r = { .type = J_RENAME,
+			  .key = from,
+			  .klen = (uint32_t)flen,
+			  .key2 = to,
+			  .klen2 = (uint32_t)tlen };
 	uint8_t *buf;
 	size_t len;
 	int ret;
@@ -479,8 +484,8 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen,
 		jrec_encode(&r, NULL, NULL, buf);
 		ret = journal_write(s, buf, len);
 		if (ret >= 0) {
-			int applied = rename_apply(s, from, flen, to, tlen,
-						   len);
+			int applied =
+				rename_apply(s, from, flen, to, tlen, len);
 
 			ret = ret == JOURNAL_UNSYNCED ? -EIO : applied;
 		}
@@ -536,8 +541,13 @@ int gs_set_attr(struct gs_store *s, const void *key, size_t klen, uint64_t cas,
 		const void *attr, size_t attr_len, int64_t exptime)
 {
 	struct jrec r = {
-		.type = J_ATTR, .key = key, .klen = (uint32_t)klen, .cas = cas,
-		.exptime = exptime, .attr = attr, .attr_len = (uint32_t)attr_len,
+		.type = J_ATTR,
+		.key = key,
+		.klen = (uint32_t)klen,
+		.cas = cas,
+		.exptime = exptime,
+		.attr = attr,
+		.attr_len = (uint32_t)attr_len,
 	};
 	uint8_t *buf = NULL, *copy = NULL;
 	struct gs_obj *o;
@@ -602,19 +612,21 @@ int gs_inspect(struct gs_store *s, const void *key, size_t klen,
 	if (o->small) {
 		/* a cold one's bytes are on the SSD, in the journal */
 		if (n < max)
-			rg[n] = o->item.ptr
-				? (struct gs_range){ GS_TIER_SMALL, 0, o->size, 0 }
-				: (struct gs_range){ GS_TIER_SSD, 0, o->size,
-						     o->jpos };
+			rg[n] = o->item.ptr ?
+					(struct gs_range){ GS_TIER_SMALL, 0,
+							   o->size, 0 } :
+					(struct gs_range){ GS_TIER_SSD, 0,
+							   o->size, o->jpos };
 		n++;
 	} else {
 		uint64_t off = 0;
 
 		if (o->head) {
-			uint64_t h = o->size < s->o.ram_head ? o->size
-							      : s->o.ram_head;
+			uint64_t h = o->size < s->o.ram_head ? o->size :
+							       s->o.ram_head;
 			if (n < max)
-				rg[n] = (struct gs_range){ GS_TIER_RAM, 0, h, 0 };
+				rg[n] = (struct gs_range){ GS_TIER_RAM, 0, h,
+							   0 };
 			n++;
 		}
 		/*
@@ -635,8 +647,8 @@ int gs_inspect(struct gs_store *s, const void *key, size_t klen,
 					len = end - off;
 				if (n < max)
 					rg[n] = (struct gs_range){
-						t == TIER_SSD ? GS_TIER_SSD
-							      : GS_TIER_HDD,
+						t == TIER_SSD ? GS_TIER_SSD :
+								GS_TIER_HDD,
 						off, len, o->ext[i].off
 					};
 				n++;
@@ -737,10 +749,9 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->hdd_capacity = s->hspace.limit * GS_ALLOC_UNIT;
 	st->hdd_used = s->hspace.used * GS_ALLOC_UNIT;
 	st->journal_bytes = s->jbytes;
-	st->io_buffer_bytes = bufpool_bytes(&s->rbufs) +
-			      bufpool_bytes(&s->rbufs_long) +
-			      bufpool_bytes(&s->wbufs) +
-			      bufpool_bytes(&s->jbufs);
+	st->io_buffer_bytes =
+		bufpool_bytes(&s->rbufs) + bufpool_bytes(&s->rbufs_long) +
+		bufpool_bytes(&s->wbufs) + bufpool_bytes(&s->jbufs);
 	st->hugetlb = s->head_mem.hugetlb;
 	st->mlocked = s->head_mem.mlocked || !s->head_mem.size;
 	pthread_mutex_unlock(&s->lock);
@@ -752,4 +763,3 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->numa_swap_ns_max = nc.swap_ns_max;
 	st->numa_move_failures = nc.move_failures;
 }
-

@@ -18,11 +18,11 @@
 static int ssd_dir_resolve(const char *want, char *out, char *err, size_t len)
 {
 	if (mkdir(want, 0755) < 0 && errno != EEXIST)
-		return store_errf(err, len, -errno, "cannot create '%s': %s", want,
-			    strerror(errno));
+		return store_errf(err, len, -errno, "cannot create '%s': %s",
+				  want, strerror(errno));
 	if (!realpath(want, out))
-		return store_errf(err, len, -errno, "cannot resolve '%s': %s", want,
-			    strerror(errno));
+		return store_errf(err, len, -errno, "cannot resolve '%s': %s",
+				  want, strerror(errno));
 	return 0;
 }
 
@@ -62,10 +62,11 @@ static int super_write(const char *dir, const struct gs_options *o,
 	snprintf(tmp, sizeof(tmp), "%s/%s.new", dir, SUPER_NAME);
 	f = fopen(tmp, "w");
 	if (!f)
-		return store_errf(err, len, -errno, "cannot create '%s': %s", tmp,
-			    strerror(errno));
-	fprintf(f, "goblin-store-format %d\nalloc-unit %d\ncsum-block %d\n"
-		   "ssd-dir %s\nhdd-dir %s\ncreated %lld\n",
+		return store_errf(err, len, -errno, "cannot create '%s': %s",
+				  tmp, strerror(errno));
+	fprintf(f,
+		"goblin-store-format %d\nalloc-unit %d\ncsum-block %d\n"
+		"ssd-dir %s\nhdd-dir %s\ncreated %lld\n",
 		FORMAT_VERSION, GS_ALLOC_UNIT, GS_CSUM_BLOCK, ssd_rec, hdd_rec,
 		created);
 	for (size_t i = 0; i < NSIZES; i++)
@@ -79,12 +80,12 @@ static int super_write(const char *dir, const struct gs_options *o,
 
 /* A new store's superblock: its tiers' directories, the sizes asked for
  * or the defaults. */
-static int super_create(const char *dir, struct gs_options *o,
-			const char *dflt, char *ssd_dir, char *hdd_dir,
-			long long created, char *err, size_t len)
+static int super_create(const char *dir, struct gs_options *o, const char *dflt,
+			char *ssd_dir, char *hdd_dir, long long created,
+			char *err, size_t len)
 {
-	int ret = ssd_dir_resolve(o->ssd_dir ? o->ssd_dir : dflt, ssd_dir,
-				  err, len);
+	int ret = ssd_dir_resolve(o->ssd_dir ? o->ssd_dir : dflt, ssd_dir, err,
+				  len);
 
 	if (ret == 0 && o->hdd_dir)
 		ret = ssd_dir_resolve(o->hdd_dir, hdd_dir, err, len);
@@ -94,10 +95,10 @@ static int super_create(const char *dir, struct gs_options *o,
 		if (*size_field(o, i) == GS_UNSET)
 			*size_field(o, i) = sizes[i].dflt;
 	ret = options_check(o, err, len);
-	return ret < 0 ? ret
-		       : super_write(dir, o, o->ssd_dir ? ssd_dir : "-",
-				     *hdd_dir ? hdd_dir : "-", created, err,
-				     len);
+	return ret < 0 ?
+		       ret :
+		       super_write(dir, o, o->ssd_dir ? ssd_dir : "-",
+				   *hdd_dir ? hdd_dir : "-", created, err, len);
 }
 
 /*
@@ -134,9 +135,9 @@ int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 	if (!f) {
 		if (errno == ENOENT)
 			return store_errf(err, len, -ENOENT,
-				    "'%s' is not a goblin store", dir);
-		return store_errf(err, len, -errno, "cannot read '%s': %s", path,
-			    strerror(errno));
+					  "'%s' is not a goblin store", dir);
+		return store_errf(err, len, -errno, "cannot read '%s': %s",
+				  path, strerror(errno));
 	}
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long v;
@@ -164,12 +165,12 @@ int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 	fclose(f);
 	if (version != FORMAT_VERSION || unit != GS_ALLOC_UNIT ||
 	    block != GS_CSUM_BLOCK)
-		return store_errf(err, len, -EPROTO,
-			    "store '%s' has format %d (unit %lu, block %lu); "
-			    "this build reads format %d",
-			    dir, version, unit, block, FORMAT_VERSION);
-	ret = ssd_dir_resolve(strcmp(rec, "-") ? rec : dflt, ssd_dir, err,
-			      len);
+		return store_errf(
+			err, len, -EPROTO,
+			"store '%s' has format %d (unit %lu, block %lu); "
+			"this build reads format %d",
+			dir, version, unit, block, FORMAT_VERSION);
+	ret = ssd_dir_resolve(strcmp(rec, "-") ? rec : dflt, ssd_dir, err, len);
 	if (ret < 0)
 		return ret;
 	if (o->ssd_dir) {
@@ -177,9 +178,11 @@ int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 		if (ret < 0)
 			return ret;
 		if (strcmp(given, ssd_dir))
-			return store_errf(err, len, -EINVAL,
-				    "store '%s' keeps its SSD tier in '%s', "
-				    "not '%s'", dir, ssd_dir, o->ssd_dir);
+			return store_errf(
+				err, len, -EINVAL,
+				"store '%s' keeps its SSD tier in '%s', "
+				"not '%s'",
+				dir, ssd_dir, o->ssd_dir);
 	}
 	if (strcmp(hrec, "-")) {
 		ret = ssd_dir_resolve(hrec, hdd_dir, err, len);
@@ -191,10 +194,12 @@ int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 		if (ret < 0)
 			return ret;
 		if (*hdd_dir && strcmp(given, hdd_dir))
-			return store_errf(err, len, -EINVAL,
-				    "store '%s' keeps its HDD tier in '%s', "
-				    "not '%s'", dir, hdd_dir, o->hdd_dir);
-		if (!*hdd_dir) {	/* an HDD tier from now on */
+			return store_errf(
+				err, len, -EINVAL,
+				"store '%s' keeps its HDD tier in '%s', "
+				"not '%s'",
+				dir, hdd_dir, o->hdd_dir);
+		if (!*hdd_dir) { /* an HDD tier from now on */
 			memcpy(hdd_dir, given, strlen(given) + 1);
 			memcpy(hrec, given, strlen(given) + 1);
 			changed = true;
@@ -213,4 +218,3 @@ int super_check(const char *dir, struct gs_options *o, char *ssd_dir,
 		return ret;
 	return changed ? super_write(dir, o, rec, hrec, created, err, len) : 0;
 }
-

@@ -23,21 +23,21 @@
 struct gs_writer {
 	struct gs_store *s;
 	struct gs_obj *o;
-	uint64_t pos;		/* bytes accepted */
-	XXH3_state_t *xs;	/* whole-value checksum */
+	uint64_t pos;	  /* bytes accepted */
+	XXH3_state_t *xs; /* whole-value checksum */
 	enum gs_put_mode mode;
 	uint64_t cas_match;
 	bool fill;
-	bool unknown;		/* GS_SIZE_UNKNOWN: extents grow as it is written */
+	bool unknown; /* GS_SIZE_UNKNOWN: extents grow as it is written */
 	int err;
 	struct io_uring *ring;
 	/* large objects: buffer i holds object bytes [boff[i], +blen[i]) */
 	uint8_t *buf[2];
 	uint64_t boff[2], blen[2];
-	struct gs_io *io[2];	/* the buffer's writes, one per extent run */
+	struct gs_io *io[2]; /* the buffer's writes, one per extent run */
 	uint32_t npieces[2];
 	uint32_t maxpieces;
-	uint64_t bytes[2][NTIERS];	/* the buffer's bytes per tier */
+	uint64_t bytes[2][NTIERS]; /* the buffer's bytes per tier */
 	bool busy[2];
 	int cur;
 };
@@ -83,13 +83,14 @@ static int writer_place(struct gs_writer *w)
 		if (ret < 0)
 			return ret;
 	}
-	o->csum = calloc(csum_blocks(w->unknown ? s->o.write_io_chunk
-						 : o->size) + 1,
-			 sizeof(uint32_t));
+	o->csum = calloc(
+		csum_blocks(w->unknown ? s->o.write_io_chunk : o->size) + 1,
+		sizeof(uint32_t));
 	w->buf[0] = bufpool_get(&s->wbufs);
 	w->buf[1] = bufpool_get(&s->wbufs);
 	/* a buffer's extent runs, on each tier */
-	w->maxpieces = 2 * ((uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2);
+	w->maxpieces =
+		2 * ((uint32_t)(s->o.write_io_chunk / GS_ALLOC_UNIT) + 2);
 	w->io[0] = calloc(w->maxpieces, sizeof(struct gs_io));
 	w->io[1] = calloc(w->maxpieces, sizeof(struct gs_io));
 	if (!o->csum || !w->buf[0] || !w->buf[1] || !w->io[0] || !w->io[1])
@@ -168,7 +169,7 @@ int gs_put_begin(struct gs_store *s, const void *key, size_t klen,
 		goto fail;
 	if (a->fill) {
 		index_insert(&s->fills, &o->node);
-		o->refs++;	/* the fill table's reference */
+		o->refs++; /* the fill table's reference */
 	}
 	pthread_mutex_unlock(&s->lock);
 	*out = w;
@@ -217,9 +218,9 @@ static int flush_buffer(struct gs_writer *w, int b)
 	uint64_t len = w->blen[b], plen = ALIGN4K(len), done = 0;
 	/* the HDD copy is written to the end of its last unit, so that the
 	 * next object's write continues it instead of paying a seek */
-	uint64_t hplen = o->hdd ? (len + GS_ALLOC_UNIT - 1) /
-					  GS_ALLOC_UNIT * GS_ALLOC_UNIT
-				: plen;
+	uint64_t hplen = o->hdd ? (len + GS_ALLOC_UNIT - 1) / GS_ALLOC_UNIT *
+					  GS_ALLOC_UNIT :
+				  plen;
 
 	if (w->unknown) {
 		int ret = writer_grow(w, w->boff[b] + plen);
@@ -228,8 +229,8 @@ static int flush_buffer(struct gs_writer *w, int b)
 			return w->err = ret;
 	}
 	for (uint64_t off = 0; off < len; off += GS_CSUM_BLOCK) {
-		uint64_t bl = len - off < GS_CSUM_BLOCK ? len - off
-							 : GS_CSUM_BLOCK;
+		uint64_t bl = len - off < GS_CSUM_BLOCK ? len - off :
+							  GS_CSUM_BLOCK;
 
 		o->csum[(w->boff[b] + off) / GS_CSUM_BLOCK] =
 			csum_block(w->buf[b] + off, bl);
@@ -238,11 +239,12 @@ static int flush_buffer(struct gs_writer *w, int b)
 	w->npieces[b] = 0;
 	for (int t = TIER_SSD; t < NTIERS; t++) {
 		/* the SSD takes the object, or with an HDD copy the split */
-		uint64_t end = t == TIER_HDD ? (o->hdd ? hplen : 0)
-			       : !o->hdd ? plen
-			       : s->split <= w->boff[b] ? 0
-			       : s->split - w->boff[b] < plen
-					 ? s->split - w->boff[b] : plen;
+		uint64_t end = t == TIER_HDD	      ? (o->hdd ? hplen : 0) :
+			       !o->hdd		      ? plen :
+			       s->split <= w->boff[b] ? 0 :
+			       s->split - w->boff[b] < plen ?
+							s->split - w->boff[b] :
+							plen;
 
 		w->bytes[b][t] = end < len ? end : len;
 		for (done = 0; done < end;) {
@@ -363,8 +365,8 @@ static int writer_drain(struct gs_writer *w)
 	if (w->o->small)
 		return w->err;
 	if (w->blen[b] && !w->err)
-		flush_buffer(w, b);	/* an error lands in w->err */
-	ret = wait_buffer(w, !b);	/* the older buffer first */
+		flush_buffer(w, b); /* an error lands in w->err */
+	ret = wait_buffer(w, !b);   /* the older buffer first */
 	if (wait_buffer(w, b) < 0 && ret == 0)
 		ret = w->err;
 	return ret ? ret : w->err;
@@ -381,7 +383,7 @@ static void writer_discard_locked(struct gs_writer *w, bool aborted)
 		o->aborted = aborted;
 		o->state = OBJ_GONE;
 		obj_wake(s, o);
-		obj_unref(s, o);	/* the fill table's reference */
+		obj_unref(s, o); /* the fill table's reference */
 	}
 	o->state = OBJ_GONE;
 	writer_free_locked(w);
@@ -393,7 +395,7 @@ void gs_put_abort(struct gs_writer *w)
 	struct gs_store *s = w->s;
 
 	FAULT_STEP(FS_PUT);
-	writer_drain(w);	/* no write may land after the space is freed */
+	writer_drain(w); /* no write may land after the space is freed */
 	pthread_mutex_lock(&s->lock);
 	writer_discard_locked(w, true);
 	pthread_mutex_unlock(&s->lock);
@@ -433,10 +435,9 @@ static void finish_unknown(struct gs_writer *w)
 	struct gs_obj *o = w->o;
 
 	pthread_mutex_lock(&s->lock);
-	o->size = w->pos;	/* a fill's readers learn where it ends */
+	o->size = w->pos; /* a fill's readers learn where it ends */
 	pthread_mutex_unlock(&s->lock);
-	if (w->fill || w->pos >= s->o.ram_head ||
-	    w->pos > s->o.write_io_chunk)
+	if (w->fill || w->pos >= s->o.ram_head || w->pos > s->o.write_io_chunk)
 		return;
 	if (wait_buffer(w, 0) < 0 || wait_buffer(w, 1) < 0)
 		return;
@@ -447,7 +448,7 @@ static void finish_unknown(struct gs_writer *w)
 		obj_release_large(s, o);
 		w->blen[0] = w->blen[1] = 0;
 	} else {
-		o->small = 0;	/* no arena room: stays on the SSD tier */
+		o->small = 0; /* no arena room: stays on the SSD tier */
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -458,8 +459,8 @@ static void trim_unknown(struct gs_store *s, struct gs_obj *o)
 {
 	if (o->hdd) {
 		tier_trim(s, o, TIER_HDD, o->size ? o->size : 1);
-		tier_trim(s, o, TIER_SSD, o->size < s->split ? o->size
-							     : s->split);
+		tier_trim(s, o, TIER_SSD,
+			  o->size < s->split ? o->size : s->split);
 		o->ssd_len = o->size < s->split ? o->size : s->split;
 	} else {
 		/* every large object keeps an extent */
@@ -476,9 +477,9 @@ static void trim_unknown(struct gs_store *s, struct gs_obj *o)
  * -EIO when the record was written but not synced; or -errno (not
  * written).  Lock held.
  */
-static int commit_record(struct gs_writer *w, const struct jrec *r,
-			 size_t len, uint8_t *stack, size_t stack_len,
-			 struct jslot *js, int *late)
+static int commit_record(struct gs_writer *w, const struct jrec *r, size_t len,
+			 uint8_t *stack, size_t stack_len, struct jslot *js,
+			 int *late)
 {
 	struct gs_store *s = w->s;
 	struct gs_obj *o = w->o;
@@ -499,7 +500,7 @@ static int commit_record(struct gs_writer *w, const struct jrec *r,
 		return -ENOMEM;
 	jrec_encode(r, o->ext, o->csum, rec);
 	if (o->small)
-		o->jpos = s->jbytes + voff;	/* journal_write's place */
+		o->jpos = s->jbytes + voff; /* journal_write's place */
 	ret = journal_write(s, rec, len);
 	if (rec != stack)
 		free(rec);
@@ -550,22 +551,21 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		ret = -EFBIG;
 		goto fail;
 	}
-	ret = commit_record(w, &r, len, stackbuf, sizeof(stackbuf), &js,
-			    &late);
+	ret = commit_record(w, &r, len, stackbuf, sizeof(stackbuf), &js, &late);
 	if (ret < 0)
 		goto fail;
 	o->jlen = len;
 	o->written = o->durable = o->size;
 	if (w->fill) {
 		index_remove(&s->fills, &o->node);
-		obj_unref(s, o);	/* the fill table's; the writer's remains */
+		obj_unref(s, o); /* the fill table's; the writer's remains */
 	}
-	ring = w->ring;		/* kept for the record's write */
+	ring = w->ring; /* kept for the record's write */
 	w->ring = NULL;
 	writer_free_locked(w);
 	if (js.buf && (old = obj_lookup(s, o->node.key, o->node.klen)))
-		old->refs++;	/* put back if the record is not written */
-	obj_publish(s, o);	/* the index takes the writer's reference */
+		old->refs++; /* put back if the record is not written */
+	obj_publish(s, o);   /* the index takes the writer's reference */
 	obj_wake(s, o);
 	if (cas_out)
 		*cas_out = o->cas;
@@ -590,7 +590,7 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 			obj_unlink(s, o);
 			if (old && old->state == OBJ_GONE && !old->corrupt &&
 			    !obj_lookup(s, old->node.key, old->node.klen)) {
-				obj_publish(s, old);	/* takes our ref */
+				obj_publish(s, old); /* takes our ref */
 				old = NULL;
 			}
 		}

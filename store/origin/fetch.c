@@ -89,9 +89,9 @@ static int job_handle(struct job *j)
 		}
 		if (j->fwd.ctype) {
 			char line[GS_ATTR_CTYPE_MAX + 32];
-			int len = (int)(j->fwd.ctype_len < GS_ATTR_CTYPE_MAX
-						? j->fwd.ctype_len
-						: GS_ATTR_CTYPE_MAX);
+			int len = (int)(j->fwd.ctype_len < GS_ATTR_CTYPE_MAX ?
+						j->fwd.ctype_len :
+						GS_ATTR_CTYPE_MAX);
 
 			snprintf(line, sizeof(line), "Content-Type: %.*s", len,
 				 j->fwd.ctype);
@@ -164,7 +164,8 @@ static void job_start(struct job *j)
 		job_table_remove(f, j);
 		job_unkick(f, j);
 		pthread_mutex_unlock(&f->lock);
-		job_reply_all(j, 502, "origin unreachable: cannot start a request");
+		job_reply_all(j, 502,
+			      "origin unreachable: cannot start a request");
 		job_free(j);
 		return;
 	}
@@ -198,18 +199,21 @@ static void fail_head(struct job *j, CURLcode rc)
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
 		STAT(f, origin_timeouts);
 		job_reply_all(j, 504, "origin timed out: %s",
-			  j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+			      j->errbuf[0] ? j->errbuf :
+					     curl_easy_strerror(rc));
 	} else if (rc == CURLE_COULDNT_CONNECT ||
 		   rc == CURLE_COULDNT_RESOLVE_HOST ||
 		   rc == CURLE_COULDNT_RESOLVE_PROXY ||
 		   rc == CURLE_SSL_CONNECT_ERROR) {
 		STAT(f, origin_errors);
 		job_reply_all(j, 502, "origin unreachable: %s",
-			  j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+			      j->errbuf[0] ? j->errbuf :
+					     curl_easy_strerror(rc));
 	} else {
 		STAT(f, origin_errors);
 		job_reply_all(j, 502, "bad response from the origin: %s",
-			  j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+			      j->errbuf[0] ? j->errbuf :
+					     curl_easy_strerror(rc));
 	}
 }
 
@@ -253,25 +257,28 @@ static void job_done(struct job *j, CURLcode rc)
 				STAT(f, origin_errors);
 		}
 		if (j->w) {
-			STAT(f, aborted_fills);	/* before readers learn it */
+			STAT(f, aborted_fills); /* before readers learn it */
 			gs_put_abort(j->w);
 			j->w = NULL;
 		}
 		if (rc != CURLE_OK)
-			job_reply_all(j, rc == CURLE_OPERATION_TIMEDOUT ? 504 : 502,
-				  "origin transfer failed: %s",
-				  j->errbuf[0] ? j->errbuf
-					       : curl_easy_strerror(rc));
+			job_reply_all(
+				j, rc == CURLE_OPERATION_TIMEDOUT ? 504 : 502,
+				"origin transfer failed: %s",
+				j->errbuf[0] ? j->errbuf :
+					       curl_easy_strerror(rc));
 		else
-			job_deliver(j, j->key, j->klen, FETCH_OBJECT, 0); /* 304 */
+			job_deliver(j, j->key, j->klen, FETCH_OBJECT,
+				    0); /* 304 */
 	} else {
 		int ret = gs_put_commit(j->w, NULL);
 
 		j->w = NULL;
 		if (ret < 0) {
 			STAT(f, aborted_fills);
-			job_reply_all(j, 502, "cannot keep the origin's response: %s",
-				  gs_strerror(ret));
+			job_reply_all(j, 502,
+				      "cannot keep the origin's response: %s",
+				      gs_strerror(ret));
 		} else if (j->late && j->storable &&
 			   gs_rename(f->s, j->rkey, j->rklen, j->key,
 				     j->klen) == 0) {
@@ -284,7 +291,7 @@ static void job_done(struct job *j, CURLcode rc)
 				STAT(f, stored);
 			job_deliver_current(j);
 		}
-		if (j->pass)	/* readers pin their version */
+		if (j->pass) /* readers pin their version */
 			gs_delete(f->s, j->rkey, j->rklen);
 	}
 	if (j->forward)
@@ -296,8 +303,8 @@ static void job_done(struct job *j, CURLcode rc)
 
 static void start_pending(struct fshard *f)
 {
-	while (f->pending && (!f->o.max_transfers ||
-			      f->nactive < f->o.max_transfers)) {
+	while (f->pending &&
+	       (!f->o.max_transfers || f->nactive < f->o.max_transfers)) {
 		struct job *j = f->pending;
 
 		f->pending = j->pnext;
@@ -343,7 +350,7 @@ static void take_queues(struct fshard *f, struct job **inc, struct job **kick,
 	*inc = f->incoming;
 	f->incoming = NULL;
 	*kick = NULL;
-	while (f->kicked) {	/* to a private list, flags cleared */
+	while (f->kicked) { /* to a private list, flags cleared */
 		struct job *j = f->kicked;
 
 		f->kicked = j->qnext;
@@ -364,7 +371,7 @@ static void shutdown_all(struct fshard *f)
 	bool stop;
 
 	take_queues(f, &inc, &kick, &stop);
-	for (j = inc; j; j = inc) {	/* never started */
+	for (j = inc; j; j = inc) { /* never started */
 		inc = j->qnext;
 		j->pnext = f->pending;
 		f->pending = j;
@@ -380,7 +387,7 @@ static void shutdown_all(struct fshard *f)
 	while ((j = f->active)) {
 		job_finish(j);
 		if (j->w) {
-			STAT(f, aborted_fills);	/* before readers learn it */
+			STAT(f, aborted_fills); /* before readers learn it */
 			gs_put_abort(j->w);
 			j->w = NULL;
 		}
@@ -408,7 +415,7 @@ static void *fetcher_main(void *arg)
 			pthread_mutex_unlock(&f->lock);
 			break;
 		}
-		while ((j = inc)) {	/* FIFO: reverse the LIFO list */
+		while ((j = inc)) { /* FIFO: reverse the LIFO list */
 			inc = j->qnext;
 			j->pnext = NULL;
 			struct job **p = &f->pending;
@@ -450,9 +457,8 @@ static int sweep_one(void *arg, const void *key, size_t klen,
 	return 0;
 }
 
-static struct fshard *shard_new(struct gs_store *s,
-				const struct fetch_opts *o, char *err,
-				size_t errlen)
+static struct fshard *shard_new(struct gs_store *s, const struct fetch_opts *o,
+				char *err, size_t errlen)
 {
 	struct fshard *f;
 	size_t n;
@@ -536,8 +542,8 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 	f->n = o->threads ? o->threads : 1;
 	if (f->n > FETCH_THREADS_MAX)
 		f->n = FETCH_THREADS_MAX;
-	so.max_transfers = o->max_transfers / f->n ? o->max_transfers / f->n
-						   : 1;
+	so.max_transfers = o->max_transfers / f->n ? o->max_transfers / f->n :
+						     1;
 	/* before any shard runs: their private keys are all new */
 	gs_iterate(s, PASS_PREFIX, PASS_PREFIX_LEN, sweep_one, s);
 	for (unsigned i = 0; i < f->n; i++) {

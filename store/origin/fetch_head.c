@@ -46,12 +46,12 @@ static bool header_split(const char *line, size_t len, size_t *nlen,
 
 /* Headers passed through with a stored response, and with relayed ones. */
 static const char *const keep_stored[] = {
-	"Cache-Control", "Content-Encoding", "Content-Disposition",
-	"Content-Language", "Expires", NULL,
+	"Cache-Control",    "Content-Encoding", "Content-Disposition",
+	"Content-Language", "Expires",		NULL,
 };
 static const char *const keep_passed[] = {
 	"Location", "Set-Cookie", "WWW-Authenticate", "Retry-After",
-	"Allow", "Vary", "Content-Range", NULL,
+	"Allow",    "Vary",	  "Content-Range",    NULL,
 };
 
 static const char *kept_name(const char *line, size_t nlen, bool pass)
@@ -72,10 +72,10 @@ static void extra_add(struct gs_attr *a, const char *name, const char *v,
 	size_t need = strlen(name) + 2 + vlen + 2;
 
 	if (need > KEPT_HEADERS_MAX - a->headers_len)
-		return;		/* dropped: the record has a fixed room */
-	a->headers_len += (size_t)snprintf(a->headers + a->headers_len,
-					 KEPT_HEADERS_MAX - a->headers_len + 1,
-					 "%s: ", name);
+		return; /* dropped: the record has a fixed room */
+	a->headers_len += (size_t)snprintf(
+		a->headers + a->headers_len,
+		KEPT_HEADERS_MAX - a->headers_len + 1, "%s: ", name);
 	memcpy(a->headers + a->headers_len, v, vlen);
 	a->headers_len += vlen;
 	memcpy(a->headers + a->headers_len, "\r\n", 2);
@@ -109,9 +109,9 @@ static void head_each(struct job *j,
 struct head_info {
 	struct http_resp_info ri;
 	struct gs_attr a;
-	bool pass;		/* keep the relayed-only headers too */
+	bool pass; /* keep the relayed-only headers too */
 	bool has_etag, has_lm, has_ctype;
-	uint64_t clen;		/* Content-Length, GS_SIZE_UNKNOWN: none */
+	uint64_t clen; /* Content-Length, GS_SIZE_UNKNOWN: none */
 	bool chunked;
 };
 
@@ -164,8 +164,7 @@ static void head_line(void *arg, const char *line, size_t nlen, const char *v,
 		if (vlen >= 8 && strncasecmp(v, "no-cache", 8) == 0)
 			hi->ri.has_pragma_no_cache = true;
 	} else if (name_is(line, nlen, "Content-Type")) {
-		size_t n = vlen < GS_ATTR_CTYPE_MAX ? vlen
-						      : GS_ATTR_CTYPE_MAX;
+		size_t n = vlen < GS_ATTR_CTYPE_MAX ? vlen : GS_ATTR_CTYPE_MAX;
 
 		memcpy(hi->a.ctype, v, n);
 		hi->a.ctype_len = n;
@@ -213,7 +212,7 @@ static void attr_freshness(struct gs_attr *a,
 	a->age_base = d->age_base;
 	/* 0 would mean "always fresh" */
 	a->fresh_until = d->fresh_until ? d->fresh_until : 1;
-	a->flags &= (uint8_t)~(GS_ATTR_REVALIDATE | GS_ATTR_NO_CACHE);
+	a->flags &= (uint8_t) ~(GS_ATTR_REVALIDATE | GS_ATTR_NO_CACHE);
 	if (d->must_revalidate)
 		a->flags |= GS_ATTR_REVALIDATE;
 	if (d->revalidate_always)
@@ -239,7 +238,9 @@ static int begin_pass(struct job *j, const struct gs_attr *a, uint64_t size)
 	uint8_t rec[GS_ATTR_MAX];
 	long alen = gs_attr_encode(a, rec, sizeof(rec));
 	struct gs_put_args args = {
-		.size = size, .attr = rec, .attr_len = alen > 0 ? (size_t)alen : 0,
+		.size = size,
+		.attr = rec,
+		.attr_len = alen > 0 ? (size_t)alen : 0,
 		.fill = true,
 	};
 	uint64_t seq = atomic_fetch_add(&pass_seq, 1) + 1;
@@ -265,7 +266,7 @@ static int head_not_modified(struct job *j)
 	int ret;
 
 	head_parse(j, &hi, false);
-	hi.ri.status = 200;	/* what the 304 stands for */
+	hi.ri.status = 200; /* what the 304 stands for */
 	hi.ri.has_validator = true;
 	if (!hi.ri.last_modified)
 		hi.ri.last_modified = a.last_modified;
@@ -295,7 +296,8 @@ static int head_not_modified(struct job *j)
 		merged.headers_len = 0;
 		while (p < end) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t len = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
+			size_t len = nl ? (size_t)(nl - p + 1) :
+					  (size_t)(end - p);
 			const char *colon = memchr(p, ':', len);
 			bool replaced = false;
 
@@ -306,29 +308,31 @@ static int head_not_modified(struct job *j)
 				if (strncasecmp(q, p, nlen) == 0 &&
 				    q[nlen] == ':')
 					replaced = true;
-				q = memchr(q, '\n', (size_t)(hi.a.headers +
-						     hi.a.headers_len - q));
+				q = memchr(q, '\n',
+					   (size_t)(hi.a.headers +
+						    hi.a.headers_len - q));
 				if (!q)
 					break;
 				q++;
 			}
-			if (!replaced && len <= KEPT_HEADERS_MAX -
-						    merged.headers_len) {
-				memcpy(merged.headers + merged.headers_len, p, len);
+			if (!replaced &&
+			    len <= KEPT_HEADERS_MAX - merged.headers_len) {
+				memcpy(merged.headers + merged.headers_len, p,
+				       len);
 				merged.headers_len += len;
 			}
 			p += len;
 		}
 		if (hi.a.headers_len <= KEPT_HEADERS_MAX - merged.headers_len) {
-			memcpy(merged.headers + merged.headers_len, hi.a.headers,
-			       hi.a.headers_len);
+			memcpy(merged.headers + merged.headers_len,
+			       hi.a.headers, hi.a.headers_len);
 			merged.headers_len += hi.a.headers_len;
 		}
 		a = merged;
 	}
 	alen = gs_attr_encode(&a, rec, sizeof(rec));
-	ret = alen < 0 ? -EINVAL
-		       : gs_set_attr(f->s, j->key, j->klen, j->stale_cas, rec,
+	ret = alen < 0 ? -EINVAL :
+			 gs_set_attr(f->s, j->key, j->klen, j->stale_cas, rec,
 				     (size_t)alen, 0);
 	if (ret == -ESTALE || ret == -ENOENT) {
 		/* replaced or gone meanwhile: ask again, unconditionally */
@@ -357,11 +361,11 @@ static int head_done(struct job *j)
 		return head_not_modified(j);
 	head_parse(j, &hi, j->forward || j->status != 200);
 	if (j->forward && j->status >= 200 && j->status < 400)
-		gs_delete(f->s, j->key, j->klen);	/* invalidated */
+		gs_delete(f->s, j->key, j->klen); /* invalidated */
 	if (!j->forward && j->conditional &&
 	    ((j->status >= 200 && j->status < 300) || j->status == 404 ||
 	     j->status == 410))
-		gs_delete(f->s, j->key, j->klen);	/* no longer current */
+		gs_delete(f->s, j->key, j->klen); /* no longer current */
 	j->size = hi.clen;
 	if (!j->forward) {
 		decide(j, &hi.ri, &d);
@@ -375,8 +379,10 @@ static int head_done(struct job *j)
 		uint8_t rec[GS_ATTR_MAX];
 		long alen = gs_attr_encode(&hi.a, rec, sizeof(rec));
 		struct gs_put_args args = {
-			.size = hi.clen, .attr = rec,
-			.attr_len = alen > 0 ? (size_t)alen : 0, .fill = true,
+			.size = hi.clen,
+			.attr = rec,
+			.attr_len = alen > 0 ? (size_t)alen : 0,
+			.fill = true,
 		};
 
 		ret = gs_put_begin(f->s, j->key, j->klen, &args, &j->w);
@@ -389,25 +395,25 @@ static int head_done(struct job *j)
 		j->storable = false;
 	}
 	if (hi.clen != GS_SIZE_UNKNOWN)
-		j->storable = false;	/* too large to store */
+		j->storable = false; /* too large to store */
 	if (!j->storable && !j->forward && job_unpublish_if_unwanted(j)) {
-		j->drop = true;		/* nobody wants it and we keep none */
+		j->drop = true; /* nobody wants it and we keep none */
 		return -1;
 	}
 	if (!j->storable && !j->forward && j->status == 200)
-		head_parse(j, &hi, true);	/* relayed: Set-Cookie too */
+		head_parse(j, &hi, true); /* relayed: Set-Cookie too */
 	ret = begin_pass(j, &hi.a, hi.clen);
 	if (ret < 0) {
 		STAT(f, passed);
 		j->w = NULL;
-		job_unpublish(j);	/* joiners start a fetch of their own */
+		job_unpublish(j); /* joiners start a fetch of their own */
 		job_reply_all(j, 502, "cannot relay the origin's response: %s",
-			  gs_strerror(ret));
+			      gs_strerror(ret));
 		j->drop = true;
 		return -1;
 	}
 	if (hi.clen == GS_SIZE_UNKNOWN)
-		j->late = true;	/* stored or passed: known at the end */
+		j->late = true; /* stored or passed: known at the end */
 	else
 		STAT(f, passed);
 readers:
@@ -424,23 +430,22 @@ size_t fetch_on_header(char *p, size_t one, size_t n, void *arg)
 
 	(void)one;
 	if (j->state != JOB_HEAD)
-		return n;	/* trailers */
+		return n; /* trailers */
 	if (n > HEAD_MAX - j->head_len)
-		return 0;	/* a head this large is a bad response */
+		return 0; /* a head this large is a bad response */
 	if (!j->head && !(j->head = malloc(HEAD_MAX)))
 		return 0;
-	if (j->head_len == 0) {	/* the status line */
+	if (j->head_len == 0) { /* the status line */
 		int st = 0;
 
 		if (n < 12 || strncmp(p, "HTTP/", 5) ||
-		    sscanf(p, "HTTP/%*s %d", &st) != 1 || st < 100 ||
-		    st > 999)
+		    sscanf(p, "HTTP/%*s %d", &st) != 1 || st < 100 || st > 999)
 			return 0;
 		j->status = st;
 	}
 	if ((n == 2 && p[0] == '\r' && p[1] == '\n') ||
 	    (n == 1 && p[0] == '\n')) {
-		if (j->status < 200) {	/* 100 Continue and the like */
+		if (j->status < 200) { /* 100 Continue and the like */
 			j->head_len = 0;
 			return n;
 		}
@@ -461,11 +466,11 @@ size_t fetch_on_body(char *p, size_t one, size_t n, void *arg)
 	if (n)
 		j->deadline_ms = gs_mono_ms() + f->o.timeout_ms;
 	if (!j->w)
-		return n;	/* a 304: nothing should come */
+		return n; /* a 304: nothing should come */
 	if (j->storable && j->late && j->got + n > f->o.max_object)
-		j->storable = false;	/* passed whole, not stored */
+		j->storable = false; /* passed whole, not stored */
 	if (gs_put_write(j->w, p, n) < 0)
-		return 0;	/* stops the transfer */
+		return 0; /* stops the transfer */
 	j->got += n;
 	return n;
 }

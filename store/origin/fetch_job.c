@@ -61,7 +61,7 @@ void job_reply_all(struct job *j, int status, const char *fmt, ...)
 
 /* Give every waiter of @j its own reader on @key. */
 void job_deliver(struct job *j, const void *key, size_t klen,
-		    enum fetch_kind kind, int getflags)
+		 enum fetch_kind kind, int getflags)
 {
 	struct fshard *f = j->f;
 	struct fetch_waiter *fw = take_waiters(f, j), *next;
@@ -88,10 +88,10 @@ void job_deliver(struct job *j, const void *key, size_t klen,
 
 void job_deliver_current(struct job *j)
 {
-	if (j->pass)	/* of unknown length, it may still be stored: MISS */
+	if (j->pass) /* of unknown length, it may still be stored: MISS */
 		job_deliver(j, j->rkey, j->rklen,
-			j->late && j->storable ? FETCH_OBJECT : FETCH_PASS,
-			GS_GET_FILL);
+			    j->late && j->storable ? FETCH_OBJECT : FETCH_PASS,
+			    GS_GET_FILL);
 	else
 		job_deliver(j, j->key, j->klen, FETCH_OBJECT, GS_GET_FILL);
 }
@@ -228,9 +228,9 @@ static int job_take_req(struct job *j, const struct fetch_req *req)
 	return 0;
 }
 
-int shard_get(struct fshard *f, const char *key, size_t klen,
-		     uint64_t hash, const struct gs_meta *stale,
-		     const struct fetch_req *req, struct fetch_waiter *fw)
+int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
+	      const struct gs_meta *stale, const struct fetch_req *req,
+	      struct fetch_waiter *fw)
 {
 	bool private = req && req->authorization;
 	struct job *j, *nj = NULL;
@@ -275,8 +275,9 @@ int shard_get(struct fshard *f, const char *key, size_t klen,
 			job_free(nj);
 			return -ENOMEM;
 		}
-		if (stale && gs_attr_decode(stale->attr, stale->attr_len,
-					      &nj->stale) == 0 &&
+		if (stale &&
+		    gs_attr_decode(stale->attr, stale->attr_len, &nj->stale) ==
+			    0 &&
 		    (nj->stale.etag_len || nj->stale.last_modified)) {
 			nj->conditional = true;
 			nj->stale_cas = stale->cas;
@@ -296,8 +297,7 @@ int shard_get(struct fshard *f, const char *key, size_t klen,
 }
 
 int shard_forward(struct fshard *f, const char *key, size_t klen,
-			 const struct fetch_forward *fwd,
-			 struct fetch_waiter *fw)
+		  const struct fetch_forward *fwd, struct fetch_waiter *fw)
 {
 	struct job *j;
 
@@ -372,7 +372,7 @@ char *fetch_url(const char *base, CURL *h, const char *key, size_t klen)
 			curl_free(e);
 		}
 		i += n;
-		if (i < klen) {	/* the '/' itself */
+		if (i < klen) { /* the '/' itself */
 			url[len++] = '/';
 			url[len] = '\0';
 			i++;

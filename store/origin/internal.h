@@ -30,38 +30,38 @@
  */
 #define KEPT_HEADERS_MAX 512
 
-#define HEAD_MAX (64 * 1024)	/* response header bytes kept per transfer */
-#define NBUCKETS 256		/* job table buckets */
-#define PASS_PREFIX "\0pass/"	/* private keys: no HTTP path has a NUL */
+#define HEAD_MAX	(64 * 1024) /* response header bytes kept per transfer */
+#define NBUCKETS	256	    /* job table buckets */
+#define PASS_PREFIX	"\0pass/"   /* private keys: no HTTP path has a NUL */
 #define PASS_PREFIX_LEN 6
 
 enum job_state {
-	JOB_QUEUED = 0,	/* waiting for a transfer slot */
+	JOB_QUEUED = 0, /* waiting for a transfer slot */
 	JOB_HEAD,	/* request sent, waiting for the response head */
 	JOB_BODY,	/* head seen: the body flows into the writer */
 };
 
 struct job {
 	/* protected by f->lock */
-	struct job *hnext;		/* in f->table[bucket], GET jobs */
-	struct job *qnext;		/* in f->incoming or f->kicked */
-	struct fetch_waiter *waiters;	/* not yet given their result */
+	struct job *hnext;	      /* in f->table[bucket], GET jobs */
+	struct job *qnext;	      /* in f->incoming or f->kicked */
+	struct fetch_waiter *waiters; /* not yet given their result */
 	bool in_table, kicked;
-	bool delivered;		/* waiters get a reader on rkey at once */
+	bool delivered; /* waiters get a reader on rkey at once */
 
 	/* the fetcher thread's */
 	struct fshard *f;
-	struct job *pnext;		/* in f->pending or f->active */
+	struct job *pnext; /* in f->pending or f->active */
 	enum job_state state;
 	char *key;
 	size_t klen;
 	uint64_t hash;
 	bool forward;
-	struct fetch_forward fwd;	/* forward: the caller's buffers */
-	bool conditional;		/* stale given: revalidation */
-	char *auth;			/* the client's Authorization, or NULL */
+	struct fetch_forward fwd; /* forward: the caller's buffers */
+	bool conditional;	  /* stale given: revalidation */
+	char *auth;		  /* the client's Authorization, or NULL */
 	size_t auth_len;
-	char *cc;			/* the client's Cache-Control, or NULL */
+	char *cc; /* the client's Cache-Control, or NULL */
 	size_t cc_len;
 	uint64_t stale_cas;
 	struct gs_attr stale;
@@ -77,45 +77,46 @@ struct job {
 	int status;
 	/* the body */
 	struct gs_writer *w;
-	char rkey[PASS_PREFIX_LEN + 24];	/* the private key, or unused */
+	char rkey[PASS_PREFIX_LEN + 24]; /* the private key, or unused */
 	size_t rklen;
-	bool pass;		/* the response goes under rkey */
-	bool late;		/* unknown length: stored or passed at the end */
-	bool storable;		/* late: rename to the key at the end */
-	bool restart;		/* a 304 found the stored version changed */
-	bool drop;		/* nobody wants the response: stop it */
-	uint64_t size, got;	/* declared (GS_SIZE_UNKNOWN) and received */
+	bool pass;	    /* the response goes under rkey */
+	bool late;	    /* unknown length: stored or passed at the end */
+	bool storable;	    /* late: rename to the key at the end */
+	bool restart;	    /* a 304 found the stored version changed */
+	bool drop;	    /* nobody wants the response: stop it */
+	uint64_t size, got; /* declared (GS_SIZE_UNKNOWN) and received */
 };
 
 struct fshard {
 	struct gs_store *s;
 	struct fetch_opts o;
-	char *base;		/* origin URL without a trailing '/' */
+	char *base; /* origin URL without a trailing '/' */
 	CURLM *multi;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	struct job *table[NBUCKETS];	/* protected by lock */
-	struct job *incoming;		/* protected by lock: to start */
-	struct job *kicked;		/* protected by lock: joiners */
-	bool stopping;			/* protected by lock */
-	struct job *pending, *active;	/* the fetcher thread's */
+	struct job *table[NBUCKETS];  /* protected by lock */
+	struct job *incoming;	      /* protected by lock: to start */
+	struct job *kicked;	      /* protected by lock: joiners */
+	bool stopping;		      /* protected by lock */
+	struct job *pending, *active; /* the fetcher thread's */
 	unsigned nactive;
 	_Atomic uint64_t st[sizeof(struct fetch_stats) / sizeof(uint64_t)];
 };
 
-#define STAT(f, field) \
+#define STAT(f, field)                                                  \
 	atomic_fetch_add(&(f)->st[offsetof(struct fetch_stats, field) / \
-				 sizeof(uint64_t)], 1)
-#define STAT_ADD(f, field, n) \
+				  sizeof(uint64_t)],                    \
+			 1)
+#define STAT_ADD(f, field, n)                                           \
 	atomic_fetch_add(&(f)->st[offsetof(struct fetch_stats, field) / \
-				 sizeof(uint64_t)], (n))
-
+				  sizeof(uint64_t)],                    \
+			 (n))
 
 
 struct fetcher {
 	unsigned n;
 	struct fshard *sh[FETCH_THREADS_MAX];
-	struct fetch_lookup *lookup;	/* lookup.c: fetcher_head() */
+	struct fetch_lookup *lookup; /* lookup.c: fetcher_head() */
 };
 
 /* ---- fetch_job.c ---- */

@@ -13,14 +13,13 @@
 #include "internal.h"
 
 struct fetch_lookup {
-	char *base;		/* the origin URL without a trailing '/' */
+	char *base; /* the origin URL without a trailing '/' */
 	unsigned timeout_ms;
-	CURLSH *share;		/* connections and DNS shared by all handles */
+	CURLSH *share; /* connections and DNS shared by all handles */
 	pthread_mutex_t share_lock[CURL_LOCK_DATA_LAST];
 };
 
-static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a,
-		       void *arg)
+static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *arg)
 {
 	struct fetch_lookup *l = arg;
 
@@ -113,7 +112,7 @@ int fetcher_head(struct fetcher *f, const char *key, size_t klen,
 		elen = eff ? strlen(eff) : 0;
 		if (ulen && url[ulen - 1] != '/' && elen &&
 		    eff[elen - 1] == '/' && (code == 200 || code == 403))
-			ret = FETCH_HEAD_DIR;	/* redirected to "path/" */
+			ret = FETCH_HEAD_DIR; /* redirected to "path/" */
 		else if (code == 404 || code == 410)
 			ret = -ENOENT;
 		else if (code == 200 && len >= 0) {

@@ -27,27 +27,27 @@
 struct fetcher;
 
 struct fetch_opts {
-	const char *origin;	/* base URL: "http://host:port[/prefix]" */
-	unsigned timeout_ms;	/* connect + response head; and a transfer
-				 * that makes no progress for this long */
-	uint64_t max_object;	/* larger responses are passed, not stored */
-	unsigned max_transfers;	/* origin transfers at once, in all */
-	unsigned threads;	/* fetcher threads (shards by key hash),
-				 * at most FETCH_THREADS_MAX; 0: 1 */
-	const char *thread_name;	/* their names' prefix (up to 10
-					 * bytes); NULL: "goblind-f" */
+	const char *origin;	 /* base URL: "http://host:port[/prefix]" */
+	unsigned timeout_ms;	 /* connect + response head; and a transfer
+				  * that makes no progress for this long */
+	uint64_t max_object;	 /* larger responses are passed, not stored */
+	unsigned max_transfers;	 /* origin transfers at once, in all */
+	unsigned threads;	 /* fetcher threads (shards by key hash),
+				  * at most FETCH_THREADS_MAX; 0: 1 */
+	const char *thread_name; /* their names' prefix (up to 10
+				  * bytes); NULL: "goblind-f" */
 };
 
 #define FETCH_THREADS_MAX 64
 
 enum fetch_kind {
-	FETCH_OBJECT = 0,	/* r: the object under the key (a fill or
-				 * committed); serve it, attrs in its meta */
-	FETCH_PASS,		/* r: a private fill holding the origin's
-				 * response (status and headers in its attr
-				 * record); not stored under the key */
-	FETCH_REPLY,		/* no body from the origin: reply @status
-				 * (502, 504) with @msg */
+	FETCH_OBJECT = 0, /* r: the object under the key (a fill or
+			   * committed); serve it, attrs in its meta */
+	FETCH_PASS,	  /* r: a private fill holding the origin's
+			   * response (status and headers in its attr
+			   * record); not stored under the key */
+	FETCH_REPLY,	  /* no body from the origin: reply @status
+			   * (502, 504) with @msg */
 };
 
 /*
@@ -62,10 +62,10 @@ struct fetch_waiter {
 	void (*done)(struct fetch_waiter *fw);
 	/* the result, valid when done() runs */
 	enum fetch_kind kind;
-	int status;			/* FETCH_REPLY */
-	char msg[160];			/* FETCH_REPLY: why, for the body */
-	struct gs_reader *r;		/* FETCH_OBJECT, FETCH_PASS: the
-					 * caller's now; gs_reader_close() */
+	int status;	     /* FETCH_REPLY */
+	char msg[160];	     /* FETCH_REPLY: why, for the body */
+	struct gs_reader *r; /* FETCH_OBJECT, FETCH_PASS: the
+			      * caller's now; gs_reader_close() */
 	/* the fetcher's */
 	struct fetch_waiter *next;
 	void *job;
@@ -74,17 +74,17 @@ struct fetch_waiter {
 
 /* Counters, summed over the fetcher's life. */
 struct fetch_stats {
-	uint64_t origin_requests;	/* requests sent to the origin */
-	uint64_t origin_bytes;		/* response body bytes received */
-	uint64_t origin_errors;		/* connect/transfer failures: 502 */
-	uint64_t origin_timeouts;	/* timeouts: 504 */
-	uint64_t collapsed;		/* waiters that joined a running fetch */
-	uint64_t stored;		/* responses admitted under their key */
-	uint64_t passed;		/* responses not stored (any reason) */
-	uint64_t revalidations;		/* conditional requests for stale ones */
-	uint64_t not_modified;		/* ... answered 304: metadata refreshed */
-	uint64_t forwarded;		/* PUT/POST/DELETE passed to the origin */
-	uint64_t aborted_fills;		/* fills given up mid-body */
+	uint64_t origin_requests; /* requests sent to the origin */
+	uint64_t origin_bytes;	  /* response body bytes received */
+	uint64_t origin_errors;	  /* connect/transfer failures: 502 */
+	uint64_t origin_timeouts; /* timeouts: 504 */
+	uint64_t collapsed;	  /* waiters that joined a running fetch */
+	uint64_t stored;	  /* responses admitted under their key */
+	uint64_t passed;	  /* responses not stored (any reason) */
+	uint64_t revalidations;	  /* conditional requests for stale ones */
+	uint64_t not_modified;	  /* ... answered 304: metadata refreshed */
+	uint64_t forwarded;	  /* PUT/POST/DELETE passed to the origin */
+	uint64_t aborted_fills;	  /* fills given up mid-body */
 };
 
 /**
@@ -99,9 +99,9 @@ void fetcher_free(struct fetcher *f);
 
 /* What the client's request says that the origin and RFC 9111 care about. */
 struct fetch_req {
-	const char *authorization;	/* NULL: none */
+	const char *authorization; /* NULL: none */
 	size_t authorization_len;
-	const char *cache_control;	/* NULL: none */
+	const char *cache_control; /* NULL: none */
 	size_t cache_control_len;
 };
 
@@ -122,10 +122,10 @@ int fetcher_get(struct fetcher *f, const char *key, size_t klen,
 
 /* A client write passed through to the origin (mirror mode). */
 struct fetch_forward {
-	const char *method;		/* "PUT", "POST", "DELETE" */
-	const void *body;		/* the whole request body, or NULL */
+	const char *method; /* "PUT", "POST", "DELETE" */
+	const void *body;   /* the whole request body, or NULL */
 	size_t body_len;
-	const char *ctype;		/* Content-Type, or NULL */
+	const char *ctype; /* Content-Type, or NULL */
 	size_t ctype_len;
 };
 
@@ -167,7 +167,7 @@ int fetcher_head(struct fetcher *f, const char *key, size_t klen,
 /* Cache-Control directives of one message; -1: absent. */
 struct http_cc {
 	bool no_store, no_cache, private_, public_, must_revalidate,
-	     proxy_revalidate, immutable, only_if_cached, bad;
+		proxy_revalidate, immutable, only_if_cached, bad;
 	int64_t max_age, s_maxage, max_stale, min_fresh; /* seconds or -1 */
 };
 
@@ -186,14 +186,14 @@ void http_cc_parse(struct http_cc *cc, const char *s, size_t len);
 struct http_resp_info {
 	int status;
 	struct http_cc cc;
-	int64_t date;		/* Date, 0: absent/invalid */
-	int64_t expires;	/* Expires; -1 absent, 0 invalid (= stale) */
-	int64_t last_modified;	/* 0: absent */
-	int64_t age;		/* Age header, -1: absent */
+	int64_t date;	       /* Date, 0: absent/invalid */
+	int64_t expires;       /* Expires; -1 absent, 0 invalid (= stale) */
+	int64_t last_modified; /* 0: absent */
+	int64_t age;	       /* Age header, -1: absent */
 	bool has_set_cookie;
-	bool has_vary;		/* any Vary but none or "" */
-	bool vary_star;		/* Vary: * */
-	bool has_validator;	/* ETag or Last-Modified present */
+	bool has_vary;	    /* any Vary but none or "" */
+	bool vary_star;	    /* Vary: * */
+	bool has_validator; /* ETag or Last-Modified present */
 	bool has_pragma_no_cache;
 };
 
@@ -201,35 +201,35 @@ void http_resp_info_init(struct http_resp_info *r);
 
 /* What the client's request said, as far as caching cares. */
 struct http_req_info {
-	bool authorization;	/* Authorization present */
-	struct http_cc cc;	/* request Cache-Control */
+	bool authorization; /* Authorization present */
+	struct http_cc cc;  /* request Cache-Control */
 };
 
 enum http_store_why {
 	HTTP_STORE_OK = 0,
-	HTTP_STORE_STATUS,	/* status not stored (we store 200 only) */
-	HTTP_STORE_NO_STORE,	/* no-store in request or response */
-	HTTP_STORE_PRIVATE,	/* private: a shared cache must not store */
-	HTTP_STORE_AUTH,	/* Authorization without public/s-maxage/
-				 * must-revalidate (§3.5) */
-	HTTP_STORE_SET_COOKIE,	/* Set-Cookie (we do not store these) */
-	HTTP_STORE_VARY,	/* Vary present: we do not store variants */
-	HTTP_STORE_NO_FRESHNESS,	/* no explicit lifetime, no heuristic
-					 * allowed, and no validator to
-					 * revalidate with */
+	HTTP_STORE_STATUS,	 /* status not stored (we store 200 only) */
+	HTTP_STORE_NO_STORE,	 /* no-store in request or response */
+	HTTP_STORE_PRIVATE,	 /* private: a shared cache must not store */
+	HTTP_STORE_AUTH,	 /* Authorization without public/s-maxage/
+				  * must-revalidate (§3.5) */
+	HTTP_STORE_SET_COOKIE,	 /* Set-Cookie (we do not store these) */
+	HTTP_STORE_VARY,	 /* Vary present: we do not store variants */
+	HTTP_STORE_NO_FRESHNESS, /* no explicit lifetime, no heuristic
+				  * allowed, and no validator to
+				  * revalidate with */
 };
 
 struct http_store_decision {
-	enum http_store_why why;	/* HTTP_STORE_OK: store it */
-	bool revalidate_always;	/* no-cache: store, but revalidate on each
-				 * use */
-	bool must_revalidate;	/* must-revalidate / proxy-revalidate /
-				 * s-maxage: never serve stale */
-	int64_t age_base;	/* unix s at which the age was 0:
-				 * response_time - corrected_initial_age */
-	int64_t fresh_until;	/* unix s: age_base + freshness lifetime */
-	bool heuristic;		/* lifetime from Last-Modified (10% rule,
-				 * capped at one day) */
+	enum http_store_why why; /* HTTP_STORE_OK: store it */
+	bool revalidate_always;	 /* no-cache: store, but revalidate on each
+				  * use */
+	bool must_revalidate;	 /* must-revalidate / proxy-revalidate /
+				  * s-maxage: never serve stale */
+	int64_t age_base;	 /* unix s at which the age was 0:
+				  * response_time - corrected_initial_age */
+	int64_t fresh_until;	 /* unix s: age_base + freshness lifetime */
+	bool heuristic;		 /* lifetime from Last-Modified (10% rule,
+				  * capped at one day) */
 };
 
 /**

@@ -12,8 +12,8 @@
 #include "origin.h"
 
 /* RFC 9111 §1.2.2: delta-seconds that do not fit are 2^31 */
-#define DELTA_MAX INT64_C(2147483648)
-#define HEURISTIC_MAX 86400	/* cap of the 10% rule (one day) */
+#define DELTA_MAX     INT64_C(2147483648)
+#define HEURISTIC_MAX 86400 /* cap of the 10% rule (one day) */
 
 /* ---- small helpers ---- */
 
@@ -204,7 +204,8 @@ static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
 		{ "no-cache", offsetof(struct http_cc, no_cache) },
 		{ "private", offsetof(struct http_cc, private_) },
 		{ "public", offsetof(struct http_cc, public_) },
-		{ "must-revalidate", offsetof(struct http_cc, must_revalidate) },
+		{ "must-revalidate",
+		  offsetof(struct http_cc, must_revalidate) },
 		{ "proxy-revalidate",
 		  offsetof(struct http_cc, proxy_revalidate) },
 		{ "immutable", offsetof(struct http_cc, immutable) },
@@ -258,7 +259,7 @@ void http_cc_parse(struct http_cc *cc, const char *s, size_t len)
 			continue;
 		}
 		if (v[0] != '=')
-			continue;	/* "max-age 5": not a directive */
+			continue; /* "max-age 5": not a directive */
 		v++;
 		vlen--;
 		trim(&v, &vlen);
@@ -323,7 +324,7 @@ static int64_t lifetime(const struct http_resp_info *r, bool no_cache,
 		return r->cc.s_maxage;
 	if (r->cc.max_age >= 0)
 		return r->cc.max_age;
-	if (r->expires == 0)	/* invalid Expires: already stale */
+	if (r->expires == 0) /* invalid Expires: already stale */
 		return 0;
 	if (r->expires > 0)
 		return clamp(sat_sub(r->expires, date), 0, DELTA_MAX);
@@ -413,7 +414,7 @@ bool http_fresh_for(const struct http_cc *q, int64_t fresh_until,
 	if (q->no_cache || revalidate_always)
 		return false;
 	age = clamp(sat_sub(now, age_base), 0, INT64_MAX);
-	left = sat_sub(fresh_until, now);	/* < 0: stale by -left */
+	left = sat_sub(fresh_until, now); /* < 0: stale by -left */
 	if (q->max_age >= 0 && age > q->max_age)
 		return false;
 	if (q->min_fresh >= 0 && left < q->min_fresh)

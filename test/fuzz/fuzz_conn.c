@@ -40,18 +40,24 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_CLIENTS 8
-#define MAX_ORACLES 3
-#define RX_MAX (2u << 20)	/* reply bytes kept per client */
+#define MAX_CLIENTS	 8
+#define MAX_ORACLES	 3
+#define RX_MAX		 (2u << 20) /* reply bytes kept per client */
 #define ORACLE_MAX_VALUE (96u << 10)
 
-#define CHECK(c) do { if (!(c)) { \
-	fprintf(stderr, "fuzz_conn: check failed at line %d: %s\n", \
-		__LINE__, #c); abort(); } } while (0)
+#define CHECK(c)                                                            \
+	do {                                                                \
+		if (!(c)) {                                                 \
+			fprintf(stderr,                                     \
+				"fuzz_conn: check failed at line %d: %s\n", \
+				__LINE__, #c);                              \
+			abort();                                            \
+		}                                                           \
+	} while (0)
 
 static struct gd gd;
 static struct worker wk;
-static struct gd_proto *proto_mc, *proto_http;	/* no listeners */
+static struct gd_proto *proto_mc, *proto_http; /* no listeners */
 static char store_dir[64];
 static unsigned nonce;
 
@@ -100,8 +106,8 @@ static void b_put(struct bytes *b, const void *s, size_t n)
 	b->len += n;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void b_printf(struct bytes *b, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void b_printf(struct bytes *b,
+							   const char *fmt, ...)
 {
 	char tmp[512];
 	va_list ap;
@@ -111,22 +117,22 @@ static void b_printf(struct bytes *b, const char *fmt, ...)
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		b_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n
-						       : sizeof(tmp) - 1);
+		b_put(b, tmp,
+		      (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
 /* ---- the clients ---- */
 
 struct client {
-	int fd;			/* our end; -1: closed */
+	int fd; /* our end; -1: closed */
 	bool http;
-	bool oracle;		/* an oracle's connection: see check_oracle */
-	bool reading;		/* false: a slow client, replies pile up */
-	bool shut;		/* we half-closed: nothing more to send */
-	struct bytes tx;	/* queued, not yet delivered */
+	bool oracle;	 /* an oracle's connection: see check_oracle */
+	bool reading;	 /* false: a slow client, replies pile up */
+	bool shut;	 /* we half-closed: nothing more to send */
+	struct bytes tx; /* queued, not yet delivered */
 	size_t tx_off;
-	struct bytes rx;	/* replies received (the first RX_MAX) */
-	bool eof;		/* the server closed */
+	struct bytes rx; /* replies received (the first RX_MAX) */
+	bool eof;	 /* the server closed */
 	/* oracle */
 	uint8_t *value;
 	size_t vlen;
@@ -142,15 +148,15 @@ static void client_new(bool http, bool loopback, bool small_buf, bool oracle)
 	struct client *k = &cl[ncl];
 	int sv[2];
 
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			 0, sv) == 0);
-	if (small_buf) {	/* replies back up: the EPOLLOUT paths */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+			 sv) == 0);
+	if (small_buf) { /* replies back up: the EPOLLOUT paths */
 		int sz = 4096;
 
 		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	}
-	atomic_fetch_add(&gd.curr_conns, 1);	/* as accept_all() does */
+	atomic_fetch_add(&gd.curr_conns, 1); /* as accept_all() does */
 	conn_new(&wk, sv[0], http ? proto_http : proto_mc);
 	/* conn_new() puts the new connection first; an AF_UNIX peer counts
 	 * as loopback, so here the fuzzer says which it is */
@@ -180,14 +186,15 @@ static bool client_read(struct client *k)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return got;
-		if (n <= 0) {	/* EOF, or a reset */
+		if (n <= 0) { /* EOF, or a reset */
 			k->eof = true;
 			return true;
 		}
 		got = true;
 		if (k->rx.len < RX_MAX)
-			b_put(&k->rx, buf, k->rx.len + n > RX_MAX
-					   ? RX_MAX - k->rx.len : (size_t)n);
+			b_put(&k->rx, buf,
+			      k->rx.len + n > RX_MAX ? RX_MAX - k->rx.len :
+						       (size_t)n);
 	}
 }
 
@@ -205,7 +212,7 @@ static size_t client_send(struct client *k, size_t n)
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)	/* the socket is full, or the server closed */
+		if (w <= 0) /* the socket is full, or the server closed */
 			break;
 		k->tx_off += (size_t)w;
 		done += (size_t)w;
@@ -247,12 +254,12 @@ static void gen_key(struct in *in, struct bytes *b, bool http)
 	unsigned len = 1 + sel % 6;
 
 	switch (sel >> 5) {
-	case 0:	/* a long key: at and over memcached's 250 */
+	case 0: /* a long key: at and over memcached's 250 */
 		len = 240 + in_byte(in) % 20;
 		for (unsigned i = 0; i < len; i++)
 			b_put(b, "k", 1);
 		return;
-	case 1:	/* HTTP: percent escapes */
+	case 1: /* HTTP: percent escapes */
 		if (http) {
 			b_printf(b, "%%%02X", in_byte(in));
 			break;
@@ -271,10 +278,14 @@ static uint64_t gen_len(struct in *in, unsigned actual)
 	unsigned sel = in_byte(in);
 
 	switch (sel & 7) {
-	case 0: return actual + 1 + (sel >> 3);
-	case 1: return actual > (sel >> 3) ? actual - (sel >> 3) : 0;
-	case 2: return (uint64_t)1 << (20 + (sel >> 3) % 44);	/* huge */
-	default: return actual;
+	case 0:
+		return actual + 1 + (sel >> 3);
+	case 1:
+		return actual > (sel >> 3) ? actual - (sel >> 3) : 0;
+	case 2:
+		return (uint64_t)1 << (20 + (sel >> 3) % 44); /* huge */
+	default:
+		return actual;
 	}
 }
 
@@ -294,15 +305,35 @@ static const char *const mc_store_cmds[] = {
 	"set", "add", "replace", "append", "prepend", "cas", "ms",
 };
 static const char *const mc_other_cmds[] = {
-	"get", "gets", "gat", "gats", "delete", "touch", "incr", "decr",
-	"mg", "md", "ma", "mn", "me", "version", "stats", "verbosity",
-	"flush_all", "quit", "lru_crawler metadump", "stats settings",
-	"stats items", "stats tiers", "stats slabs", "stats conns",
+	"get",
+	"gets",
+	"gat",
+	"gats",
+	"delete",
+	"touch",
+	"incr",
+	"decr",
+	"mg",
+	"md",
+	"ma",
+	"mn",
+	"me",
+	"version",
+	"stats",
+	"verbosity",
+	"flush_all",
+	"quit",
+	"lru_crawler metadump",
+	"stats settings",
+	"stats items",
+	"stats tiers",
+	"stats slabs",
+	"stats conns",
 };
 static const char *const mc_meta_flags[] = {
-	"v", "k", "c", "f", "s", "t", "T30", "N30", "q", "O123", "b",
-	"I", "M+", "MA", "MP", "ME", "MS", "Fx", "C1", "D5", "J9", "R30",
-	"E99", "h", "l", "u", "x", "S5", "noreply",
+	"v",  "k",   "c",   "f",  "s",	"t",  "T30", "N30", "q",       "O123",
+	"b",  "I",   "M+",  "MA", "MP", "ME", "MS",  "Fx",  "C1",      "D5",
+	"J9", "R30", "E99", "h",  "l",	"u",  "x",   "S5",  "noreply",
 };
 
 static void gen_mc(struct in *in, struct bytes *b)
@@ -310,9 +341,10 @@ static void gen_mc(struct in *in, struct bytes *b)
 	unsigned sel = in_byte(in), n, nkeys, nflags;
 	struct bytes data = { 0 };
 
-	if (sel & 1) {	/* a storage command with a data block */
-		const char *cmd = mc_store_cmds[(sel >> 1) %
-			(sizeof(mc_store_cmds) / sizeof(*mc_store_cmds))];
+	if (sel & 1) { /* a storage command with a data block */
+		const char *cmd =
+			mc_store_cmds[(sel >> 1) % (sizeof(mc_store_cmds) /
+						    sizeof(*mc_store_cmds))];
 
 		n = in_byte(in) % 64;
 		if (in_byte(in) & 1)
@@ -324,9 +356,11 @@ static void gen_mc(struct in *in, struct bytes *b)
 			b_printf(b, " %" PRIu64, gen_len(in, data.len));
 			nflags = in_byte(in) % 4;
 			for (unsigned i = 0; i < nflags; i++)
-				b_printf(b, " %s", mc_meta_flags[in_byte(in) %
-					(sizeof(mc_meta_flags) /
-					 sizeof(*mc_meta_flags))]);
+				b_printf(
+					b, " %s",
+					mc_meta_flags[in_byte(in) %
+						      (sizeof(mc_meta_flags) /
+						       sizeof(*mc_meta_flags))]);
 		} else {
 			b_printf(b, " %u %d %" PRIu64, in_u32(in),
 				 (int)(int8_t)in_byte(in),
@@ -338,16 +372,23 @@ static void gen_mc(struct in *in, struct bytes *b)
 		}
 		b_printf(b, "\r\n");
 		b_put(b, data.p, data.len);
-		switch (in_byte(in) % 8) {	/* the block's end */
-		case 0: b_printf(b, "XX"); break;
-		case 1: b_printf(b, "\n"); break;
-		default: b_printf(b, "\r\n"); break;
+		switch (in_byte(in) % 8) { /* the block's end */
+		case 0:
+			b_printf(b, "XX");
+			break;
+		case 1:
+			b_printf(b, "\n");
+			break;
+		default:
+			b_printf(b, "\r\n");
+			break;
 		}
 		free(data.p);
 		return;
 	}
-	b_printf(b, "%s", mc_other_cmds[(sel >> 1) %
-		(sizeof(mc_other_cmds) / sizeof(*mc_other_cmds))]);
+	b_printf(b, "%s",
+		 mc_other_cmds[(sel >> 1) % (sizeof(mc_other_cmds) /
+					     sizeof(*mc_other_cmds))]);
 	nkeys = in_byte(in) % 4;
 	for (unsigned i = 0; i < nkeys; i++) {
 		b_printf(b, " ");
@@ -358,8 +399,9 @@ static void gen_mc(struct in *in, struct bytes *b)
 	}
 	nflags = in_byte(in) % 3;
 	for (unsigned i = 0; i < nflags; i++)
-		b_printf(b, " %s", mc_meta_flags[in_byte(in) %
-			(sizeof(mc_meta_flags) / sizeof(*mc_meta_flags))]);
+		b_printf(b, " %s",
+			 mc_meta_flags[in_byte(in) % (sizeof(mc_meta_flags) /
+						      sizeof(*mc_meta_flags))]);
 	b_printf(b, in_byte(in) % 16 ? "\r\n" : "\n");
 }
 
@@ -401,21 +443,34 @@ static void gen_http(struct in *in, struct bytes *b)
 	struct bytes data = { 0 };
 
 	switch (in_byte(in) % 16) {
-	case 0: b_printf(b, "%s /_goblin/stats", m); break;
-	case 1: b_printf(b, "%s /metrics", m); break;
-	case 2: b_printf(b, "%s /", m); break;
-	case 3: b_printf(b, "%s http://x/", m); gen_key(in, b, true); break;
-	default: b_printf(b, "%s /", m); gen_key(in, b, true); break;
+	case 0:
+		b_printf(b, "%s /_goblin/stats", m);
+		break;
+	case 1:
+		b_printf(b, "%s /metrics", m);
+		break;
+	case 2:
+		b_printf(b, "%s /", m);
+		break;
+	case 3:
+		b_printf(b, "%s http://x/", m);
+		gen_key(in, b, true);
+		break;
+	default:
+		b_printf(b, "%s /", m);
+		gen_key(in, b, true);
+		break;
 	}
 	if (in_byte(in) % 8 == 0)
 		b_printf(b, "?q=%u", in_byte(in));
 	b_printf(b, " %s\r\n", in_byte(in) % 16 ? "HTTP/1.1" : "HTTP/1.0");
-	if (in_byte(in) % 16)	/* HTTP/1.1 wants one, mostly */
+	if (in_byte(in) % 16) /* HTTP/1.1 wants one, mostly */
 		b_printf(b, "Host: h\r\n");
 	nh = in_byte(in) % 4;
 	for (unsigned i = 0; i < nh; i++)
-		b_printf(b, "%s\r\n", http_headers[in_byte(in) %
-			(sizeof(http_headers) / sizeof(*http_headers))]);
+		b_printf(b, "%s\r\n",
+			 http_headers[in_byte(in) % (sizeof(http_headers) /
+						     sizeof(*http_headers))]);
 	if (!body) {
 		b_printf(b, "\r\n");
 		return;
@@ -437,7 +492,8 @@ static void gen_http(struct in *in, struct bytes *b)
 
 			if (c > data.len - off)
 				c = data.len - off;
-			b_printf(b, in_byte(in) % 16 ? "%zx\r\n" : "%zx;e=1\r\n",
+			b_printf(b,
+				 in_byte(in) % 16 ? "%zx\r\n" : "%zx;e=1\r\n",
 				 c);
 			b_put(b, data.p + off, c);
 			b_printf(b, in_byte(in) % 32 ? "\r\n" : "XX");
@@ -473,7 +529,7 @@ static void oracle_new(struct in *in, unsigned id)
 	k->vlen = n;
 	k->value = malloc(n + 1);
 	CHECK(k->value);
-	for (size_t i = 0; i < n; i++)	/* CR, LF and NUL included */
+	for (size_t i = 0; i < n; i++) /* CR, LF and NUL included */
 		k->value[i] = (uint8_t)(seed + i * 7 + (i >> 8));
 	k->flags = in_u32(in);
 	if (!http) {
@@ -526,13 +582,14 @@ static void check_oracle(const struct client *k, bool flushed)
 	long cl1;
 	int n;
 
-	CHECK(k->rx.len);	/* an oracle always gets a reply */
+	CHECK(k->rx.len); /* an oracle always gets a reply */
 	end = p + k->rx.len;
 
 	if (!k->http) {
-		n = snprintf(line, sizeof(line), "STORED\r\nVALUE %s %u %zu\r\n",
-			     k->key, k->flags, k->vlen);
-		if (flushed) {	/* the value may be gone: STORED holds */
+		n = snprintf(line, sizeof(line),
+			     "STORED\r\nVALUE %s %u %zu\r\n", k->key, k->flags,
+			     k->vlen);
+		if (flushed) { /* the value may be gone: STORED holds */
 			CHECK(k->rx.len >= 8 && !memcmp(p, "STORED\r\n", 8));
 			return;
 		}
@@ -612,7 +669,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	int ret;
 
 	(void)argc, (void)argv;
-	signal(SIGPIPE, SIG_IGN);	/* as goblind: EPIPE, not a signal */
+	signal(SIGPIPE, SIG_IGN); /* as goblind: EPIPE, not a signal */
 	/* errors only (stats settings prints the level's name) */
 	gd_log_level = getenv("FUZZ_CONN_LOG") ? GD_LOG_DEBUG : GD_LOG_ERROR;
 	snprintf(store_dir, sizeof(store_dir), "%s/fuzz_conn.XXXXXX",
@@ -690,26 +747,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0:
 			gen_raw(&in, &plain->tx);
 			break;
-		case 1: case 2:
+		case 1:
+		case 2:
 			gen_mc(&in, &plain->tx);
 			break;
-		case 3: case 4:
+		case 3:
+		case 4:
 			gen_http(&in, &plain->tx);
 			break;
-		case 5: case 6: case 7:	/* a split point: deliver some */
+		case 5:
+		case 6:
+		case 7: /* a split point: deliver some */
 			client_send(k, 1 + in_u16(&in) % 4096);
 			pump(8);
 			break;
-		case 8:	/* deliver all of one, then run */
+		case 8: /* deliver all of one, then run */
 			client_send(k, SIZE_MAX);
 			pump(64);
 			break;
-		case 9:	/* a slow client stops reading, or starts again */
+		case 9: /* a slow client stops reading, or starts again */
 			if (!k->oracle)
 				k->reading = !k->reading;
 			pump(4);
 			break;
-		case 10:	/* half-close: the server sees EOF */
+		case 10: /* half-close: the server sees EOF */
 			if (!k->oracle && (in_byte(&in) & 7) == 0) {
 				client_send(k, SIZE_MAX);
 				shutdown(k->fd, SHUT_WR);
@@ -774,8 +835,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(run_ready(&wk) == 0);
 	}
 	if (wk.conns) {
-		fprintf(stderr, "fuzz_conn: %u connections still open after "
-			"their clients closed\n", wk.nconns);
+		fprintf(stderr,
+			"fuzz_conn: %u connections still open after "
+			"their clients closed\n",
+			wk.nconns);
 		abort();
 	}
 	CHECK(atomic_load(&gd.curr_conns) == 0);

@@ -16,7 +16,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
+	} while (0)
 
 static void same(const struct gs_attr *a, const struct gs_attr *b)
 {
@@ -38,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long n;
 	int ret;
 
-	memcpy(copy, data, size);	/* exactly size bytes: overreads trap */
+	memcpy(copy, data, size); /* exactly size bytes: overreads trap */
 	ret = gs_attr_decode(copy, size, &a);
 	if (ret == 0) {
 		CHECK(a.etag_len <= GS_ATTR_ETAG_MAX);

@@ -15,7 +15,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
+	} while (0)
 
 static void check_str(struct http_str s, const char *buf, size_t used)
 {
@@ -48,8 +52,8 @@ static size_t skip_chunked(char *buf, size_t len)
 		return 0;
 	CHECK(used1 <= half && ol <= used1);
 	if (!c.done) {
-		if (http_chunked_feed(&c, buf + used1, len - used1,
-				      buf + used1, &ol, &used2))
+		if (http_chunked_feed(&c, buf + used1, len - used1, buf + used1,
+				      &ol, &used2))
 			return 0;
 		CHECK(used1 + used2 <= len && ol <= used2);
 	}

@@ -17,7 +17,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
+	} while (0)
 #define NFIELD 8
 
 static void check_cc(const struct http_cc *cc)
@@ -71,8 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool strong, weak;
 
 	for (int i = 0; i < NFIELD; i++) {
-		const uint8_t *nl = pos < size ? memchr(data + pos, '\n',
-							size - pos) : NULL;
+		const uint8_t *nl =
+			pos < size ? memchr(data + pos, '\n', size - pos) :
+				     NULL;
 		size_t end = nl ? (size_t)(nl - data) : size;
 
 		flen[i] = end - pos;

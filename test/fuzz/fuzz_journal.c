@@ -16,7 +16,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
+	} while (0)
 
 /* A decoded record must lie in its bytes and encode back to them. */
 static void check_record(const uint8_t *rec, long len, const struct jrec *r)

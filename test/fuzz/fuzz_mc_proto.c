@@ -13,7 +13,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
+	} while (0)
 
 static void check_req(const struct mc_req *r, const char *buf, size_t used)
 {
@@ -54,8 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	while (pos < size) {
 		size_t used = 0;
-		enum mc_parse_result ret = mc_parse(buf + pos, size - pos, 4096,
-						    r, &used);
+		enum mc_parse_result ret =
+			mc_parse(buf + pos, size - pos, 4096, r, &used);
 
 		if (ret == MC_PARSE_MORE || ret == MC_PARSE_TOO_LONG)
 			break;
@@ -66,8 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_req(r, buf + pos, used);
 		pos += used;
 		/* skip a data block the way the daemon takes it */
-		if ((ret == MC_PARSE_OK && (r->cmd == MC_MS || (r->cmd >= MC_SET &&
-		     r->cmd <= MC_CAS))) ||
+		if ((ret == MC_PARSE_OK &&
+		     (r->cmd == MC_MS ||
+		      (r->cmd >= MC_SET && r->cmd <= MC_CAS))) ||
 		    (ret == MC_PARSE_CLIENT_ERROR && r->swallow)) {
 			if (r->bytes + 2 > size - pos)
 				break;

@@ -13,7 +13,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) abort(); } while (0)
+#define CHECK(c)                 \
+	do {                     \
+		if (!(c))        \
+			abort(); \
+	} while (0)
 
 /* 0 with *out, -EINVAL, -ERANGE; 1 for "not judged here". */
 static int ref_parse(const char *s, uint64_t *out)
@@ -33,15 +37,27 @@ static int ref_parse(const char *s, uint64_t *out)
 			v = v * 10 + d;
 	}
 	if (over)
-		return -ERANGE;	/* the number alone does not fit */
+		return -ERANGE; /* the number alone does not fit */
 	switch (toupper((unsigned char)*p)) {
-	case 'K': mul = 1ull << 10; p++; break;
-	case 'M': mul = 1ull << 20; p++; break;
-	case 'G': mul = 1ull << 30; p++; break;
-	case 'T': mul = 1ull << 40; p++; break;
+	case 'K':
+		mul = 1ull << 10;
+		p++;
+		break;
+	case 'M':
+		mul = 1ull << 20;
+		p++;
+		break;
+	case 'G':
+		mul = 1ull << 30;
+		p++;
+		break;
+	case 'T':
+		mul = 1ull << 40;
+		p++;
+		break;
 	}
 	if (mul == 1 && strcmp(p, "B") == 0)
-		return 1;	/* plain "B": see test_parse_size_byte_suffix */
+		return 1; /* plain "B": see test_parse_size_byte_suffix */
 	if (mul > 1 && (strcmp(p, "B") == 0 || strcmp(p, "iB") == 0))
 		p += strlen(p);
 	if (*p)
@@ -65,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ret = gs_parse_size(s, &got);
 	CHECK(ret == 0 || ret == -EINVAL || ret == -ERANGE);
 	if (ret != 0)
-		CHECK(got == 0x5a5a5a5a5a5a5a5aull);	/* untouched */
+		CHECK(got == 0x5a5a5a5a5a5a5a5aull); /* untouched */
 	ref = ref_parse(s, &want);
 	if (ref != 1) {
 		CHECK(ret == ref);

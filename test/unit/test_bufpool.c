@@ -61,13 +61,13 @@ static void test_geometry(void **state)
 	assert_int_equal(p.per_slab, 8);
 	bufpool_release(&p);
 
-	bufpool_init(&p, 70000);	/* rounded up to 4 KiB for O_DIRECT */
+	bufpool_init(&p, 70000); /* rounded up to 4 KiB for O_DIRECT */
 	assert_int_equal(p.size, 73728);
 	assert_int_equal(p.slab, 2 * MiB);
 	assert_int_equal(p.per_slab, 2 * MiB / 73728);
 	bufpool_release(&p);
 
-	bufpool_init(&p, 3 * MiB);	/* one buffer over two huge pages */
+	bufpool_init(&p, 3 * MiB); /* one buffer over two huge pages */
 	assert_int_equal(p.slab, 4 * MiB);
 	assert_int_equal(p.per_slab, 1);
 	bufpool_release(&p);
@@ -82,7 +82,7 @@ static void test_buffers_carved(void **state)
 	(void)state;
 
 	bufpool_init(&p, 256 * KiB);
-	assert_int_equal(bufpool_bytes(&p), 0);	/* nothing before a get */
+	assert_int_equal(bufpool_bytes(&p), 0); /* nothing before a get */
 	for (int i = 0; i < N; i++) {
 		b[i] = bufpool_get(&p);
 		assert_non_null(b[i]);
@@ -100,8 +100,8 @@ static void test_buffers_carved(void **state)
 
 		for (uint32_t k = 0; k < p.nslabs; k++)
 			inside |= b[i] >= (uint8_t *)p.slabs[k] &&
-				  b[i] + p.size <= (uint8_t *)p.slabs[k] +
-							   p.slab;
+				  b[i] + p.size <=
+					  (uint8_t *)p.slabs[k] + p.slab;
 		assert_true(inside);
 		/* no buffer overlaps another: each kept its own fill */
 		for (uint64_t j = 0; j < p.size; j += 4093)

@@ -22,11 +22,11 @@
 #include "internal.h"
 #include "fault.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * 1024)
-#define NKEYS 24
-#define NALT 24			/* acceptable states kept per key */
-#define BUDGET_NS (250ull * 1000 * 1000)	/* per step and class */
+#define KiB	  1024ull
+#define MiB	  (1024ull * 1024)
+#define NKEYS	  24
+#define NALT	  24			 /* acceptable states kept per key */
+#define BUDGET_NS (250ull * 1000 * 1000) /* per step and class */
 
 static char dir[64];
 
@@ -44,13 +44,13 @@ struct model {
 
 struct run {
 	int step, cls;
-	bool evict;		/* a small SSD tier: puts evict */
-	int drops;		/* evictions the drop hook reported */
+	bool evict; /* a small SSD tier: puts evict */
+	int drops;  /* evictions the drop hook reported */
 	uint64_t seed, rng;
 	struct model m;
-	int ops_failed;		/* operations that reported an error */
-	const char *phase;	/* for the failure messages */
-	uint8_t *buf;		/* a value, generated or read back */
+	int ops_failed;	   /* operations that reported an error */
+	const char *phase; /* for the failure messages */
+	uint8_t *buf;	   /* a value, generated or read back */
 };
 
 static uint64_t splitmix(uint64_t *x)
@@ -106,7 +106,7 @@ static const struct ver absent = { .present = false };
 
 /* ---- the store ---- */
 
-static struct run *cur;	/* the drop hook's */
+static struct run *cur; /* the drop hook's */
 
 static bool evicting;
 
@@ -168,10 +168,14 @@ static struct gs_store *must_open(bool sync)
 static uint64_t pick_size(struct run *r)
 {
 	switch (rnd(r, 4)) {
-	case 0: return rnd(r, 4 * KiB);
-	case 1: return 4 * KiB + rnd(r, 200 * KiB);
-	case 2: return 256 * KiB + rnd(r, 512 * KiB);
-	default: return 1 * MiB + rnd(r, 2 * MiB);
+	case 0:
+		return rnd(r, 4 * KiB);
+	case 1:
+		return 4 * KiB + rnd(r, 200 * KiB);
+	case 2:
+		return 256 * KiB + rnd(r, 512 * KiB);
+	default:
+		return 1 * MiB + rnd(r, 2 * MiB);
 	}
 }
 
@@ -260,8 +264,8 @@ static int check_key(struct run *r, struct gs_store *s, int k, bool faulty)
 			if (!r->m.alt[k][i].present)
 				return i;
 		fail_msg("step %s class %s seed %#llx, %s: %s is missing (it "
-			 "was acknowledged)", fault_step_name(r->step),
-			 fault_class_name(r->cls),
+			 "was acknowledged)",
+			 fault_step_name(r->step), fault_class_name(r->cls),
 			 (unsigned long long)r->seed, r->phase, key);
 	}
 	if (ret != 0)
@@ -282,9 +286,9 @@ static int check_key(struct run *r, struct gs_store *s, int k, bool faulty)
 	}
 	free(val);
 	fail_msg("step %s class %s seed %#llx, %s: %s holds %zu bytes that "
-		 "no put wrote whole", fault_step_name(r->step),
-		 fault_class_name(r->cls), (unsigned long long)r->seed,
-		 r->phase, key, len);
+		 "no put wrote whole",
+		 fault_step_name(r->step), fault_class_name(r->cls),
+		 (unsigned long long)r->seed, r->phase, key, len);
 	return -1;
 }
 
@@ -355,21 +359,23 @@ static uint64_t run_case(struct run *r)
 	s = must_open(sync);
 	for (int i = 0; i < 40; i++)
 		random_op(r, s);
-	if (r->step == FS_REWRITE)	/* garbage for a rewrite at open */
+	if (r->step == FS_REWRITE) /* garbage for a rewrite at open */
 		for (int i = 0; i < 60; i++)
-			op_put(r, s, (int)rnd(r, 6), 100 * KiB + rnd(r, 100 * KiB));
+			op_put(r, s, (int)rnd(r, 6),
+			       100 * KiB + rnd(r, 100 * KiB));
 	check_all(r, s, false);
 
 	r->phase = "with the faults";
 	/* at recovery the journal is read first, and evictions are few:
 	 * often their very first I/O */
 	fault_arm(r->seed, r->step, r->cls, 1 + (uint32_t)rnd(r, 4),
-		  (uint32_t)rnd(r, r->step == FS_RECOVERY ||
-					r->step == FS_EVICT ? 2 : 8),
+		  (uint32_t)rnd(
+			  r, r->step == FS_RECOVERY || r->step == FS_EVICT ? 2 :
+									     8),
 		  1 + (uint32_t)rnd(r, 3));
 	if (r->step == FS_RECOVERY || r->step == FS_REWRITE) {
 		gs_close(s);
-		ret = open_store(sync, &s);	/* may fail: cleanly */
+		ret = open_store(sync, &s); /* may fail: cleanly */
 		fired = fault_count();
 		fault_disarm();
 		r->phase = "after the faults, live";
@@ -389,7 +395,8 @@ static uint64_t run_case(struct run *r)
 		/* every fault counted, in its class */
 		assert_int_equal(by_class, fired);
 		assert_int_equal(st.faults_eio + st.faults_short +
-				 st.faults_enospc + st.faults_torn, fired);
+					 st.faults_enospc + st.faults_torn,
+				 fired);
 		r->phase = "after the faults, live";
 		check_all(r, s, false);
 		gs_close(s);
@@ -423,7 +430,8 @@ static void run_step(int step, bool evict)
 
 		r.cls = cls;
 		r.ops_failed = 0;
-		while (seeds < 3 || ((uint64_t)gs_mono_ns() - t0 < BUDGET_NS && seeds < 64)) {
+		while (seeds < 3 || ((uint64_t)gs_mono_ns() - t0 < BUDGET_NS &&
+				     seeds < 64)) {
 			r.seed = 0x5eed0000ull + (uint64_t)step * 1000 +
 				 (uint64_t)cls * 100 + (uint64_t)seeds;
 			fired += run_case(&r);
@@ -432,8 +440,8 @@ static void run_step(int step, bool evict)
 		}
 		printf("# %-8s%s %-6s seeds %2d  faults %3llu  ops failed %3d\n",
 		       fault_step_name(step), evict ? "+evict" : "",
-		       fault_class_name(cls), seeds,
-		       (unsigned long long)fired, r.ops_failed);
+		       fault_class_name(cls), seeds, (unsigned long long)fired,
+		       r.ops_failed);
 		/* the rule reached this step's I/O: else this tested nothing */
 		assert_true(seen > 0);
 		assert_true(fired > 0);
@@ -442,8 +450,7 @@ static void run_step(int step, bool evict)
 		 * the read step reports its failures through check_key;
 		 * recovery fails an open only when the journal cannot be
 		 * read, a head that cannot be preloaded is read later) */
-		if (cls != FC_SHORT && step != FS_READ &&
-		    step != FS_RECOVERY)
+		if (cls != FC_SHORT && step != FS_READ && step != FS_RECOVERY)
 			assert_true(r.ops_failed > 0);
 	}
 	if (evict)
@@ -525,7 +532,9 @@ static void test_faults_off_cost_nothing(void **state)
 	assert_int_equal(gs_delete(s, "x", 1), 0);
 	gs_stats_get(s, &st);
 	assert_int_equal(st.faults_eio + st.faults_short + st.faults_enospc +
-			 st.faults_torn + st.write_errors + st.read_errors, 0);
+				 st.faults_torn + st.write_errors +
+				 st.read_errors,
+			 0);
 	gs_close(s);
 	free(buf);
 }

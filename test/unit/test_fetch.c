@@ -26,11 +26,11 @@
 #include "goblin.h"
 #include "testdir.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * KiB)
+#define KiB	1024ull
+#define MiB	(1024ull * KiB)
 #define WAIT_MS 10000
 
-static char dir[64];	/* test_mkdtemp: $TMPDIR up to ~45 bytes */
+static char dir[64]; /* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 /* ---- the origin: one thread per connection, Connection: close ---- */
 
@@ -47,7 +47,7 @@ struct origin {
 	uint64_t body;		/* body bytes */
 	size_t chunk;		/* sent per write */
 	unsigned delay_ms;	/* before each chunk */
-	unsigned head_delay_ms;	/* before the head */
+	unsigned head_delay_ms; /* before the head */
 	bool chunked;		/* Transfer-Encoding: chunked */
 	bool hang;		/* never answer */
 	uint64_t cut_at;	/* close after this many body bytes */
@@ -57,8 +57,8 @@ struct origin {
 	unsigned requests;
 	char last_req[4096];
 	size_t last_req_body;
-	uint64_t last_sent;	/* body bytes of the last response */
-	bool finished;		/* the last response is all sent */
+	uint64_t last_sent; /* body bytes of the last response */
+	bool finished;	    /* the last response is all sent */
 };
 
 static struct origin org;
@@ -144,9 +144,10 @@ static void *conn_main(void *arg)
 	not_modified = cfg.etag_304[0] && strstr(req, "If-None-Match: ") &&
 		       strstr(strstr(req, "If-None-Match: "), cfg.etag_304);
 	if (not_modified) {
-		snprintf(head, sizeof(head),
-			 "HTTP/1.1 304 Not Modified\r\n%sConnection: close\r\n\r\n",
-			 cfg.headers_304);
+		snprintf(
+			head, sizeof(head),
+			"HTTP/1.1 304 Not Modified\r\n%sConnection: close\r\n\r\n",
+			cfg.headers_304);
 		send_all(fd, head, strlen(head));
 		pthread_mutex_lock(&org.lock);
 		org.finished = true;
@@ -156,18 +157,19 @@ static void *conn_main(void *arg)
 	if (cfg.chunked)
 		snprintf(head, sizeof(head),
 			 "HTTP/1.1 %d X\r\n%sTransfer-Encoding: chunked\r\n"
-			 "Connection: close\r\n\r\n", cfg.status, cfg.headers);
+			 "Connection: close\r\n\r\n",
+			 cfg.status, cfg.headers);
 	else
 		snprintf(head, sizeof(head),
 			 "HTTP/1.1 %d X\r\n%sContent-Length: %llu\r\n"
-			 "Connection: close\r\n\r\n", cfg.status, cfg.headers,
-			 (unsigned long long)cfg.body);
+			 "Connection: close\r\n\r\n",
+			 cfg.status, cfg.headers, (unsigned long long)cfg.body);
 	if (!send_all(fd, head, strlen(head)))
 		goto out;
 	buf = malloc(cfg.chunk + 32);
 	for (uint64_t off = 0; off < cfg.body && !atomic_load(&org.stop);) {
-		size_t n = cfg.body - off < cfg.chunk ? cfg.body - off
-						      : cfg.chunk;
+		size_t n = cfg.body - off < cfg.chunk ? cfg.body - off :
+							cfg.chunk;
 		size_t h = 0;
 
 		if (cfg.delay_ms)
@@ -339,7 +341,7 @@ static int setup(void **state)
 	x->o.timeout_ms = 5000;
 	x->o.max_object = 64 * MiB;
 	x->o.max_transfers = 16;
-	x->o.threads = 3;	/* shards: each key's jobs stay in one */
+	x->o.threads = 3; /* shards: each key's jobs stay in one */
 	fx_fetcher(x);
 	*state = x;
 	return 0;
@@ -370,10 +372,10 @@ static void refetcher(struct fx *x, unsigned timeout_ms, uint64_t max_object)
 /* ---- waiters ---- */
 
 struct tw {
-	struct fetch_waiter fw;	/* first */
+	struct fetch_waiter fw; /* first */
 	pthread_mutex_t m;
 	pthread_cond_t c;
-	int done;		/* times done() ran */
+	int done; /* times done() ran */
 };
 
 static void tw_done(struct fetch_waiter *fw)
@@ -420,9 +422,8 @@ static void tw_get(struct fx *x, struct tw *t, const char *key,
 		   const struct gs_meta *stale)
 {
 	tw_init(t);
-	assert_int_equal(fetcher_get(x->f, key, strlen(key), stale, NULL,
-				     &t->fw),
-			 0);
+	assert_int_equal(
+		fetcher_get(x->f, key, strlen(key), stale, NULL, &t->fw), 0);
 	tw_wait(t);
 }
 
@@ -438,8 +439,8 @@ static void tw_forward(struct fx *x, struct tw *t, const char *key,
 	tw_wait(t);
 	assert_int_equal(t->fw.kind, FETCH_PASS);
 	assert_int_equal(gs_attr_decode(gs_reader_meta(t->fw.r)->attr,
-					  gs_reader_meta(t->fw.r)->attr_len,
-					  &a), 0);
+					gs_reader_meta(t->fw.r)->attr_len, &a),
+			 0);
 	assert_int_equal(a.status, status);
 }
 
@@ -500,11 +501,11 @@ static struct fetch_stats stats(struct fx *x)
  * A fill's readers can reach its end before the fetcher commits it (and
  * counts it): what follows the end is checked once it has happened.
  */
-#define EVENTUALLY(expr)                                                \
-	do {                                                            \
-		for (int i_ = 0; i_ < 500 && !(expr); i_++)             \
-			nap(10);                                        \
-		assert_true(expr);                                      \
+#define EVENTUALLY(expr)                                    \
+	do {                                                \
+		for (int i_ = 0; i_ < 500 && !(expr); i_++) \
+			nap(10);                            \
+		assert_true(expr);                          \
 	} while (0)
 
 /* ---- tests ---- */
@@ -519,11 +520,13 @@ static void test_miss_stored_read_while_fill(void **state)
 	uint8_t buf[1000];
 	bool finished;
 
-	origin_set(200, "Cache-Control: max-age=60\r\n"
-			"Content-Type: application/x-test\r\n"
-			"ETag: \"v1\"\r\n"
-			"Content-Encoding: identity\r\n", size);
-	org.delay_ms = 20;	/* 64 chunks: over a second */
+	origin_set(200,
+		   "Cache-Control: max-age=60\r\n"
+		   "Content-Type: application/x-test\r\n"
+		   "ETag: \"v1\"\r\n"
+		   "Content-Encoding: identity\r\n",
+		   size);
+	org.delay_ms = 20; /* 64 chunks: over a second */
 	tw_get(x, &t, "dir/a b.bin", NULL);
 	assert_int_equal(t.fw.kind, FETCH_OBJECT);
 	assert_non_null(t.fw.r);
@@ -531,7 +534,7 @@ static void test_miss_stored_read_while_fill(void **state)
 	pthread_mutex_lock(&org.lock);
 	finished = org.finished;
 	pthread_mutex_unlock(&org.lock);
-	assert_false(finished);	/* read while the origin still sends */
+	assert_false(finished); /* read while the origin still sends */
 	for (size_t i = 0; i < sizeof(buf); i++)
 		assert_int_equal(buf[i], pat(i));
 	assert_int_equal(gs_reader_meta(t.fw.r)->size, size);
@@ -571,7 +574,8 @@ static void test_collapse(void **state)
 	for (int i = 0; i < N; i++) {
 		tw_init(&t[i]);
 		assert_int_equal(fetcher_get(x->f, "cdef" + i % 4, 1, NULL,
-					     NULL, &t[i].fw), 0);
+					     NULL, &t[i].fw),
+				 0);
 	}
 	for (int i = 0; i < N; i++) {
 		tw_wait(&t[i]);
@@ -632,11 +636,13 @@ static void test_uncacheable_passed(void **state)
 	check_pass(x, "ns", 200, "Cache-Control: no-store\r\n", size);
 	check_pass(x, "pr", 200, "Cache-Control: private, max-age=60\r\n",
 		   size);
-	check_pass(x, "ck", 200, "Cache-Control: max-age=60\r\n"
-				 "Set-Cookie: a=b\r\n", 1000);
+	check_pass(x, "ck", 200,
+		   "Cache-Control: max-age=60\r\n"
+		   "Set-Cookie: a=b\r\n",
+		   1000);
 	assert_int_equal(stats(x).passed, 3);
 	assert_int_equal(stats(x).stored, 0);
-	EVENTUALLY(pass_keys(x) == 0);	/* deleted after commit */
+	EVENTUALLY(pass_keys(x) == 0); /* deleted after commit */
 }
 
 static void test_error_status_relayed(void **state)
@@ -665,7 +671,7 @@ static void test_origin_down(void **state)
 	int port, fd = listen_any(&port);
 	struct tw t;
 
-	close(fd);	/* nobody listens there now */
+	close(fd); /* nobody listens there now */
 	fetcher_free(x->f);
 	snprintf(x->url, sizeof(x->url), "http://127.0.0.1:%d", port);
 	fx_fetcher(x);
@@ -727,15 +733,17 @@ static void test_revalidate_304(void **state)
 	struct gs_attr a;
 	struct tw t;
 
-	origin_set(200, "Cache-Control: max-age=0\r\nETag: \"v1\"\r\n"
-			"Content-Type: text/plain\r\n", size);
+	origin_set(200,
+		   "Cache-Control: max-age=0\r\nETag: \"v1\"\r\n"
+		   "Content-Type: text/plain\r\n",
+		   size);
 	tw_get(x, &t, "r", NULL);
 	assert_int_equal(t.fw.kind, FETCH_OBJECT);
 	check_body(t.fw.r, size);
 	gs_reader_close(t.fw.r);
 	EVENTUALLY(gs_stat(x->s, "r", 1, &m) == 0);
 	assert_int_equal(gs_attr_decode(m.attr, m.attr_len, &a), 0);
-	assert_true(a.fresh_until <= time(NULL));	/* stale at once */
+	assert_true(a.fresh_until <= time(NULL)); /* stale at once */
 
 	pthread_mutex_lock(&org.lock);
 	snprintf(org.etag_304, sizeof(org.etag_304), "\"v1\"");
@@ -745,7 +753,7 @@ static void test_revalidate_304(void **state)
 	tw_get(x, &t, "r", &m);
 	assert_int_equal(t.fw.kind, FETCH_OBJECT);
 	assert_non_null(strstr(org.last_req, "If-None-Match: \"v1\""));
-	assert_int_equal(org.last_sent, 0);	/* no body this time */
+	assert_int_equal(org.last_sent, 0); /* no body this time */
 	assert_int_equal(gs_reader_meta(t.fw.r)->cas, m.cas);
 	reader_attr(t.fw.r, &a);
 	assert_true(a.fresh_until >= time(NULL) + 90);
@@ -755,7 +763,7 @@ static void test_revalidate_304(void **state)
 	check_body(t.fw.r, size);
 	gs_reader_close(t.fw.r);
 	assert_int_equal(gs_stat(x->s, "r", 1, &m2), 0);
-	assert_int_equal(m2.cas, m.cas);	/* the same body */
+	assert_int_equal(m2.cas, m.cas); /* the same body */
 	assert_int_equal(stats(x).origin_requests, 2);
 	assert_int_equal(stats(x).revalidations, 1);
 	assert_int_equal(stats(x).not_modified, 1);
@@ -862,10 +870,10 @@ static void test_cancel(void **state)
 	assert_int_equal(fetcher_get(x->f, "cn", 2, NULL, NULL, &b.fw), 0);
 	assert_true(fetcher_cancel(x->f, &a.fw));
 	tw_wait(&b);
-	assert_false(fetcher_cancel(x->f, &b.fw));	/* done() ran */
+	assert_false(fetcher_cancel(x->f, &b.fw)); /* done() ran */
 	check_body(b.fw.r, size);
 	gs_reader_close(b.fw.r);
-	assert_false(tw_wait_ms(&a, 100));	/* never called */
+	assert_false(tw_wait_ms(&a, 100)); /* never called */
 
 	/* the last waiter of a storable fetch goes: it is stored anyway */
 	tw_init(&a);
@@ -892,25 +900,35 @@ static void test_free_running(void **state)
 	tw_wait(&t);
 	assert_int_equal(t.fw.kind, FETCH_REPLY);
 	assert_int_equal(t.fw.status, 502);
-	fx_fetcher(x);	/* for teardown */
+	fx_fetcher(x); /* for teardown */
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_miss_stored_read_while_fill, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_miss_stored_read_while_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collapse, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_join_during_body, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_uncacheable_passed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_error_status_relayed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_origin_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_join_during_body, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_uncacheable_passed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_error_status_relayed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_origin_down, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stall_mid_body, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_revalidate_304, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forward_invalidates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_max_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_mid_body, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_revalidate_304, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_forward_invalidates, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_max_object, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_free_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_running, setup,
+						teardown),
 	};
 
 	if (getenv("TEST_FILTER"))

@@ -43,7 +43,7 @@ static void test_round_trip(void **state)
 	(void)state;
 	full(&a);
 	n = gs_attr_encode(&a, buf, sizeof(buf));
-	assert_int_equal(n, GS_ATTR_MAX);	/* the largest fits exactly */
+	assert_int_equal(n, GS_ATTR_MAX); /* the largest fits exactly */
 	assert_int_equal(buf[0], GS_ATTR_VERSION);
 	assert_int_equal(gs_attr_decode(buf, (size_t)n, &b), 0);
 	assert_int_equal(b.flags, a.flags);
@@ -128,10 +128,10 @@ static void test_refused(void **state)
 	memset(a.etag, 'e', 10);
 	n = gs_attr_encode(&a, buf, sizeof(buf));
 	assert_int_equal(n, GS_ATTR_FIXED + 10);
-	buf[28] = GS_ATTR_ETAG_MAX + 1;	/* the ETag's length, at 28 */
+	buf[28] = GS_ATTR_ETAG_MAX + 1; /* the ETag's length, at 28 */
 	buf[29] = 0;
 	assert_int_equal(gs_attr_decode(buf, (size_t)n, &b), -EBADMSG);
-	memset(buf + n, 'e', sizeof(buf) - (size_t)n);	/* now they are */
+	memset(buf + n, 'e', sizeof(buf) - (size_t)n); /* now they are */
 	assert_int_equal(gs_attr_decode(buf, GS_ATTR_MAX, &b), -EMSGSIZE);
 	assert_default(&b);
 	/* a length pointing past the end: not read */
@@ -143,7 +143,7 @@ static void test_refused(void **state)
 	a.etag_len = GS_ATTR_ETAG_MAX + 1;
 	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), -EMSGSIZE);
 	full(&a);
-	a.headers_len++;	/* one byte over GS_ATTR_MAX in all */
+	a.headers_len++; /* one byte over GS_ATTR_MAX in all */
 	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), -EMSGSIZE);
 	gs_attr_init(&a);
 	assert_int_equal(gs_attr_encode(&a, buf, 10), -ENOSPC);
@@ -158,11 +158,11 @@ static size_t v1_record(uint8_t *out, const char *etag, const char *ctype,
 	size_t l[3] = { strlen(etag), strlen(ctype), extra_len };
 	uint64_t f[3] = { 784111777, 1700000000, 1700000060 };
 
-	out[n++] = 1;			/* version */
-	out[n++] = GS_ATTR_ORIGIN;	/* flags */
-	out[n++] = 200;			/* status, little-endian */
+	out[n++] = 1;		   /* version */
+	out[n++] = GS_ATTR_ORIGIN; /* flags */
+	out[n++] = 200;		   /* status, little-endian */
 	out[n++] = 0;
-	for (int k = 0; k < 3; k++)	/* last_modified, age_base, fresh */
+	for (int k = 0; k < 3; k++) /* last_modified, age_base, fresh */
 		for (int i = 0; i < 8; i++)
 			out[n++] = (uint8_t)(f[k] >> (8 * i));
 	for (int k = 0; k < 3; k++) {
@@ -237,10 +237,10 @@ static void test_issue17_goblinfs_text_decodes(void **state)
 static void test_issue17_bad_text_refused(void **state)
 {
 	static const char *const bad[] = {
-		"Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT",	/* no CRLF */
+		"Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT", /* no CRLF */
 		"Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\n",
 		"Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r",
-		"Last-Modified: yesterday\r\n",			/* no date */
+		"Last-Modified: yesterday\r\n",			   /* no date */
 		"Last-Modified Sun, 06 Nov 1994 08:49:37 GMT\r\n", /* no : */
 		"Bad Name: x\r\n",
 		"X: y\r\nno colon here\r\n",

@@ -80,19 +80,25 @@ static void test_status_and_length(void **state)
 	assert_int_equal(used, strlen("HTTP/1.1 404\ncontent-LENGTH:0\n\n"));
 	/* the same length twice is one length */
 	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
-			   "Content-Length: 3\r\n\r\n"), 0);
+			   "Content-Length: 3\r\n\r\n"),
+			 0);
 	assert_int_equal(r.length, 3);
 }
 
 static void test_framing(void **state)
 {
 	(void)state;
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), 0);
 	assert_int_equal(r.framing, HTTPC_BODY_CHUNKED);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"),
+		0);
 	assert_int_equal(r.framing, HTTPC_BODY_CHUNKED);
 	/* chunked not last: the length is unknown, read until the close */
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"),
+		0);
 	assert_int_equal(r.framing, HTTPC_BODY_CLOSE);
 	assert_true(r.close);
 	/* neither: until the close */
@@ -100,7 +106,8 @@ static void test_framing(void **state)
 	assert_int_equal(r.framing, HTTPC_BODY_CLOSE);
 	assert_true(r.close);
 	/* no body whatever the fields say */
-	assert_int_equal(H("HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n"), 0);
 	assert_int_equal(r.framing, HTTPC_BODY_NONE);
 	assert_int_equal(H("HTTP/1.1 204 No Content\r\n\r\n"), 0);
 	assert_int_equal(r.framing, HTTPC_BODY_NONE);
@@ -108,30 +115,41 @@ static void test_framing(void **state)
 	assert_int_equal(H("HTTP/1.1 100 Continue\r\n\r\n"), 0);
 	assert_int_equal(r.status, 100);
 	assert_int_equal(r.framing, HTTPC_BODY_NONE);
-	assert_int_equal(httpc_parse_head("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n",
-					  38, true, &r, &used), 0);
+	assert_int_equal(
+		httpc_parse_head("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n",
+				 38, true, &r, &used),
+		0);
 	assert_int_equal(r.framing, HTTPC_BODY_NONE);
 }
 
 static void test_connection(void **state)
 {
 	(void)state;
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"),
+		0);
 	assert_true(r.close);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n"),
+		0);
 	assert_true(r.close);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n"),
+		0);
 	assert_false(r.close);
 	/* HTTP/1.0 closes unless it says keep-alive */
 	assert_int_equal(H("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"), 0);
 	assert_true(r.close);
-	assert_int_equal(H("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"), 0);
+	assert_int_equal(
+		H("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"),
+		0);
 	assert_false(r.close);
 }
 
 static void test_truncated(void **state)
 {
-	const char *s = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"x\"\r\n\r\n";
+	const char *s =
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"x\"\r\n\r\n";
 	size_t n = strlen(s);
 
 	(void)state;
@@ -157,22 +175,33 @@ static void test_hostile_heads(void **state)
 	assert_int_equal(H("HTTP/1.x 200 OK\r\n\r\n"), -EPROTO);
 	/* request smuggling shapes */
 	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
-			   "Content-Length: 6\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
-			   "Transfer-Encoding: chunked\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length : 5\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n"), -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n"),
+			   "Content-Length: 6\r\n\r\n"),
 			 -EPROTO);
-	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n x\r\n\r\n"), -EPROTO);
+	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n"),
+			 -EPROTO);
+	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+			   "Transfer-Encoding: chunked\r\n\r\n"),
+			 -EPROTO);
+	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length : 5\r\n\r\n"),
+			 -EPROTO);
+	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"),
+			 -EPROTO);
+	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\n"),
+			 -EPROTO);
+	assert_int_equal(H("HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n"),
+			 -EPROTO);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n"),
+		-EPROTO);
+	assert_int_equal(
+		H("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n x\r\n\r\n"),
+		-EPROTO);
 	assert_int_equal(H("HTTP/1.1 200 OK\r\nno colon\r\n\r\n"), -EPROTO);
 	assert_int_equal(H("HTTP/1.1 200 OK\r\n: empty name\r\n\r\n"), -EPROTO);
 	assert_int_equal(H("HTTP/1.1 200 OK\r\nX: a\rb\r\n\r\n"), -EPROTO);
-	assert_int_equal(httpc_parse_head("HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n", 27,
-					  false, &r, &used), -EPROTO);
+	assert_int_equal(httpc_parse_head("HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n",
+					  27, false, &r, &used),
+			 -EPROTO);
 	/* a head that never ends */
 	memcpy(big, "HTTP/1.1 200 OK\r\n", 17);
 	memset(big + 17, 'a', sizeof(big) - 17);
@@ -183,7 +212,8 @@ static void test_hostile_heads(void **state)
 
 static void test_body_length(void **state)
 {
-	struct httpc_resp lr = { .status = 200, .framing = HTTPC_BODY_LENGTH,
+	struct httpc_resp lr = { .status = 200,
+				 .framing = HTTPC_BODY_LENGTH,
 				 .length = 5 };
 	char out[64];
 	size_t n, rest;
@@ -192,7 +222,7 @@ static void test_body_length(void **state)
 	assert_int_equal(body(&lr, "helloHTTP/1.1", 2, out, &n, &rest), 0);
 	assert_int_equal(n, 5);
 	assert_memory_equal(out, "hello", 5);
-	assert_int_equal(rest, 8);	/* the next response is not eaten */
+	assert_int_equal(rest, 8); /* the next response is not eaten */
 	assert_int_equal(body(&lr, "hel", 1, out, &n, &rest), 1);
 }
 
@@ -240,7 +270,8 @@ static void test_body_chunked_hostile(void **state)
 			 -EPROTO);
 	/* a size that overflows */
 	assert_int_equal(body(&cr, "fffffffffffffffffff\r\n", 8, out, &n,
-			      &rest), -EPROTO);
+			      &rest),
+			 -EPROTO);
 	assert_int_equal(body(&cr, "5\rX", 8, out, &n, &rest), -EPROTO);
 	assert_int_equal(body(&cr, "5\x01\r\n", 8, out, &n, &rest), -EPROTO);
 	/* an endless extension or trailer */
@@ -256,7 +287,8 @@ static void test_body_chunked_hostile(void **state)
 static void test_body_close_and_eof(void **state)
 {
 	struct httpc_resp xr = { .status = 200, .framing = HTTPC_BODY_CLOSE };
-	struct httpc_resp lr = { .status = 200, .framing = HTTPC_BODY_LENGTH,
+	struct httpc_resp lr = { .status = 200,
+				 .framing = HTTPC_BODY_LENGTH,
 				 .length = 10 };
 	struct httpc_resp cr = { .status = 200, .framing = HTTPC_BODY_CHUNKED };
 	struct httpc_body b;
@@ -284,10 +316,10 @@ static void test_target(void **state)
 	(void)state;
 	assert_int_equal(httpc_target(buf, sizeof(buf), "/", "big:0001"), 9);
 	assert_string_equal(buf, "/big:0001");
-	assert_int_equal(httpc_target(buf, sizeof(buf), "/c/", "a b%?#\x7f"), 20);
+	assert_int_equal(httpc_target(buf, sizeof(buf), "/c/", "a b%?#\x7f"),
+			 20);
 	assert_string_equal(buf, "/c/a%20b%25%3F%23%7F");
-	assert_int_equal(httpc_target(buf, 9, "/", "big:0001"),
-			 -ENAMETOOLONG);
+	assert_int_equal(httpc_target(buf, 9, "/", "big:0001"), -ENAMETOOLONG);
 	assert_int_equal(httpc_target(buf, 5, "/", "a%"), -ENAMETOOLONG);
 }
 

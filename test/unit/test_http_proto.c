@@ -100,7 +100,8 @@ static void test_split_every_byte(void **state)
 	(void)state;
 	assert_non_null(buf);
 	for (size_t cut = 0; cut < len; cut++) {
-		memcpy(buf, full, cut);	/* exactly cut bytes: ASan sees overreads */
+		memcpy(buf, full,
+		       cut); /* exactly cut bytes: ASan sees overreads */
 		used = 1;
 		assert_int_equal(http_parse_head(buf, cut, &req, &used),
 				 HTTP_PARSE_MORE);
@@ -119,9 +120,9 @@ static void test_methods_versions(void **state)
 		const char *m;
 		enum http_method_id id;
 	} ms[] = {
-		{ "GET", HTTP_M_GET }, { "HEAD", HTTP_M_HEAD },
-		{ "PUT", HTTP_M_PUT }, { "DELETE", HTTP_M_DELETE },
-		{ "POST", HTTP_M_POST }, { "OPTIONS", HTTP_M_OTHER },
+		{ "GET", HTTP_M_GET },	   { "HEAD", HTTP_M_HEAD },
+		{ "PUT", HTTP_M_PUT },	   { "DELETE", HTTP_M_DELETE },
+		{ "POST", HTTP_M_POST },   { "OPTIONS", HTTP_M_OTHER },
 		{ "PATCH", HTTP_M_OTHER },
 	};
 	char buf[128];
@@ -142,10 +143,12 @@ static void test_methods_versions(void **state)
 	assert_int_equal(P("GET /a HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"),
 			 HTTP_PARSE_OK);
 	assert_true(req.keep_alive);
-	assert_int_equal(P("GET /a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"),
-			 HTTP_PARSE_OK);
+	assert_int_equal(
+		P("GET /a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"),
+		HTTP_PARSE_OK);
 	assert_false(req.keep_alive);
-	assert_int_equal(P("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"), HTTP_PARSE_OK);
+	assert_int_equal(P("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"),
+			 HTTP_PARSE_OK);
 	assert_true(req.keep_alive);
 	assert_false(req.has_length);
 	assert_null(req.query.p);
@@ -164,22 +167,26 @@ static void test_body_framing(void **state)
 {
 	(void)state;
 	assert_int_equal(P("PUT /k HTTP/1.1\r\nHost: h\r\n"
-			   "Transfer-Encoding: chunked\r\n\r\n"), HTTP_PARSE_OK);
+			   "Transfer-Encoding: chunked\r\n\r\n"),
+			 HTTP_PARSE_OK);
 	assert_true(req.chunked);
 	assert_false(req.has_length);
 	assert_int_equal(P("PUT /k HTTP/1.1\r\nHost: h\r\n"
-			   "Transfer-Encoding: Chunked\r\n\r\n"), HTTP_PARSE_OK);
-	assert_true(req.chunked);
-	assert_int_equal(P("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"),
+			   "Transfer-Encoding: Chunked\r\n\r\n"),
 			 HTTP_PARSE_OK);
+	assert_true(req.chunked);
+	assert_int_equal(
+		P("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"),
+		HTTP_PARSE_OK);
 	assert_true(req.has_length);
 	assert_int_equal(req.length, 0);
 	assert_int_equal(P("PUT /k HTTP/1.1\r\nHost: h\r\n"
 			   "Content-Length: 1000000000000000000\r\n\r\n"),
 			 HTTP_PARSE_OK);
 	assert_true(req.length == UINT64_C(1000000000000000000));
-	assert_int_equal(P("PUT /k HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\n\r\n"),
-			 HTTP_PARSE_OK);
+	assert_int_equal(
+		P("PUT /k HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\n\r\n"),
+		HTTP_PARSE_OK);
 	assert_true(req.expect_other);
 	assert_false(req.expect_continue);
 }
@@ -188,20 +195,27 @@ static void test_smuggling(void **state)
 {
 	(void)state;
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
-	    "Transfer-Encoding: chunked\r\n\r\n", HTTP_E_CL_TE);
+	    "Transfer-Encoding: chunked\r\n\r\n",
+	    HTTP_E_CL_TE);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-	    "Content-Length: 5\r\n\r\n", HTTP_E_CL_TE);
+	    "Content-Length: 5\r\n\r\n",
+	    HTTP_E_CL_TE);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
-	    "Content-Length: 5\r\n\r\n", HTTP_E_CL);
+	    "Content-Length: 5\r\n\r\n",
+	    HTTP_E_CL);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
-	    "Content-Length: 6\r\n\r\n", HTTP_E_CL);
+	    "Content-Length: 6\r\n\r\n",
+	    HTTP_E_CL);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 5\r\n\r\n",
 	    HTTP_E_CL);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", HTTP_E_CL);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: +1\r\n\r\n", HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n",
+	    HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: +1\r\n\r\n",
+	    HTTP_E_CL);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n", HTTP_E_CL);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\n"
-	    "Content-Length: 99999999999999999999999\r\n\r\n", HTTP_E_CL);
+	    "Content-Length: 99999999999999999999999\r\n\r\n",
+	    HTTP_E_CL);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
 	    HTTP_E_TE);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
@@ -209,7 +223,8 @@ static void test_smuggling(void **state)
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n",
 	    HTTP_E_TE);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-	    "Transfer-Encoding: chunked\r\n\r\n", HTTP_E_DUP_HEADER);
+	    "Transfer-Encoding: chunked\r\n\r\n",
+	    HTTP_E_DUP_HEADER);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length : 5\r\n\r\n",
 	    HTTP_E_HEADER_NAME);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding\t: chunked\r\n\r\n",
@@ -224,7 +239,8 @@ static void test_smuggling(void **state)
 	bad("PUT /k HTTP/1.1\nHost: h\r\n\r\n", HTTP_E_BARE_LF);
 	bad("PUT /k HTTP/1.1\r\nHost: h\n\n", HTTP_E_BARE_LF);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\n\r\r\n", HTTP_E_BARE_CR);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nX: 1\x7f\r\n\r\n", HTTP_E_HEADER_NAME);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nX: 1\x7f\r\n\r\n",
+	    HTTP_E_HEADER_NAME);
 	bad(":x / HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_METHOD);
 	bad("GET  /k HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_SYNTAX);
 	bad("GET /k\tx HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_TARGET);
@@ -249,10 +265,12 @@ static void test_nul(void **state)
 		buf[i] = '\0';
 		used = 1;
 		assert_int_equal(http_parse_head(buf, sizeof(head) - 1, &req,
-						 &used), HTTP_PARSE_BAD);
+						 &used),
+				 HTTP_PARSE_BAD);
 		/* a NUL for the LF of a CRLF is seen as a bare CR first */
 		assert_int_equal(req.err, i && head[i - 1] == '\r' ?
-				 HTTP_E_BARE_CR : HTTP_E_NUL);
+						  HTTP_E_BARE_CR :
+						  HTTP_E_NUL);
 		assert_int_equal(used, 0);
 	}
 }
@@ -293,7 +311,8 @@ static void test_limits(void **state)
 			 HTTP_PARSE_BAD);
 	assert_int_equal(req.err, HTTP_E_HEAD_TOO_LONG);
 	assert_int_equal(http_err_status(req.err), 431);
-	assert_int_equal(http_parse_head(buf, big, &req, &used), HTTP_PARSE_BAD);
+	assert_int_equal(http_parse_head(buf, big, &req, &used),
+			 HTTP_PARSE_BAD);
 	assert_int_equal(req.err, HTTP_E_HEAD_TOO_LONG);
 	/* endless empty lines before a request line too */
 	for (size_t i = 0; i + 1 < big; i += 2)
@@ -321,8 +340,12 @@ static void test_limits(void **state)
 static void test_truncated(void **state)
 {
 	static const char *const cut[] = {
-		"", "GET", "GET /k HTTP/1.1\r", "GET /k HTTP/1.1\r\nHost: h\r\n",
-		"GET /k HTTP/1.1\r\nHost: h\r\n\r", "\r\n\r\n\r\n",
+		"",
+		"GET",
+		"GET /k HTTP/1.1\r",
+		"GET /k HTTP/1.1\r\nHost: h\r\n",
+		"GET /k HTTP/1.1\r\nHost: h\r\n\r",
+		"\r\n\r\n\r\n",
 	};
 
 	(void)state;
@@ -344,7 +367,8 @@ static void test_pipelined(void **state)
 	(void)state;
 	assert_int_equal(http_parse_head(p, (size_t)(end - p), &req, &used),
 			 HTTP_PARSE_OK);
-	assert_int_equal(used, strlen("\r\nGET /one HTTP/1.1\r\nHost: h\r\n\r\n"));
+	assert_int_equal(used,
+			 strlen("\r\nGET /one HTTP/1.1\r\nHost: h\r\n\r\n"));
 	assert_string_equal(req.key, "one");
 	p += used;
 	assert_int_equal(http_parse_head(p, (size_t)(end - p), &req, &used),
@@ -373,16 +397,18 @@ static void test_pct_decode(void **state)
 	assert_int_equal(http_pct_decode("a%41%7e%7E+b", 12, out, 15), 6);
 	assert_string_equal(out, "aA~~+b");
 	assert_int_equal(http_pct_decode("%25%32%35", 9, out, 15), 3);
-	assert_string_equal(out, "%25");	/* decoded once, not twice */
+	assert_string_equal(out, "%25"); /* decoded once, not twice */
 	assert_int_equal(http_pct_decode("%ff%0a", 6, out, 15), 2);
 	assert_memory_equal(out, "\xff\n", 3);
 	assert_int_equal(http_pct_decode("", 0, out, 15), 0);
-	assert_int_equal(http_pct_decode("a%00", 4, out, 15), -HTTP_E_ESCAPE_NUL);
+	assert_int_equal(http_pct_decode("a%00", 4, out, 15),
+			 -HTTP_E_ESCAPE_NUL);
 	assert_int_equal(http_pct_decode("a%0", 3, out, 15), -HTTP_E_ESCAPE);
 	assert_int_equal(http_pct_decode("a%", 2, out, 15), -HTTP_E_ESCAPE);
 	assert_int_equal(http_pct_decode("%g0", 3, out, 15), -HTTP_E_ESCAPE);
 	assert_int_equal(http_pct_decode("%0g", 3, out, 15), -HTTP_E_ESCAPE);
-	assert_int_equal(http_pct_decode("abcd", 4, out, 3), -HTTP_E_KEY_TOO_LONG);
+	assert_int_equal(http_pct_decode("abcd", 4, out, 3),
+			 -HTTP_E_KEY_TOO_LONG);
 	assert_int_equal(http_pct_decode("%41%41%41", 9, out, 3), 3);
 	/* in a head: the path is decoded, the query is not */
 	assert_int_equal(P("GET /a%20b/%2F?q=%20 HTTP/1.1\r\nHost: h\r\n\r\n"),
@@ -390,10 +416,12 @@ static void test_pct_decode(void **state)
 	assert_string_equal(req.key, "a b//");
 	assert_str(req.query, "q=%20");
 	assert_str(req.target, "/a%20b/%2F?q=%20");
-	assert_int_equal(P("GET /?a HTTP/1.1\r\nHost: h\r\n\r\n"), HTTP_PARSE_OK);
-	assert_int_equal(req.klen, 0);
-	assert_int_equal(P("GET http://h:80/x%2By?z HTTP/1.1\r\nHost: h\r\n\r\n"),
+	assert_int_equal(P("GET /?a HTTP/1.1\r\nHost: h\r\n\r\n"),
 			 HTTP_PARSE_OK);
+	assert_int_equal(req.klen, 0);
+	assert_int_equal(
+		P("GET http://h:80/x%2By?z HTTP/1.1\r\nHost: h\r\n\r\n"),
+		HTTP_PARSE_OK);
 	assert_string_equal(req.key, "x+y");
 	assert_str(req.query, "z");
 	bad("GET /a%00b HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_ESCAPE_NUL);
@@ -507,7 +535,7 @@ static void chunk_good(const char *in, size_t len, const char *want)
 		if (rc || !c.done)
 			fail_msg("chunked '%s' step %zu: rc %d err '%s'", in,
 				 step, rc, http_strerror(c.err));
-		assert_int_equal(n, len - 3);	/* "GET" after it */
+		assert_int_equal(n, len - 3); /* "GET" after it */
 		assert_int_equal(ol, strlen(want));
 		assert_memory_equal(out, want, ol);
 	}
@@ -525,13 +553,14 @@ static void chunk_bad_n(const char *in, size_t len, enum http_err err)
 		chunked(in, len, steps[i], out, &ol, &rc, &c);
 		if (rc != -1 || c.err != err)
 			fail_msg("chunked '%.60s' step %zu: rc %d done %d err "
-				 "'%s', want '%s'", in, steps[i], rc, c.done,
-				 http_strerror(c.err), http_strerror(err));
+				 "'%s', want '%s'",
+				 in, steps[i], rc, c.done, http_strerror(c.err),
+				 http_strerror(err));
 	}
 }
 
 #define CHUNK_GOOD(s, want) chunk_good(s "GET", sizeof(s "GET") - 1, want)
-#define CHUNK_BAD(s, err) chunk_bad_n(s, sizeof(s) - 1, err)
+#define CHUNK_BAD(s, err)   chunk_bad_n(s, sizeof(s) - 1, err)
 
 /*
  * issue 16: the chunked framing is strict.  Debian's http-parser, built
@@ -574,7 +603,7 @@ static void test_issue16_chunk_framing(void **state)
 	CHUNK_BAD("-3\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
 	CHUNK_BAD("3g\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
 	CHUNK_BAD("3,4\r\nabc\r\n0\r\n\r\n", HTTP_E_CHUNK_SIZE);
-	CHUNK_BAD("10000000000000000\r\n", HTTP_E_CHUNK_SIZE);	/* 2^64 */
+	CHUNK_BAD("10000000000000000\r\n", HTTP_E_CHUNK_SIZE); /* 2^64 */
 	CHUNK_BAD("10000000000000003\r\nabc\r\n", HTTP_E_CHUNK_SIZE);
 	CHUNK_BAD("fffffffffffffffff\r\n", HTTP_E_CHUNK_SIZE);
 	CHUNK_BAD("10000000001\r\n", HTTP_E_CHUNK_TOO_BIG);
@@ -618,7 +647,8 @@ static void test_issue16_chunk_framing(void **state)
 	chunk_bad_n("0\r\nX: a\0\r\n\r\n", 12, HTTP_E_TRAILER);
 	n = (size_t)snprintf(big, sizeof(big), "0\r\n");
 	for (int i = 0; i <= HTTP_HEADERS_MAX; i++)
-		n += (size_t)snprintf(big + n, sizeof(big) - n, "T%d: 1\r\n", i);
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "T%d: 1\r\n",
+				      i);
 	n += (size_t)snprintf(big + n, sizeof(big) - n, "\r\n");
 	chunk_bad_n(big, n, HTTP_E_TRAILER);
 	n = (size_t)snprintf(big, sizeof(big), "0\r\nT: ");
@@ -637,7 +667,8 @@ static void test_issue16_head_framing(void **state)
 	bad("PUT /k HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
 	    HTTP_E_TE_HTTP10);
 	bad("PUT /k HTTP/1.0\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-	    "Connection: keep-alive\r\n\r\n", HTTP_E_TE_HTTP10);
+	    "Connection: keep-alive\r\n\r\n",
+	    HTTP_E_TE_HTTP10);
 	assert_int_equal(http_err_status(HTTP_E_TE_HTTP10), 400);
 	/* chunked not the final (only) coding */
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
@@ -648,16 +679,20 @@ static void test_issue16_head_framing(void **state)
 	    HTTP_E_TE);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \"chunked\"\r\n\r\n",
 	    HTTP_E_TE);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \x0b" "chunked\r\n\r\n",
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \x0b"
+	    "chunked\r\n\r\n",
 	    HTTP_E_TE);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n", HTTP_E_TE);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n",
+	    HTTP_E_TE);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
-	    "Transfer-Encoding: identity\r\n\r\n", HTTP_E_DUP_HEADER);
+	    "Transfer-Encoding: identity\r\n\r\n",
+	    HTTP_E_DUP_HEADER);
 	/* obs-fold in Transfer-Encoding */
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n chunked\r\n\r\n",
 	    HTTP_E_OBS_FOLD);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n"
-	    "\tchunked\r\n\r\n", HTTP_E_OBS_FOLD);
+	    "\tchunked\r\n\r\n",
+	    HTTP_E_OBS_FOLD);
 	/* whitespace before the colon, or in a name */
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n",
 	    HTTP_E_HEADER_NAME);
@@ -666,15 +701,21 @@ static void test_issue16_head_framing(void **state)
 	bad("PUT /k HTTP/1.1\r\nHost : h\r\n\r\n", HTTP_E_HEADER_NAME);
 	/* CL and TE together, in either order, in 1.0 too */
 	bad("PUT /k HTTP/1.0\r\nContent-Length: 3\r\n"
-	    "Transfer-Encoding: chunked\r\n\r\n", HTTP_E_CL_TE);
+	    "Transfer-Encoding: chunked\r\n\r\n",
+	    HTTP_E_CL_TE);
 	/* conflicting, repeated and malformed lengths */
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
-	    "content-length: 3\r\n\r\n", HTTP_E_CL);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3,4\r\n\r\n", HTTP_E_CL);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 0x3\r\n\r\n", HTTP_E_CL);
-	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3 4\r\n\r\n", HTTP_E_CL);
+	    "content-length: 3\r\n\r\n",
+	    HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3,4\r\n\r\n",
+	    HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 0x3\r\n\r\n",
+	    HTTP_E_CL);
+	bad("PUT /k HTTP/1.1\r\nHost: h\r\nContent-Length: 3 4\r\n\r\n",
+	    HTTP_E_CL);
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\n"
-	    "Content-Length: 18446744073709551616\r\n\r\n", HTTP_E_CL);
+	    "Content-Length: 18446744073709551616\r\n\r\n",
+	    HTTP_E_CL);
 	/* bare LF ending a framing header */
 	bad("PUT /k HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\n\r\n",
 	    HTTP_E_BARE_LF);

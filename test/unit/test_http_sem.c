@@ -77,27 +77,50 @@ static void test_date_formats(void **state)
 static void test_date_malformed(void **state)
 {
 	static const char *const bad[] = {
-		"", " ", "garbage", "0", "784111777",
+		"",
+		" ",
+		"garbage",
+		"0",
+		"784111777",
 		/* truncated, a byte at a time from the end */
-		"Sun, 06 Nov 1994 08:49:37 GM", "Sun, 06 Nov 1994 08:49:37",
-		"Sun, 06 Nov 1994 08:49", "Sun, 06 Nov 1994", "Sun, 06 Nov",
-		"Sun,", "Sun", "Sunday, 06-Nov-94 08:49:37",
-		"Sun Nov  6 08:49:37 199", "Sun Nov  6 08:49:37",
+		"Sun, 06 Nov 1994 08:49:37 GM",
+		"Sun, 06 Nov 1994 08:49:37",
+		"Sun, 06 Nov 1994 08:49",
+		"Sun, 06 Nov 1994",
+		"Sun, 06 Nov",
+		"Sun,",
+		"Sun",
+		"Sunday, 06-Nov-94 08:49:37",
+		"Sun Nov  6 08:49:37 199",
+		"Sun Nov  6 08:49:37",
 		/* out of range fields */
-		"Sun, 00 Nov 1994 08:49:37 GMT", "Sun, 31 Nov 1994 08:49:37 GMT",
-		"Sun, 32 Jan 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
-		"Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 08:49:61 GMT",
-		"Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 36 08:49:37 1994",
+		"Sun, 00 Nov 1994 08:49:37 GMT",
+		"Sun, 31 Nov 1994 08:49:37 GMT",
+		"Sun, 32 Jan 1994 08:49:37 GMT",
+		"Sun, 06 Nov 1994 24:00:00 GMT",
+		"Sun, 06 Nov 1994 08:60:00 GMT",
+		"Sun, 06 Nov 1994 08:49:61 GMT",
+		"Sun, 06 Foo 1994 08:49:37 GMT",
+		"Sun Nov 36 08:49:37 1994",
 		/* wrong widths and separators */
-		"Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
-		"Sun, 06 Nov 19945 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
-		"Sun, 06-Nov-1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT",
-		"Sun,  06 Nov 1994 08:49:37 GMT", "Sunday, 06 Nov 1994 08:49:37 GMT",
-		"Sunday, 06-Nov-1994 08:49:37 GMT", "Sun Nov   6 08:49:37 1994",
-		"Sun Nov 6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 UTC",
-		"Sun, 06 Nov 1994 08:49:37 GMT+1", "Sun, 06 Nov 1994 08:49:37 GMTx",
-		"Sun, 06 Nov 1994 08:49:37 GMT, x", "Son, 06 Nov 1994 08:49:37 GMT",
-		"Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov -994 08:49:37 GMT",
+		"Sun, 6 Nov 1994 08:49:37 GMT",
+		"Sun, 06 Nov 94 08:49:37 GMT",
+		"Sun, 06 Nov 19945 08:49:37 GMT",
+		"Sun, 06 Nov 1994 8:49:37 GMT",
+		"Sun, 06-Nov-1994 08:49:37 GMT",
+		"Sun 06 Nov 1994 08:49:37 GMT",
+		"Sun,  06 Nov 1994 08:49:37 GMT",
+		"Sunday, 06 Nov 1994 08:49:37 GMT",
+		"Sunday, 06-Nov-1994 08:49:37 GMT",
+		"Sun Nov   6 08:49:37 1994",
+		"Sun Nov 6 08:49:37 1994",
+		"Sun, 06 Nov 1994 08:49:37 UTC",
+		"Sun, 06 Nov 1994 08:49:37 GMT+1",
+		"Sun, 06 Nov 1994 08:49:37 GMTx",
+		"Sun, 06 Nov 1994 08:49:37 GMT, x",
+		"Son, 06 Nov 1994 08:49:37 GMT",
+		"Sun, +6 Nov 1994 08:49:37 GMT",
+		"Sun, 06 Nov -994 08:49:37 GMT",
 		"Sun, 06 Nov 1994 08:49:3a GMT",
 	};
 	int64_t t;
@@ -106,14 +129,14 @@ static void test_date_malformed(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		date_bad(bad[i]);
 	/* the length is the end: a NUL-free buffer is never read past it */
-	assert_int_equal(http_date_parse("Sun, 06 Nov 1994 08:49:37 GMTZZ",
-					 29, &t), 0);
+	assert_int_equal(
+		http_date_parse("Sun, 06 Nov 1994 08:49:37 GMTZZ", 29, &t), 0);
 	assert_int_equal(t, 784111777);
-	assert_int_not_equal(http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT",
-					     28, &t), 0);
+	assert_int_not_equal(
+		http_date_parse("Sun, 06 Nov 1994 08:49:37 GMT", 28, &t), 0);
 	/* an embedded NUL is garbage */
-	assert_int_not_equal(http_date_parse("Sun, 06 Nov\0 1994 08:49:37 GMT",
-					     30, &t), 0);
+	assert_int_not_equal(
+		http_date_parse("Sun, 06 Nov\0 1994 08:49:37 GMT", 30, &t), 0);
 }
 
 static void test_date_format(void **state)
@@ -178,8 +201,8 @@ static void range_ok(const char *s, uint64_t size, const char *want)
 		fail_msg("'%s' size %llu: result %d", s,
 			 (unsigned long long)size, r);
 	for (unsigned i = 0; i < nrg; i++)
-		off += (size_t)snprintf(got + off, sizeof(got) - off, "%s%llu-%llu",
-					i ? " " : "",
+		off += (size_t)snprintf(got + off, sizeof(got) - off,
+					"%s%llu-%llu", i ? " " : "",
 					(unsigned long long)rg[i].first,
 					(unsigned long long)rg[i].last);
 	if (strcmp(got, want))
@@ -229,8 +252,7 @@ static void test_range_unsatisfiable(void **state)
 	range_is("bytes=10-20", 10, HTTP_RANGE_UNSATISFIABLE);
 	range_is("bytes=-0", 10, HTTP_RANGE_UNSATISFIABLE);
 	range_is("bytes=-0,100-", 10, HTTP_RANGE_UNSATISFIABLE);
-	range_is("bytes=99999999999999999999-", 10,
-		 HTTP_RANGE_UNSATISFIABLE);
+	range_is("bytes=99999999999999999999-", 10, HTTP_RANGE_UNSATISFIABLE);
 	range_is("bytes=18446744073709551615-", UINT64_MAX,
 		 HTTP_RANGE_UNSATISFIABLE);
 	/* an empty object: int-ranges cannot be satisfied ... */
@@ -244,11 +266,30 @@ static void test_range_unsatisfiable(void **state)
 static void test_range_hostile(void **state)
 {
 	static const char *const ignored[] = {
-		"", "bytes", "bytes=", "bytes=,", "bytes= , ,", "bytes=5-2",
-		"bytes=-", "bytes=--5", "bytes=1-2-3", "bytes=a-b", "bytes=1",
-		"bytes=1-2,x", "bytes=0x10-20", "bytes=+1-2", "bytes=1 -2",
-		"bytes=1- 2", "bytes =1-2", "bytes=-1-2", "bytes=1-2;3-4",
-		"items=0-5", "bites=0-5", "byte=0-5", "=0-5", "none",
+		"",
+		"bytes",
+		"bytes=",
+		"bytes=,",
+		"bytes= , ,",
+		"bytes=5-2",
+		"bytes=-",
+		"bytes=--5",
+		"bytes=1-2-3",
+		"bytes=a-b",
+		"bytes=1",
+		"bytes=1-2,x",
+		"bytes=0x10-20",
+		"bytes=+1-2",
+		"bytes=1 -2",
+		"bytes=1- 2",
+		"bytes =1-2",
+		"bytes=-1-2",
+		"bytes=1-2;3-4",
+		"items=0-5",
+		"bites=0-5",
+		"byte=0-5",
+		"=0-5",
+		"none",
 		/* two Range lines joined by a proxy */
 		"bytes=0-1, bytes=2-3",
 		/* last-pos saturates but first-pos is bigger still */
@@ -309,8 +350,8 @@ static void test_range_hostile(void **state)
 			 HTTP_RANGE_NONE);
 	assert_int_equal(nrg, 0);
 	/* max 1, two ranges that are one after merging */
-	assert_int_equal(http_range_parse("bytes=0-1,2-3", 13, 10, rg, 1,
-					  &nrg), HTTP_RANGE_OK);
+	assert_int_equal(http_range_parse("bytes=0-1,2-3", 13, 10, rg, 1, &nrg),
+			 HTTP_RANGE_OK);
 	assert_int_equal(nrg, 1);
 	assert_int_equal(rg[0].first, 0);
 	assert_int_equal(rg[0].last, 3);
@@ -377,15 +418,14 @@ static void test_etag(void **state)
 
 /* ---- preconditions ---- */
 
-#define LM 784111777	/* Sun, 06 Nov 1994 08:49:37 GMT */
-#define D_LM "Sun, 06 Nov 1994 08:49:37 GMT"
+#define LM	 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT */
+#define D_LM	 "Sun, 06 Nov 1994 08:49:37 GMT"
 #define D_BEFORE "Sun, 06 Nov 1994 08:49:36 GMT"
-#define D_AFTER "Sunday, 06-Nov-94 08:49:38 GMT"
-#define TAG "\"v1\""
+#define D_AFTER	 "Sunday, 06-Nov-94 08:49:38 GMT"
+#define TAG	 "\"v1\""
 
 static struct http_cond C(const char *im, const char *inm, const char *ims,
-			  const char *ius)
-{
+			  const char *ius) {
 	struct http_cond c;
 
 	memset(&c, 0, sizeof(c));
@@ -400,7 +440,8 @@ static struct http_cond C(const char *im, const char *inm, const char *ims,
 	return c;
 }
 
-static enum http_cond_result E(struct http_cond c, bool get)
+static enum http_cond_result
+E(struct http_cond c, bool get)
 {
 	return http_cond_eval(&c, get, true, TAG, strlen(TAG), LM);
 }
@@ -515,8 +556,7 @@ static void test_if_range(void **state)
 
 /* ---- Cache-Control ---- */
 
-static struct http_cc CC(const char *s)
-{
+static struct http_cc CC(const char *s) {
 	struct http_cc cc;
 
 	http_cc_init(&cc);
@@ -524,14 +564,15 @@ static struct http_cc CC(const char *s)
 	return cc;
 }
 
-static void test_cc(void **state)
+static void
+test_cc(void **state)
 {
 	struct http_cc cc;
 
 	(void)state;
 	cc = CC("");
-	assert_false(cc.no_store || cc.no_cache || cc.private_ ||
-		     cc.public_ || cc.must_revalidate || cc.proxy_revalidate ||
+	assert_false(cc.no_store || cc.no_cache || cc.private_ || cc.public_ ||
+		     cc.must_revalidate || cc.proxy_revalidate ||
 		     cc.immutable || cc.only_if_cached || cc.bad);
 	assert_int_equal(cc.max_age, -1);
 	assert_int_equal(cc.s_maxage, -1);
@@ -586,9 +627,9 @@ static void test_cc(void **state)
 static void test_cc_bad(void **state)
 {
 	static const char *const bad[] = {
-		"max-age=", "max-age", "max-age=-1", "max-age=1.5",
-		"max-age=abc", "max-age=0x10", "max-age=\"\"", "max-age=\"6",
-		"max-age=+5", "max-age=5 6", "max-age=\"5\" x",
+		"max-age=",    "max-age",      "max-age=-1",	  "max-age=1.5",
+		"max-age=abc", "max-age=0x10", "max-age=\"\"",	  "max-age=\"6",
+		"max-age=+5",  "max-age=5 6",  "max-age=\"5\" x",
 	};
 	struct http_cc cc;
 
@@ -627,7 +668,7 @@ static void test_cc_duplicates(void **state)
 	cc = CC("max-age=60, max-age=120");
 	assert_int_equal(cc.max_age, 0);
 	cc = CC("s-maxage=60");
-	http_cc_parse(&cc, "s-maxage=5", 10);	/* a second header line */
+	http_cc_parse(&cc, "s-maxage=5", 10); /* a second header line */
 	assert_int_equal(cc.s_maxage, 0);
 	/* the stricter of request max-stale and min-fresh */
 	cc = CC("max-stale=60, max-stale=10, min-fresh=5, min-fresh=50");
@@ -646,7 +687,7 @@ static void test_cc_duplicates(void **state)
 
 /* ---- store decision and freshness ---- */
 
-#define T0 1700000000	/* request time */
+#define T0 1700000000 /* request time */
 
 static struct http_req_info q;
 static struct http_resp_info r;
@@ -717,7 +758,7 @@ static void test_store_why(void **state)
 
 	r.cc.private_ = true;
 	why(HTTP_STORE_PRIVATE);
-	r.cc.public_ = true;	/* private wins */
+	r.cc.public_ = true; /* private wins */
 	why(HTTP_STORE_PRIVATE);
 	r.cc.private_ = r.cc.public_ = false;
 
@@ -737,7 +778,7 @@ static void test_store_why(void **state)
 	why(HTTP_STORE_OK);
 	assert_true(d.must_revalidate);
 	r.cc.must_revalidate = false;
-	r.cc.proxy_revalidate = true;	/* not one of §3.5's three */
+	r.cc.proxy_revalidate = true; /* not one of §3.5's three */
 	why(HTTP_STORE_AUTH);
 	r.cc.proxy_revalidate = false;
 	q.authorization = false;
@@ -984,14 +1025,14 @@ static void test_fresh_for(void **state)
 	assert_true(http_fresh_for(&cc, INT64_MAX, INT64_MIN, false, false,
 				   INT64_MIN));
 	cc.max_stale = 2147483648;
-	assert_false(http_fresh_for(&cc, INT64_MIN + 1, INT64_MIN, false,
-				    false, INT64_MAX));
+	assert_false(http_fresh_for(&cc, INT64_MIN + 1, INT64_MIN, false, false,
+				    INT64_MAX));
 }
 
 /* the whole path: origin headers parsed, decided, then served */
 static void test_end_to_end(void **state)
 {
-	const char *date = "Tue, 14 Nov 2023 22:13:20 GMT";	/* T0 */
+	const char *date = "Tue, 14 Nov 2023 22:13:20 GMT"; /* T0 */
 	struct http_cc rq;
 	int64_t t;
 

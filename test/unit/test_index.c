@@ -17,8 +17,7 @@ struct item {
 	int in;
 };
 
-#define item_of(node) \
-	((struct item *)((char *)(node) - offsetof(struct item, n)))
+#define item_of(node) ((struct item *)((char *)(node)-offsetof(struct item, n)))
 
 static void item_set(struct item *it, const void *key, uint32_t klen,
 		     uint64_t hash)
@@ -80,10 +79,10 @@ static void test_prefix_and_length(void **state)
 		const char *k;
 		uint32_t len;
 	} keys[] = {
-		{ "a", 1 }, { "aa", 2 }, { "aaa", 3 }, { "ab", 2 },
-		{ "a\0", 2 }, { "a\0b", 3 }, { "\0", 1 }, { "\0\0", 2 },
-		{ "key:1", 5 }, { "key:10", 6 }, { "key:100", 7 },
-		{ "key:1\0", 6 },
+		{ "a", 1 },	 { "aa", 2 },	   { "aaa", 3 },
+		{ "ab", 2 },	 { "a\0", 2 },	   { "a\0b", 3 },
+		{ "\0", 1 },	 { "\0\0", 2 },	   { "key:1", 5 },
+		{ "key:10", 6 }, { "key:100", 7 }, { "key:1\0", 6 },
 	};
 	enum { N = sizeof(keys) / sizeof(keys[0]) };
 	struct item it[N];
@@ -105,8 +104,8 @@ static void test_prefix_and_length(void **state)
 	assert_null(find(&ix, "", 0));
 
 	/* removing one leaves its prefixes and extensions */
-	index_remove(&ix, &it[1].n);		/* "aa" */
-	index_remove(&ix, &it[9].n);		/* "key:10" */
+	index_remove(&ix, &it[1].n); /* "aa" */
+	index_remove(&ix, &it[9].n); /* "key:10" */
 	assert_null(find(&ix, "aa", 2));
 	assert_null(find(&ix, "key:10", 6));
 	assert_ptr_equal(find(&ix, "a", 1), &it[0].n);
@@ -124,8 +123,9 @@ static void test_prefix_and_length(void **state)
  */
 static void test_hash_collisions(void **state)
 {
-	static const char *keys[] = { "x", "xy", "xyz", "xz", "y", "yx",
-				       "xyz\0" };
+	static const char *keys[] = {
+		"x", "xy", "xyz", "xz", "y", "yx", "xyz\0"
+	};
 	static const uint32_t lens[] = { 1, 2, 3, 2, 1, 2, 4 };
 	enum { N = 7, H = 0x1234 };
 	struct item it[N];
@@ -142,9 +142,9 @@ static void test_hash_collisions(void **state)
 				 &it[i].n);
 	/* right bytes, wrong hash: not found */
 	assert_null(index_find(&ix, H + 1, "x", 1));
-	assert_null(index_find(&ix, H + 16, "x", 1));	/* same bucket */
+	assert_null(index_find(&ix, H + 16, "x", 1)); /* same bucket */
 	assert_null(index_find(&ix, H, "xx", 2));
-	assert_null(index_find(&ix, H, "xy", 1 + 2));	/* "xy\0" */
+	assert_null(index_find(&ix, H, "xy", 1 + 2)); /* "xy\0" */
 
 	/* chain order is newest first: remove tail, middle, head */
 	index_remove(&ix, &it[0].n);
@@ -200,7 +200,7 @@ static void check_iteration(struct index *ix)
 	}
 	assert_int_equal(n, ix->count);
 	for (int i = 0; i < MANY; i++)
-		assert_int_equal(many[i].seen, many[i].in);	/* once each */
+		assert_int_equal(many[i].seen, many[i].in); /* once each */
 }
 
 static void test_many_grow_iterate(void **state)
@@ -223,7 +223,7 @@ static void test_many_grow_iterate(void **state)
 						      many[j].n.klen),
 						 &many[j].n);
 	}
-	assert_true(ix.mask > mask0);		/* it grew */
+	assert_true(ix.mask > mask0); /* it grew */
 	assert_int_equal(ix.count, MANY);
 	for (int i = 0; i < MANY; i++)
 		assert_ptr_equal(find(&ix, many[i].key, many[i].n.klen),

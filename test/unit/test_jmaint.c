@@ -21,10 +21,10 @@
 #include "fault.h"
 #include "testdir.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * 1024)
+#define KiB   1024ull
+#define MiB   (1024ull * 1024)
 #define NKEYS 40
-#define MAXV (600 * KiB)
+#define MAXV  (600 * KiB)
 
 static char dir[256];
 
@@ -144,8 +144,7 @@ static const char *check_key(struct gs_store *s, const struct model *m, int k,
 	return ret ? "an acknowledged key has other bytes" : NULL;
 }
 
-static void check_all(struct gs_store *s, const struct model *m,
-		      uint8_t *want)
+static void check_all(struct gs_store *s, const struct model *m, uint8_t *want)
 {
 	for (int k = 0; k < NKEYS; k++) {
 		const char *why = check_key(s, m, k, want);
@@ -216,9 +215,9 @@ static void test_issue17_ops_go_on_during_a_rewrite(void **state)
 	assert_int_equal(st.journal_rewrites, st0.journal_rewrites);
 	assert_true(fault_seen() < NKEYS);
 	printf("# get %llu ms, put %llu ms, delete %llu ms during a rewrite "
-	       "held %llu times 25 ms so far\n", (unsigned long long)t_get,
-	       (unsigned long long)t_put, (unsigned long long)t_del,
-	       (unsigned long long)fault_seen());
+	       "held %llu times 25 ms so far\n",
+	       (unsigned long long)t_get, (unsigned long long)t_put,
+	       (unsigned long long)t_del, (unsigned long long)fault_seen());
 
 	/* it finishes, with what was journaled meanwhile */
 	t0 = now_ms();
@@ -243,18 +242,18 @@ static void test_issue17_ops_go_on_during_a_rewrite(void **state)
 
 /* Every I/O site of a rewrite (fault.h's FAULT_SITE in jmaint.c). */
 static const char *const sites[] = {
-	"pad", "open", "pread", "write", "tail read", "tail write", "fsync",
-	"reopen", "rename", "dir fsync",
+	"pad",	      "open",  "pread",	 "write",  "tail read",
+	"tail write", "fsync", "reopen", "rename", "dir fsync",
 };
 
 /*
  * Puts and deletes (acknowledged ones in the model) until @done says so
  * or @ms pass; true if it did.
  */
-static bool churn_until(struct gs_store *s, struct model *m, uint64_t *rng,
-			uint8_t *buf, bool (*done)(struct gs_store *s,
-						   const struct gs_stats *st0),
-			const struct gs_stats *st0, uint64_t ms)
+static bool
+churn_until(struct gs_store *s, struct model *m, uint64_t *rng, uint8_t *buf,
+	    bool (*done)(struct gs_store *s, const struct gs_stats *st0),
+	    const struct gs_stats *st0, uint64_t ms)
 {
 	uint64_t t0 = now_ms();
 
@@ -266,7 +265,8 @@ static bool churn_until(struct gs_store *s, struct model *m, uint64_t *rng,
 			assert_int_equal(del_key(s, m, k), 0);
 		else
 			assert_int_equal(put_key(s, m, k, splitmix(rng),
-						 pick_size(rng), buf), 0);
+						 pick_size(rng), buf),
+					 0);
 		if (done(s, st0))
 			return true;
 	}
@@ -309,7 +309,8 @@ static void test_issue17_rewrite_fails_at_each_step(void **state)
 	assert_non_null(want);
 	for (int k = 0; k < NKEYS; k++)
 		assert_int_equal(put_key(s, &m, k, splitmix(&rng),
-					 pick_size(&rng), buf), 0);
+					 pick_size(&rng), buf),
+				 0);
 	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
 		const char *site = sites[i];
 
@@ -333,7 +334,8 @@ static void test_issue17_rewrite_fails_at_each_step(void **state)
 		assert_int_equal(st.faults_eio, 1);
 		assert_int_equal(st.journal_rewrite_errors, 1);
 		printf("# %-10s failed once, retried: rewrites %llu, errors "
-		       "%llu\n", site, (unsigned long long)st.journal_rewrites,
+		       "%llu\n",
+		       site, (unsigned long long)st.journal_rewrites,
 		       (unsigned long long)st.journal_rewrite_errors);
 		check_all(s, &m, want);
 		/* and a reopen finds exactly what was acknowledged */
@@ -353,7 +355,7 @@ struct worker {
 	struct gs_store *s;
 	struct model m;
 	uint64_t rng, ops, until;
-	const char *why;	/* the first failure, NULL if none */
+	const char *why; /* the first failure, NULL if none */
 	char where[64];
 };
 
@@ -433,8 +435,8 @@ static void test_issue17_ops_and_rewrites_stress(void **state)
 	}
 	stats(s, &st);
 	printf("# %llu operations, %llu journal rewrites, %llu errors, "
-	       "%llu evictions\n", (unsigned long long)ops,
-	       (unsigned long long)st.journal_rewrites,
+	       "%llu evictions\n",
+	       (unsigned long long)ops, (unsigned long long)st.journal_rewrites,
 	       (unsigned long long)st.journal_rewrite_errors,
 	       (unsigned long long)(st.evictions_ssd + st.evictions_small));
 	assert_true(st.journal_rewrites >= 2);

@@ -211,7 +211,7 @@ static void test_sizes(void **state)
 	(void)state;
 	rec_small(&x);
 	assert_int_equal(jrec_size(&x.r), J_HDR + J_PUT_BODY + kl +
-					  x.r.attr_len + sizeof(value));
+						  x.r.attr_len + sizeof(value));
 	rec_large(&x);
 	assert_int_equal(jrec_size(&x.r),
 			 J_HDR + J_PUT_BODY + kl + 5 + 2 * 16 + 4 * 4);
@@ -446,7 +446,7 @@ static void expect_bad(const struct rec *x)
 	uint8_t *buf = encode(x, &len);
 	long ret = jrec_decode(buf, len, &d);
 
-	free(buf);	/* before the assertion: no leak when it fails */
+	free(buf); /* before the assertion: no leak when it fails */
 	assert_int_equal(ret, -EBADMSG);
 }
 
@@ -457,7 +457,7 @@ static void expect_good(const struct rec *x)
 	uint8_t *buf = encode(x, &len);
 	long ret = jrec_decode(buf, len, &d);
 
-	free(buf);	/* before the assertion: no leak when it fails */
+	free(buf); /* before the assertion: no leak when it fails */
 	assert_int_equal(ret, (long)len);
 }
 
@@ -545,23 +545,23 @@ static void test_hostile_header(void **state)
 	/* put header: pad16, extents on a small put, size beyond the body */
 	rec_small(&x);
 	buf = encode(&x, &len);
-	buf[J_HDR + 46] = 1;			/* pad16 */
+	buf[J_HDR + 46] = 1; /* pad16 */
 	reseal(buf);
 	assert_int_equal(jrec_decode(buf, len, &d), -EBADMSG);
 	buf[J_HDR + 46] = 0;
-	buf[J_HDR + 48] = 1;			/* next */
+	buf[J_HDR + 48] = 1; /* next */
 	reseal(buf);
 	assert_int_equal(jrec_decode(buf, len, &d), -EBADMSG);
 	buf[J_HDR + 48] = 0;
-	buf[J_HDR + 52] = 1;			/* ncsum */
+	buf[J_HDR + 52] = 1; /* ncsum */
 	reseal(buf);
 	assert_int_equal(jrec_decode(buf, len, &d), -EBADMSG);
 	buf[J_HDR + 52] = 0;
-	buf[J_HDR + 0] += 1;			/* size + 1 */
+	buf[J_HDR + 0] += 1; /* size + 1 */
 	reseal(buf);
 	assert_int_equal(jrec_decode(buf, len, &d), -EBADMSG);
 	buf[J_HDR + 0] -= 1;
-	buf[J_HDR + 7] = 0x80;			/* size 2^63 + n */
+	buf[J_HDR + 7] = 0x80; /* size 2^63 + n */
 	reseal(buf);
 	assert_int_equal(jrec_decode(buf, len, &d), -EBADMSG);
 	buf[J_HDR + 7] = 0;
@@ -612,7 +612,7 @@ static void test_hostile_extents(void **state)
 	x.ext[0].len = 2 * U;
 	expect_bad(&x);
 	rec_large(&x);
-	x.r.next = 1;				/* only the first 3 units */
+	x.r.next = 1; /* only the first 3 units */
 	expect_bad(&x);
 	/* far more than size rounded up */
 	rec_large(&x);
@@ -642,7 +642,7 @@ static void test_hostile_extents(void **state)
 	x.ext[1].len = U - 4096;
 	expect_bad(&x);
 	rec_large(&x);
-	x.ext[1].off = UINT64_MAX / U * U;	/* off + len wraps */
+	x.ext[1].off = UINT64_MAX / U * U; /* off + len wraps */
 	expect_bad(&x);
 	/* checksum count must match the size */
 	rec_large(&x);
@@ -668,19 +668,19 @@ static void test_hdd_extents(void **state)
 	(void)state;
 	rec_large(&x);
 	x.r.next = 3;
-	x.ext[0] = (struct extent){ 5 * U, U, TIER_SSD };	/* prefix */
+	x.ext[0] = (struct extent){ 5 * U, U, TIER_SSD }; /* prefix */
 	x.ext[1] = (struct extent){ 0, 3 * U, TIER_HDD };
 	x.ext[2] = (struct extent){ 7 * U, U, TIER_HDD };
 	expect_good(&x);
-	x.r.next = 2;		/* the prefix dropped: the HDD alone */
+	x.r.next = 2; /* the prefix dropped: the HDD alone */
 	x.ext[0] = x.ext[1];
 	x.ext[1] = x.ext[2];
 	expect_good(&x);
-	x.ext[1].len = 0;	/* an HDD copy short of the size */
+	x.ext[1].len = 0; /* an HDD copy short of the size */
 	expect_bad(&x);
-	x.ext[1] = (struct extent){ 7 * U, 3 * U, TIER_HDD };	/* too much */
+	x.ext[1] = (struct extent){ 7 * U, 3 * U, TIER_HDD }; /* too much */
 	expect_bad(&x);
-	rec_large(&x);		/* an SSD "prefix" longer than the value */
+	rec_large(&x); /* an SSD "prefix" longer than the value */
 	x.r.next = 4;
 	x.ext[0] = (struct extent){ 0, 6 * U, TIER_SSD };
 	x.ext[2] = (struct extent){ 10 * U, 3 * U, TIER_HDD };
@@ -706,7 +706,7 @@ static void test_hostile_extent_sum_overflow(void **state)
 	x.ext[0].off = 0;
 	x.ext[0].len = 1ull << 63;
 	x.ext[1].off = 0;
-	x.ext[1].len = (1ull << 63) + U;	/* sum wraps to one unit */
+	x.ext[1].len = (1ull << 63) + U; /* sum wraps to one unit */
 	expect_bad(&x);
 }
 
@@ -745,8 +745,7 @@ static void test_csum_blocks(void **state)
 	assert_int_equal(csum_blocks(10ull * GS_CSUM_BLOCK), 10);
 	assert_int_equal(csum_blocks(1ull << 40), (1ull << 40) / GS_CSUM_BLOCK);
 
-	assert_int_equal(csum_block(data, 8),
-			 (uint32_t)XXH3_64bits(data, 8));
+	assert_int_equal(csum_block(data, 8), (uint32_t)XXH3_64bits(data, 8));
 	assert_int_equal(csum_block(data, 0), (uint32_t)XXH3_64bits(data, 0));
 	assert_int_not_equal(csum_block(data, 8), csum_block(data, 7));
 }
@@ -759,7 +758,9 @@ static void test_csum_blocks(void **state)
  */
 static void test_csum_block_reference(void **state)
 {
-	static const size_t lens[] = { 129, 240, 241, 1000, 1024, 4095,
+	static const size_t lens[] = { 129,	      240,
+				       241,	      1000,
+				       1024,	      4095,
 				       GS_CSUM_BLOCK, 3 * GS_CSUM_BLOCK + 7 };
 	size_t max = 3 * GS_CSUM_BLOCK + 7;
 	uint8_t *buf = malloc(max);
@@ -834,12 +835,14 @@ static void test_parse_size_byte_suffix(void **state)
 static void test_parse_size_bad(void **state)
 {
 	static const char *const bad[] = {
-		"", "M", "-1", "1X", "1MB2", " 1", "1 ", "+1", "1.5M", "0x10",
-		"1iB", "1Mi", "1MiB ", "1KK", "K1", "1\n", "1BB",
+		"",	 "M",	"-1",	"1X",	"1MB2", " 1",
+		"1 ",	 "+1",	"1.5M", "0x10", "1iB",	"1Mi",
+		"1MiB ", "1KK", "K1",	"1\n",	"1BB",
 	};
 	static const char *const range[] = {
-		"99999999999999999999", "20000000T", "18446744073709551616",
-		"16777216T", "17179869184G", "18014398509481984K",
+		"99999999999999999999", "20000000T",
+		"18446744073709551616", "16777216T",
+		"17179869184G",		"18014398509481984K",
 	};
 
 	(void)state;
@@ -847,7 +850,7 @@ static void test_parse_size_bad(void **state)
 		uint64_t v = 12345;
 
 		assert_int_equal(gs_parse_size(bad[i], &v), -EINVAL);
-		assert_int_equal(v, 12345);	/* untouched */
+		assert_int_equal(v, 12345); /* untouched */
 	}
 	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
 		uint64_t v = 12345;

@@ -42,12 +42,13 @@ static void test_reply_lines(void **state)
 	assert_int_equal(r.kind, MCC_DELETED);
 	assert_int_equal(R("SERVER_ERROR object too large for cache\r\n"), 0);
 	assert_int_equal(r.kind, MCC_ERROR);
-	assert_int_equal(r.len, strlen("SERVER_ERROR object too large for cache"));
+	assert_int_equal(r.len,
+			 strlen("SERVER_ERROR object too large for cache"));
 	assert_int_equal(R("ERROR\r\n"), 0);
 	assert_int_equal(r.kind, MCC_ERROR);
 	assert_int_equal(R("STAT pid 12\r\n"), 0);
 	assert_int_equal(r.kind, MCC_STAT);
-	assert_int_equal(R("STORED"), 1);	/* no newline yet */
+	assert_int_equal(R("STORED"), 1); /* no newline yet */
 	assert_int_equal(R(""), 1);
 }
 
@@ -97,13 +98,13 @@ static void test_dump(void **state)
 	l = "size=5 key=a";
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), 0);
 	assert_int_equal(d.size, 5);
-	l = "exp=5 size=1";	/* no key */
+	l = "exp=5 size=1"; /* no key */
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), -EPROTO);
-	l = "key=a%2";		/* truncated escape */
+	l = "key=a%2"; /* truncated escape */
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), -EPROTO);
 	l = "key=a%zz";
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), -EPROTO);
-	l = "key=a%00b";		/* a NUL in a key */
+	l = "key=a%00b"; /* a NUL in a key */
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), -EPROTO);
 	l = "key=a size=-1";
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), -EPROTO);

@@ -101,8 +101,7 @@ static void test_keys(void **state)
 	snprintf(line, sizeof(line), "set %.*s 0 0 1\r\n", MC_KEY_MAX, key);
 	assert_int_equal(P(line), MC_PARSE_OK);
 	assert_int_equal(req.klen, MC_KEY_MAX);
-	snprintf(line, sizeof(line), "set %.*s 0 0 1\r\n", MC_KEY_MAX + 1,
-		 key);
+	snprintf(line, sizeof(line), "set %.*s 0 0 1\r\n", MC_KEY_MAX + 1, key);
 	assert_int_equal(P(line), MC_PARSE_CLIENT_ERROR);
 	assert_string_equal(req.err, "bad command line format");
 	assert_int_equal(P("set a\x01z 0 0 1\r\n"), MC_PARSE_CLIENT_ERROR);
@@ -138,8 +137,7 @@ static void test_line_limits(void **state)
 	for (size_t i = 4; i < 5000; i += 2)
 		buf[i + 1] = ' ';
 	buf[5000] = '\n';
-	assert_int_equal(mc_parse(buf, 70000, 65536, &req, &used),
-			 MC_PARSE_OK);
+	assert_int_equal(mc_parse(buf, 70000, 65536, &req, &used), MC_PARSE_OK);
 	assert_int_equal(used, 5001);
 	/* a whole line of anything else over the limit closes too */
 	memcpy(buf, "set ", 4);
@@ -192,16 +190,14 @@ static void test_metadump(void **state)
 	assert_int_equal(P("lru_crawler metadump all\r\n"), MC_PARSE_OK);
 	assert_int_equal(req.cmd, MC_METADUMP);
 	assert_null(req.arg);
-	assert_int_equal(P("lru_crawler metadump hash art:\r\n"),
-			 MC_PARSE_OK);
+	assert_int_equal(P("lru_crawler metadump hash art:\r\n"), MC_PARSE_OK);
 	assert_int_equal(req.arg_len, 4);
 	assert_memory_equal(req.arg, "art:", 4);
 	assert_int_equal(P("lru_crawler\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump 1,2\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler crawl all\r\n"), MC_PARSE_ERROR);
-	assert_int_equal(P("lru_crawler metadump all a b\r\n"),
-			 MC_PARSE_ERROR);
+	assert_int_equal(P("lru_crawler metadump all a b\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump all a\x01\r\n"),
 			 MC_PARSE_CLIENT_ERROR);
 }
@@ -312,8 +308,7 @@ static void test_numbers(void **state)
 	(void)state;
 	assert_true(mc_parse_u64("18446744073709551615", 20, UINT64_MAX, &u));
 	assert_true(u == UINT64_MAX);
-	assert_false(mc_parse_u64("18446744073709551616", 20, UINT64_MAX,
-				  &u));
+	assert_false(mc_parse_u64("18446744073709551616", 20, UINT64_MAX, &u));
 	assert_false(mc_parse_u64("+1", 2, UINT64_MAX, &u));
 	assert_false(mc_parse_u64("", 0, UINT64_MAX, &u));
 	assert_true(mc_parse_i64("-9223372036854775808", 20, &i));
@@ -324,8 +319,8 @@ static void test_numbers(void **state)
 	assert_int_equal(mc_exptime(60, 1000), 1060);
 	assert_int_equal(mc_exptime(MC_REL_TIME_MAX + 1, 1000),
 			 MC_REL_TIME_MAX + 1);
-	assert_int_equal(mc_exptime(MC_REL_TIME_MAX + 1,
-				    MC_REL_TIME_MAX + 5), -1);
+	assert_int_equal(mc_exptime(MC_REL_TIME_MAX + 1, MC_REL_TIME_MAX + 5),
+			 -1);
 }
 
 /* Hostile input: no result leaves the buffer or claims a key badly. */
@@ -342,9 +337,11 @@ static void test_hostile(void **state)
 		for (size_t i = 0; i < len; i++) {
 			int x = rand_r(&seed) % 10;
 
-			buf[i] = x < 3 ? ' ' : x < 4 ? '\n' :
-				 x < 6 ? "gsmadt0123vkqOTb"[rand_r(&seed) % 16]
-				       : (char)rand_r(&seed);
+			buf[i] =
+				x < 3 ? ' ' :
+				x < 4 ? '\n' :
+				x < 6 ? "gsmadt0123vkqOTb"[rand_r(&seed) % 16] :
+					(char)rand_r(&seed);
 		}
 		r = mc_parse(buf, len, 65536, &req, &used);
 		if (r == MC_PARSE_MORE || r == MC_PARSE_TOO_LONG)

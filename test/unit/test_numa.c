@@ -24,11 +24,11 @@
 #include "testdir.h"
 
 #define MiB (1ull << 20)
-#define B NUMA_BLOCK
+#define B   NUMA_BLOCK
 
 /* ---- a simulated machine ---- */
 
-static uint8_t *pool;		/* address space only: PROT_NONE */
+static uint8_t *pool; /* address space only: PROT_NONE */
 #define POOL_BLOCKS 16
 
 static int pool_setup(void **state)
@@ -51,10 +51,10 @@ static struct {
 	uint32_t blk[64];
 	unsigned to[64];
 	uint64_t len[64];
-	int fail;		/* returned when non-zero */
+	int fail; /* returned when non-zero */
 } moves;
 
-#define FAKE_MOVE_NS 50000	/* each fake move takes this long */
+#define FAKE_MOVE_NS 50000 /* each fake move takes this long */
 
 static int fake_move(struct numa *n, void *addr, uint64_t len, unsigned node)
 {
@@ -81,8 +81,8 @@ static void sim(struct numa *n, unsigned nnodes, uint64_t mem, int home,
 	char err[160];
 
 	t.mem_nodes = mem ? mem : (1ull << nnodes) - 1;
-	assert_int_equal(numa_init(n, &t, home, promote, perverse, err,
-				   sizeof(err)), 0);
+	assert_int_equal(
+		numa_init(n, &t, home, promote, perverse, err, sizeof(err)), 0);
 	assert_int_equal(numa_attach(n, pool, (uint64_t)nblk * B, 4096), 0);
 	n->move = fake_move;
 	memset(&moves, 0, sizeof(moves));
@@ -151,7 +151,7 @@ static void test_perverse_undone_by_promotion(void **state)
 		sim(&n, 2, 0, 0, !frozen, true, 4);
 		assert_int_equal(n.loc[0], 1);
 		for (int r = 0; r < 3; r++) {
-			reads(&n, 0, 0, 500);	/* node 0 serves everything */
+			reads(&n, 0, 0, 500); /* node 0 serves everything */
 			numa_round(&n);
 		}
 		assert_int_equal(n.loc[0], frozen ? 1 : 0);
@@ -174,15 +174,15 @@ static void test_init_rejects(void **state)
 	assert_non_null(strstr(err, "--numa 2"));
 	assert_non_null(strstr(err, "nodes 0,1"));
 	numa_close(&n);
-	assert_int_equal(numa_init(&n, &hole, 1, true, false, err,
-				   sizeof(err)), -EINVAL);
+	assert_int_equal(numa_init(&n, &hole, 1, true, false, err, sizeof(err)),
+			 -EINVAL);
 	numa_close(&n);
 	assert_int_equal(numa_init(&n, &t1, -1, true, true, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "--perverse"));
 	numa_close(&n);
-	assert_int_equal(numa_init(&n, &hole, 2, true, false, err,
-				   sizeof(err)), 0);
+	assert_int_equal(numa_init(&n, &hole, 2, true, false, err, sizeof(err)),
+			 0);
 	numa_close(&n);
 }
 
@@ -197,7 +197,7 @@ static void test_hot_remote_block_promoted(void **state)
 	sim(&n, 2, 0, 0, true, false, 8);
 	reads(&n, 3, 1, 300);
 	reads(&n, 3, 0, 10);
-	assert_int_equal(numa_round(&n), 0);	/* one round is a burst */
+	assert_int_equal(numa_round(&n), 0); /* one round is a burst */
 	assert_int_equal(moves.n, 0);
 	reads(&n, 3, 1, 300);
 	assert_int_equal(numa_round(&n), 1);
@@ -245,19 +245,27 @@ static void test_local_and_balanced_stay(void **state)
 	static const struct {
 		const char *what;
 		unsigned nnodes;
-		uint64_t mem;		/* 0: every node has memory */
-		struct traffic t[4];	/* count 0 ends it */
+		uint64_t mem;	     /* 0: every node has memory */
+		struct traffic t[4]; /* count 0 ends it */
 	} cases[] = {
 		{ "local", 2, 0, { { 0, 0, 1000 } } },
 		{ "balanced", 2, 0, { { 0, 0, 500 }, { 0, 1, 500 } } },
 		{ "remote but cold", 2, 0, { { 0, 1, 20 } } },
-		{ "remote, no clear majority", 2, 0,
+		{ "remote, no clear majority",
+		  2,
+		  0,
 		  { { 0, 0, 300 }, { 0, 1, 400 } } },
-		{ "a majority, not twice the local reads", 2, 0,
+		{ "a majority, not twice the local reads",
+		  2,
+		  0,
 		  { { 0, 1, 620 }, { 0, 0, 380 } } },
-		{ "read from a node without memory", 3, 0x3,
+		{ "read from a node without memory",
+		  3,
+		  0x3,
 		  { { 0, 2, 1000 } } },
-		{ "mostly remote, no remote node has most", 4, 0,
+		{ "mostly remote, no remote node has most",
+		  4,
+		  0,
 		  { { 0, 1, 350 }, { 0, 2, 350 }, { 0, 3, 300 } } },
 	};
 	struct numa n;
@@ -328,7 +336,7 @@ static void test_cap_per_round(void **state)
 			reads(&n, b, 1, 100 + 50 * b);
 		numa_round(&n);
 		assert_true(moves.n - before <= 4);
-		if (r == 1) {	/* first moves: the four hottest */
+		if (r == 1) { /* first moves: the four hottest */
 			assert_int_equal(moves.n, 4);
 			for (unsigned i = 0; i < 4; i++)
 				assert_int_equal(moves.blk[i], 11 - i);
@@ -378,7 +386,7 @@ static void test_move_failure_counted(void **state)
 		reads(&n, 1, 1, 1000);
 		numa_round(&n);
 	}
-	assert_int_equal(moves.n, 1);	/* tried once, then rests */
+	assert_int_equal(moves.n, 1); /* tried once, then rests */
 	assert_int_equal(n.loc[1], 0);
 	numa_counts_get(&n, &c);
 	assert_int_equal(c.move_failures, 1);
@@ -391,13 +399,15 @@ static void test_move_failure_counted(void **state)
 static void test_note_here_uses_cpu_topology(void **state)
 {
 	uint8_t cpu_node[CPU_SETSIZE];
-	struct numa_topo t = { .nnodes = 2, .mem_nodes = 3,
-			       .ncpus = CPU_SETSIZE, .cpu_node = cpu_node };
+	struct numa_topo t = { .nnodes = 2,
+			       .mem_nodes = 3,
+			       .ncpus = CPU_SETSIZE,
+			       .cpu_node = cpu_node };
 	struct numa n;
 	char err[160];
 
 	(void)state;
-	memset(cpu_node, 1, sizeof(cpu_node));	/* every cpu on node 1 */
+	memset(cpu_node, 1, sizeof(cpu_node)); /* every cpu on node 1 */
 	assert_int_equal(numa_init(&n, &t, 0, true, false, err, sizeof(err)),
 			 0);
 	assert_int_equal(numa_attach(&n, pool, 3 * B, 4096), 0);
@@ -406,7 +416,7 @@ static void test_note_here_uses_cpu_topology(void **state)
 	for (int r = 0; r < 2; r++) {
 		for (int i = 0; i < 500; i++) {
 			numa_note_here(&n, pool + 2 * B + 100);
-			numa_note_here(&n, pool + 3 * B);  /* past the pool */
+			numa_note_here(&n, pool + 3 * B); /* past the pool */
 			numa_note_here(&n, (void *)((uintptr_t)pool - 1));
 		}
 		numa_round(&n);
@@ -419,7 +429,7 @@ static void test_note_here_uses_cpu_topology(void **state)
 
 /* ---- this machine ---- */
 
-static char dir[64];	/* test_mkdtemp: $TMPDIR up to ~45 bytes */
+static char dir[64]; /* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 static int store_setup(void **state)
 {
@@ -468,7 +478,8 @@ static struct gs_store *open_with(int node, bool perverse, int *ret)
 	if (*ret < 0) {
 		assert_null(s);
 		/* the message names the option at fault */
-		assert_non_null(strstr(err, perverse ? "--perverse" : "--numa"));
+		assert_non_null(
+			strstr(err, perverse ? "--perverse" : "--numa"));
 	}
 	return s;
 }
@@ -479,7 +490,8 @@ static int policy_at(void *addr, unsigned long *mask)
 
 	*mask = 0;
 	assert_int_equal(get_mempolicy(&mode, mask, NUMA_MAX_NODES + 1, addr,
-				       MPOL_F_ADDR), 0);
+				       MPOL_F_ADDR),
+			 0);
 	return mode;
 }
 
@@ -516,15 +528,16 @@ static void test_store_numa0_binds(void **state)
 	assert_int_equal(mask, 1);
 	assert_int_equal(policy_at(s->small_mem.base, &mask), MPOL_BIND);
 	assert_int_equal(mask, 1);
-	assert_int_equal(get_mempolicy(&mode, &mask, NUMA_MAX_NODES + 1, NULL,
-				       0), 0);
+	assert_int_equal(
+		get_mempolicy(&mode, &mask, NUMA_MAX_NODES + 1, NULL, 0), 0);
 	assert_int_equal(mode, MPOL_BIND);
 	assert_int_equal(mask, 1);
 	for (uint64_t off = 0; off < s->head_mem.size; off += B)
 		assert_int_equal(numa_node_of_addr(s->head_mem.base + off), 0);
 	/* and the store works */
 	assert_int_equal(gs_put(s, "k", 1, "value", 5,
-				&(struct gs_put_args){ .size = 5 }), 0);
+				&(struct gs_put_args){ .size = 5 }),
+			 0);
 	assert_int_equal(gs_get(s, "k", 1, &val, &len, NULL), 0);
 	assert_int_equal(len, 5);
 	assert_memory_equal(val, "value", 5);
@@ -591,7 +604,8 @@ static void test_store_one_node_promotion_idle(void **state)
 	assert_non_null(big);
 	memset(big, 0x5a, size);
 	assert_int_equal(gs_put(s, "big", 3, big, size,
-				&(struct gs_put_args){ .size = size }), 0);
+				&(struct gs_put_args){ .size = size }),
+			 0);
 	free(big);
 	for (int i = 0; i < 100; i++) {
 		assert_int_equal(gs_get(s, "big", 3, &val, &len, NULL), 0);

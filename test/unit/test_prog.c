@@ -41,7 +41,7 @@ static void test_parse_u64(void **state)
 	assert_int_equal(parse_u64("+1", 100, &v), -EINVAL);
 	assert_int_equal(parse_u64(" 1", 100, &v), -EINVAL);
 	assert_int_equal(parse_u64("1x", 100, &v), -EINVAL);
-	assert_int_equal(v, 7);		/* untouched on an error */
+	assert_int_equal(v, 7); /* untouched on an error */
 }
 
 static void test_clock(void **state)
@@ -85,7 +85,7 @@ static void test_stat_fields(void **state)
 	for (i = 0; i < GS_NSTATS; i++) {
 		const struct gs_stat_field *f = &gs_stat_fields[i];
 		size_t size = f->kind == GS_STAT_BOOL ? sizeof(bool) :
-			      f->n * sizeof(uint64_t);
+							f->n * sizeof(uint64_t);
 
 		assert_non_null(f->name);
 		assert_non_null(f->help);
@@ -114,10 +114,12 @@ static void test_stat_fields(void **state)
 		const struct gs_stat_field *f = &gs_stat_fields[i];
 
 		for (j = 0; j < f->n; j++) {
-			uint64_t want = i == GS_STAT_objects ? 11 :
+			uint64_t want = i == GS_STAT_objects	 ? 11 :
 					i == GS_STAT_faults_torn ? 12 :
 					i == GS_STAT_ssd_read_hist && j == 3 ?
-					13 : i == GS_STAT_mlocked ? 1 : 0;
+								   13 :
+					i == GS_STAT_mlocked ? 1 :
+							       0;
 
 			assert_true(gs_stat_value(&st, f, j) == want);
 		}
@@ -196,11 +198,12 @@ static void test_die_usage_error(void **state)
 
 	(void)state;
 	assert_int_equal(child_run(do_die, out, sizeof(out)), PROG_EXIT_DIE);
-	assert_string_equal(out, "tprog: cannot open 'x': No such file\nhook\n");
+	assert_string_equal(out,
+			    "tprog: cannot open 'x': No such file\nhook\n");
 	assert_int_equal(child_run(do_usage, out, sizeof(out)),
 			 PROG_EXIT_USAGE);
 	assert_string_equal(out, "tprog: too many arguments\nusage: tprog "
-			    "FILE\nRun 'tprog --help' for the options.\n");
+				 "FILE\nRun 'tprog --help' for the options.\n");
 	assert_int_equal(child_run(do_error, out, sizeof(out)), 0);
 	assert_string_equal(out, "tprog: bad 5\n");
 

@@ -22,7 +22,7 @@ static void test_region_small(void **state)
 	(void)state;
 	assert_int_equal(ram_region_map(&r, 10000, 4096, false, false), 0);
 	assert_non_null(r.base);
-	assert_int_equal(r.size, 12288);	/* rounded up to the block */
+	assert_int_equal(r.size, 12288); /* rounded up to the block */
 	assert_int_equal(r.page, 4096);
 	assert_false(r.hugetlb);
 	assert_false(r.mlocked);
@@ -36,7 +36,7 @@ static void test_region_small(void **state)
 	ram_region_unmap(&r);
 	assert_null(r.base);
 	assert_int_equal(r.size, 0);
-	ram_region_unmap(&r);		/* twice is harmless */
+	ram_region_unmap(&r); /* twice is harmless */
 }
 
 static void test_region_edge_sizes(void **state)
@@ -96,7 +96,7 @@ static void test_slots_exhaustion_and_reuse(void **state)
 	slots_put(&sl, got[3]);
 	slots_put(&sl, got[7]);
 	assert_int_equal(sl.nfree, 2);
-	assert_ptr_equal(slots_get(&sl), got[7]);	/* last in, first out */
+	assert_ptr_equal(slots_get(&sl), got[7]); /* last in, first out */
 	assert_ptr_equal(slots_get(&sl), got[3]);
 	assert_null(slots_get(&sl));
 
@@ -132,7 +132,7 @@ static void test_slots_degenerate(void **state)
 
 /* ---- arena ---- */
 
-#define BLK 256u
+#define BLK  256u
 #define NBLK 4u
 
 struct fixture {
@@ -178,8 +178,8 @@ static void check_accounting(const struct arena *a)
 
 		for (struct list_head *p = k->items.next; p != &k->items;
 		     p = p->next) {
-			struct arena_item *it = list_entry(p, struct arena_item,
-							   l);
+			struct arena_item *it =
+				list_entry(p, struct arena_item, l);
 
 			assert_int_equal(it->blk, b);
 			assert_true(it->ptr >= start);
@@ -192,8 +192,8 @@ static void check_accounting(const struct arena *a)
 
 		for (struct list_head *p = k->items.prev; p != &k->items;
 		     p = p->prev) {
-			struct arena_item *it = list_entry(p, struct arena_item,
-							   l);
+			struct arena_item *it =
+				list_entry(p, struct arena_item, l);
 
 			assert_true(it->ptr >= end);
 			end = it->ptr + it->len;
@@ -255,7 +255,7 @@ static void test_arena_packing(void **state)
 	for (int i = 0; i < 6; i++)
 		fill(&it[i], (uint8_t)i);
 	for (int i = 0; i < 6; i++)
-		check_fill(&it[i], (uint8_t)i);	/* no overlap */
+		check_fill(&it[i], (uint8_t)i); /* no overlap */
 	check_accounting(a);
 
 	/* freeing the middle only counts: nothing moves, bump goes on */
@@ -275,10 +275,10 @@ static void test_arena_new_block_when_full(void **state)
 	struct arena_item x, y, z;
 
 	assert_int_equal(arena_alloc(a, &x, 200), 0);
-	assert_int_equal(arena_alloc(a, &y, 56), 0);	/* exactly fills */
+	assert_int_equal(arena_alloc(a, &y, 56), 0); /* exactly fills */
 	assert_int_equal(y.blk, 0);
 	assert_int_equal(a->blks[0].used, BLK);
-	assert_int_equal(arena_alloc(a, &z, 1), 0);	/* opens block 1 */
+	assert_int_equal(arena_alloc(a, &z, 1), 0); /* opens block 1 */
 	assert_int_equal(z.blk, 1);
 	assert_ptr_equal(z.ptr, f->mem + BLK);
 	assert_int_equal(a->cur, 1);
@@ -360,7 +360,7 @@ static void test_arena_recycle(void **state)
 
 	assert_int_equal(arena_alloc(a, &x[0], 100), 0);
 	assert_int_equal(arena_alloc(a, &x[1], 100), 0);
-	assert_int_equal(arena_alloc(a, &x[2], 100), 0);	/* block 1 */
+	assert_int_equal(arena_alloc(a, &x[2], 100), 0); /* block 1 */
 	assert_int_equal(x[2].blk, 1);
 	assert_int_equal(arena_used(a), 2 * BLK);
 
@@ -388,7 +388,7 @@ static void test_arena_recycle(void **state)
 /* ---- compaction ---- */
 
 struct pin {
-	const struct arena_item *pinned;	/* refuses to move */
+	const struct arena_item *pinned; /* refuses to move */
 	int calls;
 };
 
@@ -429,8 +429,7 @@ static void check_packed(const struct arena *a, uint32_t b)
 	const struct arena_blk *k = &a->blks[b];
 	uint64_t off = 0;
 
-	for (struct list_head *p = k->items.prev; p != &k->items;
-	     p = p->prev) {
+	for (struct list_head *p = k->items.prev; p != &k->items; p = p->prev) {
 		struct arena_item *it = list_entry(p, struct arena_item, l);
 
 		assert_int_equal(it->blk, b);
@@ -465,11 +464,11 @@ static void test_compact_in_place(void **state)
 
 	fill_all(f, it);
 	for (int i = 0; i < 3; i++)
-		arena_free(a, &it[i]);	/* block 0: 160 of 256 live: dense */
-	for (int i = 8; i < 16; i++)	/* block 1: 9, 12, 14 stay: 96 live */
+		arena_free(a, &it[i]); /* block 0: 160 of 256 live: dense */
+	for (int i = 8; i < 16; i++)   /* block 1: 9, 12, 14 stay: 96 live */
 		if (i != 9 && i != 12 && i != 14)
 			arena_free(a, &it[i]);
-	arena_free(a, &it[16]);		/* block 2: 224 live */
+	arena_free(a, &it[16]); /* block 2: 224 live */
 	check_accounting(a);
 	live = a->live;
 	assert_int_equal(live, 160 + 96 + 224 + 256);
@@ -482,7 +481,7 @@ static void test_compact_in_place(void **state)
 		old[i] = it[i].ptr;
 
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
-	assert_int_equal(pin.calls, 3);	/* every item of the chosen block */
+	assert_int_equal(pin.calls, 3); /* every item of the chosen block */
 	assert_ptr_equal(it[9].ptr, blk_base(a, 1));
 	assert_ptr_equal(it[12].ptr, blk_base(a, 1) + 32);
 	assert_ptr_equal(it[14].ptr, blk_base(a, 1) + 64);
@@ -491,7 +490,7 @@ static void test_compact_in_place(void **state)
 	assert_int_equal(it[14].blk, 1);
 	assert_int_equal(a->blks[1].used, 96);
 	assert_int_equal(a->blks[1].live, 96);
-	assert_int_equal(a->cur, 1);		/* now the open block */
+	assert_int_equal(a->cur, 1); /* now the open block */
 	check_packed(a, 1);
 	/* in place: nothing freed, nothing taken, nothing lost */
 	assert_int_equal(a->nfree, 0);
@@ -541,7 +540,7 @@ static void test_compact_overlapping_slide(void **state)
 	}
 	assert_int_equal(a->blks[0].used, BLK);
 	arena_free(a, &it[0]);
-	arena_free(a, &it[4]);		/* 120 live of 256 */
+	arena_free(a, &it[4]); /* 120 live of 256 */
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
 	assert_int_equal(a->cur, 0);
 	for (int i = 1; i < 4; i++) {
@@ -566,7 +565,7 @@ static void test_compact_pinned(void **state)
 	uint8_t *old[NALL];
 
 	fill_all(f, it);
-	for (int i = 8; i < 16; i++)	/* block 1: 9, 11, 13 stay */
+	for (int i = 8; i < 16; i++) /* block 1: 9, 11, 13 stay */
 		if (i != 9 && i != 11 && i != 13)
 			arena_free(a, &it[i]);
 	for (unsigned i = 0; i < NALL; i++)
@@ -593,7 +592,7 @@ static void test_compact_pinned(void **state)
 
 	/* a second sparse block, with less garbage, is taken instead */
 	for (int i = 20; i < 24; i++)
-		arena_free(a, &it[i]);	/* block 2: 128 live, 128 garbage */
+		arena_free(a, &it[i]); /* block 2: 128 live, 128 garbage */
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
 	assert_int_equal(a->cur, 2);
 	check_packed(a, 2);
@@ -635,7 +634,7 @@ static void test_compact_dense_not_chosen(void **state)
 		fill(&it[i], (uint8_t)i);
 	}
 	for (int i = 0; i < 3; i++)
-		arena_free(a, &it[i]);	/* 160 live, 96 garbage */
+		arena_free(a, &it[i]); /* 160 live, 96 garbage */
 	assert_int_equal(arena_compact(a, movable, &pin), 0);
 	assert_int_equal(pin.calls, 0);
 	assert_int_equal(a->blks[0].used, BLK);
@@ -668,7 +667,7 @@ static void test_compact_dense_not_chosen(void **state)
 	assert_int_equal(pin.calls, 1);
 
 	/* block 0 at exactly half live qualifies */
-	arena_free(a, &it[3]);		/* 128 live of 256 */
+	arena_free(a, &it[3]); /* 128 live of 256 */
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
 	assert_int_equal(a->cur, 0);
 	for (int i = 4; i < 8; i++) {
@@ -692,13 +691,13 @@ static void test_compact_most_garbage(void **state)
 	/* the survivors at the top of each block, so they have to move */
 	for (int i = 0; i < 8; i++) {
 		if (i < 5)
-			arena_free(a, &it[i]);	/* block 0: 160 garbage */
+			arena_free(a, &it[i]); /* block 0: 160 garbage */
 		if (i < 7)
-			arena_free(a, &it[8 + i]);	/* block 1: 224 */
+			arena_free(a, &it[8 + i]); /* block 1: 224 */
 		if (i < 4)
-			arena_free(a, &it[16 + i]);	/* block 2: 128 */
+			arena_free(a, &it[16 + i]); /* block 2: 128 */
 	}
-	arena_free(a, &it[24]);		/* block 3: 32, dense */
+	arena_free(a, &it[24]); /* block 3: 32, dense */
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
 	assert_int_equal(a->cur, 1);
 	check_packed(a, 1);
@@ -751,7 +750,7 @@ static void test_compact_garbage_not_live(void **state)
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
 	assert_int_equal(a->cur, 0);
 	check_packed(a, 0);
-	assert_ptr_equal(x.ptr, blk_base(a, 1) + 88);	/* not yet */
+	assert_ptr_equal(x.ptr, blk_base(a, 1) + 88); /* not yet */
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
 	assert_int_equal(a->cur, 1);
 	assert_ptr_equal(x.ptr, blk_base(a, 1));
@@ -777,7 +776,7 @@ static void test_compact_twice(void **state)
 
 	memset(it, 0, sizeof(it));
 	fill_all(f, it);
-	for (int i = 16; i < 24; i++)	/* block 2: 17, 20, 22 stay */
+	for (int i = 16; i < 24; i++) /* block 2: 17, 20, 22 stay */
 		if (i != 17 && i != 20 && i != 22)
 			arena_free(a, &it[i]);
 	assert_int_equal(arena_compact(a, movable, &pin), 1);
@@ -794,7 +793,7 @@ static void test_compact_twice(void **state)
 	assert_ptr_equal(it[NALL + 1].ptr, b2 + 136);
 	fill(&it[NALL], NALL);
 	fill(&it[NALL + 1], NALL + 1);
-	check_packed(a, 2);		/* list order = address order */
+	check_packed(a, 2); /* list order = address order */
 	check_accounting(a);
 
 	/* free more: 17 and the 24-byte item remain, 56 of 160 */
@@ -815,9 +814,9 @@ static void test_compact_twice(void **state)
 	assert_ptr_equal(it[NALL].ptr, b2 + 56);
 	fill(&it[NALL], NALL);
 	arena_free(a, &it[17]);
-	arena_free(a, &it[NALL + 1]);	/* 104 live of 160 */
+	arena_free(a, &it[NALL + 1]); /* 104 live of 160 */
 	assert_int_equal(arena_compact(a, movable, &pin), 0);
-	arena_free(a, &it[NALL]);	/* block 2 empty: recycled */
+	arena_free(a, &it[NALL]); /* block 2 empty: recycled */
 	assert_int_equal(a->cur, UINT32_MAX);
 	assert_int_equal(a->nfree, 1);
 	assert_int_equal(arena_compact(a, movable, &pin), 0);
@@ -841,9 +840,9 @@ static void test_compact_nothing(void **state)
 	fill_all(f, it);
 	assert_int_equal(arena_compact(a, movable, &pin), 0);
 	for (int i = 0; i < 8; i++)
-		arena_free(a, &it[8 + i]);	/* block 1 recycled */
+		arena_free(a, &it[8 + i]); /* block 1 recycled */
 	for (int i = 0; i < 3; i++)
-		arena_free(a, &it[i]);		/* block 0 dense still */
+		arena_free(a, &it[i]); /* block 0 dense still */
 	assert_int_equal(a->nfree, 1);
 	assert_int_equal(arena_compact(a, movable, &pin), 0);
 	assert_int_equal(a->cur, 3);

@@ -45,7 +45,7 @@ static int victims(struct slru *q, int *ids, int max)
 		assert_true(n < max);
 		ids[n++] = ID(v);
 		if (v->seg == SLRU_PROBATION) {
-			assert_false(seen_prot);	/* probation first */
+			assert_false(seen_prot); /* probation first */
 			prob++;
 		} else {
 			assert_int_equal(v->seg, SLRU_PROTECTED);
@@ -99,8 +99,8 @@ static void test_insertion_order(void **state)
 	}
 	assert_int_equal(q.nprob, 5);
 	assert_int_equal(q.nprot, 0);
-	assert_int_equal(q.wprot, 0);	/* probation weight is not counted */
-	expect_order(&q, want, 5);	/* oldest first */
+	assert_int_equal(q.wprot, 0); /* probation weight is not counted */
+	expect_order(&q, want, 5);    /* oldest first */
 }
 
 static void test_hit_promotes(void **state)
@@ -154,7 +154,7 @@ static void test_demotion(void **state)
 	for (int i = 0; i < 5; i++)
 		slru_hit(&q, &e[i].n);
 	assert_int_equal(q.nprot, 5);
-	assert_int_equal(q.wprot, 5);	/* exactly prot_max: allowed */
+	assert_int_equal(q.wprot, 5); /* exactly prot_max: allowed */
 	assert_int_equal(e[0].n.seg, SLRU_PROTECTED);
 	/* the sixth would make 6 > 5: the coldest protected, e0, goes back */
 	slru_hit(&q, &e[5].n);
@@ -166,10 +166,10 @@ static void test_demotion(void **state)
 	/* demoted to the recent end of probation: a second chance */
 	expect_order(&q, want, 10);
 
-	slru_hit(&q, &e[2].n);		/* refresh: no demotion */
+	slru_hit(&q, &e[2].n); /* refresh: no demotion */
 	assert_int_equal(e[1].n.seg, SLRU_PROTECTED);
 	assert_int_equal(q.nprot, 5);
-	slru_hit(&q, &e[6].n);		/* e1 demoted */
+	slru_hit(&q, &e[6].n); /* e1 demoted */
 	assert_int_equal(e[1].n.seg, SLRU_PROBATION);
 	assert_int_equal(q.nprot, 5);
 	assert_int_equal(q.wprot, 5);
@@ -381,8 +381,8 @@ static int mdel(int *a, int *n, int id)
 {
 	for (int i = 0; i < *n; i++)
 		if (a[i] == id) {
-			memmove(a + i, a + i + 1, (size_t)(*n - i - 1) *
-							 sizeof(int));
+			memmove(a + i, a + i + 1,
+				(size_t)(*n - i - 1) * sizeof(int));
 			(*n)--;
 			return 1;
 		}
@@ -442,7 +442,7 @@ static void test_demotion_bound_random(void **state)
 				} else if (mdel(m.prot, &m.nprot, id)) {
 					m.wprot -= w[id];
 				} else {
-					break;	/* unlinked: ignored */
+					break; /* unlinked: ignored */
 				}
 				mpush(m.prot, &m.nprot, id);
 				m.wprot += w[id];
@@ -465,7 +465,8 @@ static void test_demotion_bound_random(void **state)
 			assert_int_equal(victims(&q, got, N),
 					 m.nprob + m.nprot);
 			for (int i = 0; i < m.nprob; i++)
-				assert_int_equal(got[i], m.prob[m.nprob - 1 - i]);
+				assert_int_equal(got[i],
+						 m.prob[m.nprob - 1 - i]);
 			for (int i = 0; i < m.nprot; i++)
 				assert_int_equal(got[m.nprob + i],
 						 m.prot[m.nprot - 1 - i]);
@@ -652,12 +653,12 @@ static void test_remove_and_unlinked(void **state)
 	slru_hit(&q, &e[1].n);
 	slru_hit(&q, &e[3].n);
 	assert_int_equal(q.wprot, 4 + 10);
-	slru_remove(&q, &e[1].n);	/* from protected: its weight goes */
+	slru_remove(&q, &e[1].n); /* from protected: its weight goes */
 	assert_int_equal(q.wprot, 10);
 	slru_hit(&q, &e[0].n);
 	slru_remove(&q, &e[3].n);
 	assert_int_equal(q.wprot, 1);
-	slru_remove(&q, &e[2].n);	/* from probation: no weight change */
+	slru_remove(&q, &e[2].n); /* from probation: no weight change */
 	assert_int_equal(q.wprot, 1);
 	slru_remove(&q, &e[0].n);
 	assert_int_equal(q.nprot, 0);
@@ -665,8 +666,8 @@ static void test_remove_and_unlinked(void **state)
 	assert_int_equal(q.nprob, 0);
 	slru_insert(&q, &e[0].n, 1);
 	slru_insert(&q, &e[3].n, 10);
-	slru_remove(&q, &e[2].n);	/* twice: no effect */
-	slru_hit(&q, &e[2].n);		/* unlinked: ignored */
+	slru_remove(&q, &e[2].n); /* twice: no effect */
+	slru_hit(&q, &e[2].n);	  /* unlinked: ignored */
 	assert_false(slru_linked(&e[2].n));
 	assert_int_equal(q.nprob, 2);
 	assert_int_equal(q.nprot, 0);

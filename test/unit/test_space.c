@@ -41,8 +41,8 @@ static void assert_range(const struct space *sp, uint64_t from, uint64_t n,
  * @n extents returned for @bytes: unit aligned, non-empty, in range,
  * pairwise disjoint, marked used, covering exactly the rounded size.
  */
-static void check_extents(const struct space *sp, const struct extent *e,
-			  int n, uint64_t bytes)
+static void check_extents(const struct space *sp, const struct extent *e, int n,
+			  uint64_t bytes)
 {
 	uint64_t total = 0;
 
@@ -72,7 +72,7 @@ static void test_init_geometry(void **state)
 	struct space *sp = *state;
 
 	assert_int_equal(space_init(sp, 100 * UNIT + 17, UNIT), 0);
-	assert_int_equal(sp->units, 100);	/* partial unit dropped */
+	assert_int_equal(sp->units, 100); /* partial unit dropped */
 	assert_int_equal(sp->used, 0);
 	assert_int_equal(space_free_units(sp), 100);
 	assert_int_equal(count_bits(sp), 0);
@@ -121,8 +121,10 @@ static void test_alloc_free_basic(void **state)
 /* Fresh allocations come back as single extents, each after the last. */
 static void test_next_fit_contiguous(void **state)
 {
-	static const uint64_t sizes[] = { 1, 5 * UNIT, 70 * UNIT, 3 * UNIT - 1,
-					  64 * UNIT, 129 * UNIT, UNIT };
+	static const uint64_t sizes[] = { 1,	     5 * UNIT,
+					  70 * UNIT, 3 * UNIT - 1,
+					  64 * UNIT, 129 * UNIT,
+					  UNIT };
 	struct space *sp = *state;
 	struct extent e;
 	uint64_t next = 0, used = 0;
@@ -158,12 +160,12 @@ static void test_issue16_freed_room_taken_first(void **state)
 	struct extent a, b, c, d;
 
 	assert_int_equal(space_init(sp, 10 * UNIT, UNIT), 0);
-	assert_int_equal(space_alloc(sp, 2 * UNIT, &a, 1), 1);	/* 0-1 */
-	assert_int_equal(space_alloc(sp, 3 * UNIT, &b, 1), 1);	/* 2-4 */
+	assert_int_equal(space_alloc(sp, 2 * UNIT, &a, 1), 1); /* 0-1 */
+	assert_int_equal(space_alloc(sp, 3 * UNIT, &b, 1), 1); /* 2-4 */
 	assert_int_equal(sp->mark, 5);
 	space_free(sp, &a);
 	assert_int_equal(space_alloc(sp, 2 * UNIT, &c, 1), 1);
-	assert_int_equal(c.off, 0);	/* the freed units, not 5-6 */
+	assert_int_equal(c.off, 0); /* the freed units, not 5-6 */
 	assert_int_equal(sp->mark, 5);
 	/* none free below the mark: the file grows */
 	assert_int_equal(space_alloc(sp, 3 * UNIT, &d, 1), 1);
@@ -172,7 +174,7 @@ static void test_issue16_freed_room_taken_first(void **state)
 	assert_int_equal(sp->cursor, 8);
 	assert_int_equal(space_alloc(sp, 2 * UNIT, &a, 1), 1);
 	assert_int_equal(a.off, 8 * UNIT);
-	assert_int_equal(sp->cursor, 0);	/* reached the end: back to 0 */
+	assert_int_equal(sp->cursor, 0); /* reached the end: back to 0 */
 	assert_int_equal(sp->used, 10);
 	assert_int_equal(space_free_units(sp), 0);
 	space_release(sp);
@@ -190,13 +192,13 @@ static void test_next_fit_below_mark(void **state)
 	space_free(sp, &two);
 	sp->cursor = 3;
 	assert_int_equal(space_alloc(sp, 2 * UNIT, e, 3), 2);
-	assert_int_equal(e[0].off, 3 * UNIT);	/* from the cursor */
+	assert_int_equal(e[0].off, 3 * UNIT); /* from the cursor */
 	assert_int_equal(e[0].len, 1 * UNIT);
-	assert_int_equal(e[1].off, 6 * UNIT);	/* skipping 4-5 */
+	assert_int_equal(e[1].off, 6 * UNIT); /* skipping 4-5 */
 	assert_int_equal(e[1].len, 1 * UNIT);
 	assert_int_equal(sp->cursor, 7);
 	assert_int_equal(space_alloc(sp, 2 * UNIT, e, 3), 2);
-	assert_int_equal(e[0].off, 7 * UNIT);	/* then wraps to 2 */
+	assert_int_equal(e[0].off, 7 * UNIT); /* then wraps to 2 */
 	assert_int_equal(e[1].off, 2 * UNIT);
 	assert_int_equal(sp->cursor, 3);
 	assert_int_equal(space_free_units(sp), 0);
@@ -266,7 +268,7 @@ static void test_fragmented(void **state)
 	check_extents(sp, e, n, 10 * UNIT - 100);
 	for (int i = 0; i < n; i++) {
 		assert_int_equal(e[i].len, UNIT);
-		assert_int_equal(e[i].off / UNIT % 2, 0);	/* a hole */
+		assert_int_equal(e[i].off / UNIT % 2, 0); /* a hole */
 	}
 	assert_int_equal(sp->used, 74);
 	assert_int_equal(count_bits(sp), 74);
@@ -328,13 +330,13 @@ static void test_claim(void **state)
 	assert_int_equal(space_claim(sp, &e), 0);
 	assert_int_equal(sp->used, 5);
 	assert_range(sp, 10, 5, 1);
-	assert_int_equal(sp->cursor, 0);	/* claims leave the cursor */
+	assert_int_equal(sp->cursor, 0); /* claims leave the cursor */
 
 	/* same, overlap at the tail, overlap at the head: all refused */
 	assert_int_equal(space_claim(sp, &e), -EEXIST);
-	bad = ext1(5, 6);		/* 5..10: only the last unit taken */
+	bad = ext1(5, 6); /* 5..10: only the last unit taken */
 	assert_int_equal(space_claim(sp, &bad), -EEXIST);
-	assert_range(sp, 5, 5, 0);	/* nothing half claimed */
+	assert_range(sp, 5, 5, 0); /* nothing half claimed */
 	bad = ext1(14, 3);
 	assert_int_equal(space_claim(sp, &bad), -EEXIST);
 	assert_range(sp, 15, 2, 0);
@@ -431,8 +433,8 @@ static uint64_t rnd(void)
 	return rng_state = x;
 }
 
-#define R_UNITS 1000	/* not a multiple of 64 */
-#define R_OBJS 300
+#define R_UNITS	 1000 /* not a multiple of 64 */
+#define R_OBJS	 300
 #define R_MAXEXT 8
 
 struct robj {
@@ -453,7 +455,9 @@ static int ref_alloc(const int *owner, uint64_t units, uint64_t cursor,
 	uint64_t m = mark < units ? mark : units;
 	uint64_t start = cursor < m ? cursor : 0, pos = start;
 	/* units the file holds from the cursor, then from 0, then the rest */
-	const uint64_t range[3][2] = { { start, m }, { 0, start }, { m, units } };
+	const uint64_t range[3][2] = { { start, m },
+				       { 0, start },
+				       { m, units } };
 	int n = 0;
 
 	for (int r = 0; r < 3 && need > 0; r++) {
@@ -519,7 +523,7 @@ struct rstate {
 	struct robj objs[R_OBJS];
 	int owner[R_UNITS];
 	uint64_t free_units;
-	uint64_t mark;		/* the reference's: past every unit used */
+	uint64_t mark; /* the reference's: past every unit used */
 };
 
 static void rand_free(struct rstate *st, int id)
@@ -574,8 +578,8 @@ static void rand_alloc(struct rstate *st, int id)
 				  units, want, max, &cur_after);
 	ret = space_alloc(sp, bytes, o->e, max);
 	if (units > st->free_units || nwant > max) {
-		assert_int_equal(ret, units > st->free_units ? -ENOSPC
-							     : -E2BIG);
+		assert_int_equal(ret,
+				 units > st->free_units ? -ENOSPC : -E2BIG);
 		assert_int_equal(sp->cursor, cur_before);
 		return;
 	}

@@ -34,9 +34,9 @@
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
 #define GiB (1024ull * MiB)
-#define H (256 * KiB)
+#define H   (256 * KiB)
 
-static char dir[64];	/* test_mkdtemp: $TMPDIR up to ~45 bytes */
+static char dir[64]; /* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 /* ---- deterministic payloads: byte i of (seed) ---- */
 
@@ -201,8 +201,14 @@ static void test_placement_sizes(void **state)
 {
 	struct gs_options o;
 	struct gs_store *s;
-	const uint64_t sizes[] = { 0, 1, H - 1, H, H + 1, H + 256 * KiB,
-				   H + 256 * KiB + 1, 3 * MiB + 17 };
+	const uint64_t sizes[] = { 0,
+				   1,
+				   H - 1,
+				   H,
+				   H + 1,
+				   H + 256 * KiB,
+				   H + 256 * KiB + 1,
+				   3 * MiB + 17 };
 	(void)state;
 
 	opts(&o);
@@ -248,8 +254,8 @@ static void test_range_reads(void **state)
 	struct gs_reader *r;
 	uint64_t size = 2 * MiB + 12345;
 	uint8_t *ref = malloc(size + 8), *buf = malloc(size);
-	const uint64_t offs[] = { 0, 1, H - 1, H, H + 1, 65535, 65536,
-				  1 * MiB + 3, size - 1, size };
+	const uint64_t offs[] = { 0,	 1,	H - 1,	     H,	       H + 1,
+				  65535, 65536, 1 * MiB + 3, size - 1, size };
 	(void)state;
 
 	opts(&o);
@@ -259,8 +265,8 @@ static void test_range_reads(void **state)
 	assert_int_equal(gs_get_open(s, "r", 1, 0, &r), 0);
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		for (uint64_t len = 1; len <= 600 * KiB; len *= 7) {
-			uint64_t want = offs[i] + len > size ? size - offs[i]
-							     : len;
+			uint64_t want = offs[i] + len > size ? size - offs[i] :
+							       len;
 			ssize_t n = gs_read(r, buf, len, offs[i]);
 
 			assert_int_equal(n, want);
@@ -310,8 +316,7 @@ static void test_long_stream_reads_bigger(void **state)
 	for (off = 0; gs_reader_next(r, &c) == 1; off += c.len) {
 		assert_int_equal(c.off, off);
 		assert_memory_equal(c.data, ref + off, c.len);
-		if (off >= H && off + c.len <= H + 8 * MiB &&
-		    c.len > small_max)
+		if (off >= H && off + c.len <= H + 8 * MiB && c.len > small_max)
 			small_max = c.len;
 		if (off >= H + 8 * MiB && c.len == 1 * MiB)
 			big++;
@@ -319,7 +324,7 @@ static void test_long_stream_reads_bigger(void **state)
 	assert_int_equal(off, size);
 	assert_int_equal(small_max, o.io_chunk);
 	assert_true(o.io_chunk < 1 * MiB);
-	assert_true(big >= 6);	/* of the 7.7 MiB past the ramp */
+	assert_true(big >= 6); /* of the 7.7 MiB past the ramp */
 	/* a 6 MiB range from the middle: io_chunk pieces only */
 	assert_int_equal(gs_reader_range(r, 9 * MiB + 4096, 6 * MiB), 0);
 	for (off = 9 * MiB + 4096; gs_reader_next(r, &c) == 1; off += c.len) {
@@ -429,7 +434,7 @@ static void test_corrupt_head_dropped_at_open(void **state)
 	assert_int_equal(gs_stat(s, "h1", 2, &(struct gs_meta){ 0 }), -ENOENT);
 	assert_int_equal(check_gen(s, "h2", 2, 600 * KiB), 0);
 	gs_stats_get(s, &st);
-	assert_int_equal(st.head_hits, 1);	/* preloaded */
+	assert_int_equal(st.head_hits, 1); /* preloaded */
 	gs_close(s);
 }
 
@@ -526,7 +531,8 @@ static void test_modes_and_meta(void **state)
 {
 	struct gs_options o;
 	struct gs_store *s;
-	struct gs_put_args a = { .flags = 42, .attr = "text/plain",
+	struct gs_put_args a = { .flags = 42,
+				 .attr = "text/plain",
 				 .attr_len = 10 };
 	struct gs_meta m;
 	uint64_t cas;
@@ -694,11 +700,11 @@ static void test_issue16_journal_counts_in_capacity(void **state)
 	opts(&o);
 	o.ssd_size = 8 * MiB;
 	s = open_store(&o);
-	for (int i = 0; i < 20; i++) {	/* 4 MB of small values */
+	for (int i = 0; i < 20; i++) { /* 4 MB of small values */
 		snprintf(key, sizeof(key), "s%d", i);
 		assert_int_equal(put_gen(s, key, i, 200000, 200000), 0);
 	}
-	for (int i = 0; i < 8; i++) {	/* 8 MiB of large ones */
+	for (int i = 0; i < 8; i++) { /* 8 MiB of large ones */
 		snprintf(key, sizeof(key), "l%d", i);
 		assert_int_equal(put_gen(s, key, 100 + i, 1 * MiB, 1 * MiB), 0);
 	}
@@ -744,8 +750,8 @@ static void test_put_unknown_size(void **state)
 	struct gs_options o;
 	struct gs_store *s;
 	struct gs_stats st;
-	const uint64_t sizes[] = { 0, 1, H - 1, H, H + 1, 1 * MiB,
-				   1 * MiB + 1, 5 * MiB + 3 };
+	const uint64_t sizes[] = { 0,	  1,	   H - 1,	H,
+				   H + 1, 1 * MiB, 1 * MiB + 1, 5 * MiB + 3 };
 	uint64_t units = 0;
 	(void)state;
 
@@ -761,7 +767,7 @@ static void test_put_unknown_size(void **state)
 		tier_bytes(s, key, GS_TIER_RAM, &ram);
 		tier_bytes(s, key, GS_TIER_SMALL, &small);
 		tier_bytes(s, key, GS_TIER_SSD, &ssd);
-		if (sizes[i] < H) {	/* learnt small at commit */
+		if (sizes[i] < H) { /* learnt small at commit */
 			assert_int_equal(small, sizes[i]);
 			assert_int_equal(ssd + ram, 0);
 		} else {
@@ -829,8 +835,8 @@ static void test_rename(void **state)
 		assert_int_equal(check_gen(s, "small", 3, 100), 0);
 		assert_int_equal(gs_stat(s, "dst", 3, &(struct gs_meta){ 0 }),
 				 -ENOENT);
-		assert_int_equal(gs_stat(s, "tmp.1", 5,
-					 &(struct gs_meta){ 0 }), -ENOENT);
+		assert_int_equal(gs_stat(s, "tmp.1", 5, &(struct gs_meta){ 0 }),
+				 -ENOENT);
 		gs_stats_get(s, &st);
 		assert_int_equal(st.objects, 2);
 		/* the old dst's space was freed: 1 MiB object, 16 units */
@@ -878,7 +884,7 @@ static void test_drop_hook(void **state)
 	(void)state;
 
 	opts(&o);
-	o.ssd_size = 4 * MiB + 64 * KiB;	/* a unit for the journal */
+	o.ssd_size = 4 * MiB + 64 * KiB; /* a unit for the journal */
 	s = open_store(&o);
 	gs_set_drop_hook(s, on_drop, &d);
 	/* what the caller does itself is not reported */
@@ -921,15 +927,15 @@ static void test_sizes_remembered(void **state)
 	(void)state;
 
 	opts(&o);
-	o.small_memory = 40 * MiB;	/* bigger than the default 16 MiB */
+	o.small_memory = 40 * MiB; /* bigger than the default 16 MiB */
 	o.memory = 4 * MiB;
 	s = open_store(&o);
-	for (int i = 0; i < 120; i++) {	/* 24 MB of small objects */
+	for (int i = 0; i < 120; i++) { /* 24 MB of small objects */
 		snprintf(key, sizeof(key), "s%d", i);
 		assert_int_equal(put_gen(s, key, i, 200000, 200000), 0);
 	}
 	gs_close(s);
-	gs_options_init(&o);	/* no sizes at all */
+	gs_options_init(&o); /* no sizes at all */
 	o.no_mlock = true;
 	s = open_store(&o);
 	gs_stats_get(s, &st);
@@ -937,7 +943,7 @@ static void test_sizes_remembered(void **state)
 	assert_int_equal(st.ram_capacity, 4 * MiB);
 	/* the journal, holding the small values, counts in the capacity */
 	assert_int_equal(st.ssd_capacity + (st.journal_bytes + 64 * KiB - 1) /
-					 (64 * KiB) * (64 * KiB),
+						   (64 * KiB) * (64 * KiB),
 			 256 * MiB);
 	assert_int_equal(st.evictions_small + st.recovery_dropped, 0);
 	assert_int_equal(st.small_objects, 120);
@@ -983,7 +989,7 @@ static void test_option_set(void **state)
 	assert_true(o.preload_heads);
 	assert_int_equal(gs_option_set(&o, "no-preload-heads", NULL, &why), 0);
 	assert_false(o.preload_heads);
-	assert_int_equal(o.numa_node, -1);	/* unbound unless asked */
+	assert_int_equal(o.numa_node, -1); /* unbound unless asked */
 	assert_int_equal(gs_option_set(&o, "numa", "1", &why), 0);
 	assert_int_equal(o.numa_node, 1);
 	assert_int_equal(gs_option_set(&o, "no-numa-promotion", NULL, &why), 0);
@@ -1074,7 +1080,7 @@ static void test_head_eviction_and_promotion(void **state)
 	(void)state;
 
 	opts(&o);
-	o.memory = 2 * MiB;	/* 8 head slots */
+	o.memory = 2 * MiB; /* 8 head slots */
 	s = open_store(&o);
 	for (int i = 0; i < 20; i++) {
 		snprintf(key, sizeof(key), "o%d", i);
@@ -1109,7 +1115,7 @@ static void test_small_arena_compaction(void **state)
 
 	opts(&o);
 	o.block = 256 * KiB;
-	o.small_memory = 1 * MiB;	/* 4 blocks */
+	o.small_memory = 1 * MiB; /* 4 blocks */
 	s = open_store(&o);
 	/* ~900 KiB of 3000-byte objects, then delete 3 of every 4 */
 	for (int i = 0; i < 300; i++) {
@@ -1148,7 +1154,7 @@ static void test_small_arena_compaction(void **state)
 	assert_int_equal(st.evictions_small, 0);
 	assert_true(st.small_live <= 1 * MiB);
 	assert_int_equal(check_gen(s, "s799", 799, 3000), 0);
-	assert_int_equal(check_gen(s, "s400", 400, 3000), 0);	/* cold */
+	assert_int_equal(check_gen(s, "s400", 400, 3000), 0); /* cold */
 	gs_stats_get(s, &st);
 	assert_true(st.small_warms >= 1);
 	gs_close(s);
@@ -1167,7 +1173,7 @@ static void test_cold_small_objects(void **state)
 
 	opts(&o);
 	o.block = 256 * KiB;
-	o.small_memory = 512 * KiB;	/* 2 blocks for 2 MB of values */
+	o.small_memory = 512 * KiB; /* 2 blocks for 2 MB of values */
 	s = open_store(&o);
 	for (int i = 0; i < 200; i++) {
 		snprintf(key, sizeof(key), "c%d", i);
@@ -1194,10 +1200,10 @@ static void test_cold_small_objects(void **state)
 	assert_int_equal(gs_rename(s, "c5", 2, "moved", 5), 0);
 	gs_close(s);
 	s = open_store(&o);
-	for (int i = 0; i < 1200; i++)	/* 6 MB of garbage over 2 MB */
+	for (int i = 0; i < 1200; i++) /* 6 MB of garbage over 2 MB */
 		assert_int_equal(put_gen(s, "churn", i, 5000, 5000), 0);
 	gs_close(s);
-	s = open_store(&o);	/* the garbage makes this open rewrite */
+	s = open_store(&o); /* the garbage makes this open rewrite */
 	gs_stats_get(s, &st);
 	assert_int_equal(st.journal_rewrites, 1);
 	for (int i = 0; i < 200; i++) {
@@ -1234,7 +1240,7 @@ static void test_cold_small_objects(void **state)
 	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
 			 -ENOENT);
 	gs_close(s);
-	s = open_store(&o);	/* and it stays gone */
+	s = open_store(&o); /* and it stays gone */
 	assert_int_equal(gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }),
 			 -ENOENT);
 	gs_close(s);
@@ -1252,7 +1258,7 @@ static void test_cold_small_bounded(void **state)
 	opts(&o);
 	o.block = 256 * KiB;
 	o.small_memory = 512 * KiB;
-	o.ssd_size = 4 * MiB;		/* cold values: at most 1 MiB */
+	o.ssd_size = 4 * MiB; /* cold values: at most 1 MiB */
 	s = open_store(&o);
 	for (int i = 0; i < 300; i++) {
 		snprintf(key, sizeof(key), "b%d", i);
@@ -1276,7 +1282,7 @@ static void test_journal_rewritten_at_open(void **state)
 
 	opts(&o);
 	s = open_store(&o);
-	for (int i = 0; i < 400; i++)	/* 400 versions of one key */
+	for (int i = 0; i < 400; i++) /* 400 versions of one key */
 		assert_int_equal(put_gen(s, "k", i, 10000, 10000), 0);
 	gs_stats_get(s, &st);
 	assert_true(st.journal_bytes > 400 * 10000);
@@ -1304,7 +1310,7 @@ static void test_journal_direct_records(void **state)
 
 	opts(&o);
 	o.block = 256 * KiB;
-	o.small_memory = 512 * KiB;	/* most of 1.2 MB of values go cold */
+	o.small_memory = 512 * KiB; /* most of 1.2 MB of values go cold */
 	s = open_store(&o);
 	assert_int_equal(put_gen(s, "tiny", 1, 100, 100), 0);
 	gs_stats_get(s, &st);
@@ -1345,8 +1351,8 @@ static uint64_t record_size(int i)
  * Read back records 0 .. @n-1 put as PREFIXi with seed @seed0 + i and
  * size record_size(i): 0, or 1 + the first one that is not right.
  */
-static int check_records(struct gs_store *s, const char *prefix,
-			 uint64_t seed0, int n)
+static int check_records(struct gs_store *s, const char *prefix, uint64_t seed0,
+			 int n)
 {
 	char key[32];
 
@@ -1399,8 +1405,8 @@ static void test_journal_preallocated(void **state)
 		}
 		gs_stats_get(s, &st);
 		if (journal_file_size() <= st.journal_bytes)
-			_exit(2);	/* nothing allocated ahead */
-		_exit(0);		/* no gs_close: as if killed */
+			_exit(2); /* nothing allocated ahead */
+		_exit(0);	  /* no gs_close: as if killed */
 	}
 	assert_int_equal(waitpid(pid, &ws, 0), pid);
 	assert_true(WIFEXITED(ws));
@@ -1460,15 +1466,15 @@ static void test_journal_write_fails(void **state)
 			snprintf(key, sizeof(key), "f%d", ok);
 			ret = put_gen(s, key, ok, record_size(ok), 7000);
 		}
-		ok--;		/* the one that failed */
+		ok--; /* the one that failed */
 		if (ret != -EFBIG)
 			_exit(11);
 		if (gs_stat(s, key, strlen(key), &(struct gs_meta){ 0 }) !=
 		    -ENOENT)
-			_exit(12);	/* the failed put is not there */
+			_exit(12); /* the failed put is not there */
 		if (check_records(s, "f", 0, ok))
 			_exit(13);
-		_exit(ok > 5 && ok < 100 ? 100 + ok : 14);	/* no close */
+		_exit(ok > 5 && ok < 100 ? 100 + ok : 14); /* no close */
 	}
 	assert_int_equal(waitpid(pid, &ws, 0), pid);
 	assert_true(WIFEXITED(ws));
@@ -1498,8 +1504,8 @@ static void *small_put_thread(void *p)
 
 	for (int i = 0; i < 200 && sp->ret == 0; i++) {
 		snprintf(key, sizeof(key), "t%d-%d", sp->id, i);
-		sp->ret = put_gen(sp->s, key, sp->id * 1000 + i,
-				  record_size(i), 7000);
+		sp->ret = put_gen(sp->s, key, sp->id * 1000 + i, record_size(i),
+				  7000);
 	}
 	return NULL;
 }
@@ -1520,8 +1526,9 @@ static void test_small_puts_concurrent(void **state)
 	s = open_store(&o);
 	for (int t = 0; t < 4; t++) {
 		sp[t] = (struct small_putter){ .s = s, .id = t };
-		assert_int_equal(pthread_create(&tid[t], NULL,
-						small_put_thread, &sp[t]), 0);
+		assert_int_equal(pthread_create(&tid[t], NULL, small_put_thread,
+						&sp[t]),
+				 0);
 	}
 	for (int t = 0; t < 4; t++) {
 		pthread_join(tid[t], NULL);
@@ -1549,8 +1556,8 @@ struct fill_arg {
 	const char *key;
 	uint64_t size;
 	int ret;
-	int abort_at;	/* abort after this many MiB, -1: never */
-	bool unknown;	/* a fill of GS_SIZE_UNKNOWN */
+	int abort_at; /* abort after this many MiB, -1: never */
+	bool unknown; /* a fill of GS_SIZE_UNKNOWN */
 	/* hold_at: once this many bytes are written, wait (10 s at most)
 	 * until the reader has read read_at of them; held: it did */
 	uint64_t hold_at, read_at;
@@ -1561,9 +1568,9 @@ struct fill_arg {
 static void *fill_writer(void *p)
 {
 	struct fill_arg *fa = p;
-	struct gs_put_args a = {
-		.size = fa->unknown ? GS_SIZE_UNKNOWN : fa->size, .fill = true
-	};
+	struct gs_put_args a = { .size = fa->unknown ? GS_SIZE_UNKNOWN :
+						       fa->size,
+				 .fill = true };
 	struct gs_writer *w;
 	uint8_t *buf = malloc(64 * KiB);
 
@@ -1571,8 +1578,8 @@ static void *fill_writer(void *p)
 	if (fa->ret)
 		return NULL;
 	for (uint64_t off = 0; off < fa->size; off += 64 * KiB) {
-		size_t n = fa->size - off < 64 * KiB ? fa->size - off
-						     : 64 * KiB;
+		size_t n = fa->size - off < 64 * KiB ? fa->size - off :
+						       64 * KiB;
 
 		if (fa->abort_at >= 0 && off == (uint64_t)fa->abort_at * MiB) {
 			gs_put_abort(w);
@@ -1599,7 +1606,8 @@ static void test_read_while_fill(void **state)
 {
 	struct gs_options o;
 	struct gs_store *s;
-	struct fill_arg fa = { .key = "f", .size = 5 * MiB + 77,
+	struct fill_arg fa = { .key = "f",
+			       .size = 5 * MiB + 77,
 			       .abort_at = -1 };
 	struct gs_reader *r;
 	struct gs_chunk c;
@@ -1677,8 +1685,11 @@ static void test_read_while_fill_unknown_size(void **state)
 		char key[2] = { (char)('a' + i), 0 };
 		/* the biggest is held at 3 MiB until 2 MiB are read: its
 		 * tail streams before its size is known */
-		struct fill_arg fa = { .s = s, .key = key, .size = sizes[i],
-				       .abort_at = -1, .unknown = true,
+		struct fill_arg fa = { .s = s,
+				       .key = key,
+				       .size = sizes[i],
+				       .abort_at = -1,
+				       .unknown = true,
 				       .hold_at = i ? 0 : 3 * MiB,
 				       .read_at = 2 * MiB };
 		struct gs_meta m;
@@ -1710,8 +1721,11 @@ static void test_read_while_fill_unknown_size(void **state)
 		assert_int_equal(check_gen(s, key, 5, sizes[i]), 0);
 	}
 	/* aborted: its readers get an error, never a short object */
-	struct fill_arg fa = { .s = s, .key = "z", .size = 5 * MiB,
-			       .abort_at = 2, .unknown = true };
+	struct fill_arg fa = { .s = s,
+			       .key = "z",
+			       .size = 5 * MiB,
+			       .abort_at = 2,
+			       .unknown = true };
 	struct gs_reader *r;
 	struct gs_chunk c;
 	pthread_t t;
@@ -1797,7 +1811,7 @@ static void test_async_reader(void **state)
 		io_uring_cqe_seen(&ring, cqe);
 	}
 	io_uring_queue_exit(&ring);
-	gs_close(s);	/* asserts (debug) that no reference leaked */
+	gs_close(s); /* asserts (debug) that no reference leaked */
 	free(ref);
 }
 
@@ -1828,7 +1842,8 @@ static void *conc_worker(void *p)
 			uint8_t *buf = malloc(size + 8);
 
 			gen(seed_of(key, (uint32_t)r), 0, buf, size);
-			if (gs_put_begin(ca->s, key, strlen(key), &a, &w) == 0) {
+			if (gs_put_begin(ca->s, key, strlen(key), &a, &w) ==
+			    0) {
 				gs_put_write(w, buf, size);
 				if (gs_put_commit(w, NULL))
 					ca->errors++;
@@ -1844,7 +1859,8 @@ static void *conc_worker(void *p)
 			if (gs_get_open(ca->s, key, strlen(key), 0, &rd) == 0) {
 				const struct gs_meta *m = gs_reader_meta(rd);
 				uint64_t sz = m->size;
-				uint8_t *buf = malloc(sz + 8), *ref = malloc(sz + 8);
+				uint8_t *buf = malloc(sz + 8),
+					*ref = malloc(sz + 8);
 
 				gen(seed_of(key, m->flags), 0, ref, sz);
 				if (gs_read(rd, buf, sz, 0) != (ssize_t)sz ||
@@ -1869,7 +1885,7 @@ static void test_concurrent_readers_writers(void **state)
 	(void)state;
 
 	opts(&o);
-	o.memory = 2 * MiB;	/* heads get evicted and promoted under load */
+	o.memory = 2 * MiB; /* heads get evicted and promoted under load */
 	s = open_store(&o);
 	for (int i = 0; i < 4; i++) {
 		ca[i] = (struct conc_arg){ .s = s, .id = i + 1 };
@@ -1972,7 +1988,7 @@ static void test_model_random(void **state)
 
 	opts(&o);
 	o.memory = 4 * MiB;
-	o.small_memory = 64 * MiB;	/* no evictions: the model has none */
+	o.small_memory = 64 * MiB; /* no evictions: the model has none */
 	o.ssd_size = 1 * GiB;
 	s = open_store(&o);
 	for (int step = 0; step < STEPS; step++) {
@@ -1982,30 +1998,42 @@ static void test_model_random(void **state)
 		int op = (int)((r >> 8) % 100);
 
 		snprintf(key, sizeof(key), "m%d", k);
-		if (op < 35) {			/* put / replace */
+		if (op < 35) { /* put / replace */
 			uint64_t size;
 			switch ((r >> 16) % 4) {
-			case 0: size = (r >> 20) % 300; break;
-			case 1: size = (r >> 20) % (2 * H); break;
-			case 2: size = H - 2 + (r >> 20) % 4; break;
-			default: size = (r >> 20) % (3 * MiB); break;
+			case 0:
+				size = (r >> 20) % 300;
+				break;
+			case 1:
+				size = (r >> 20) % (2 * H);
+				break;
+			case 2:
+				size = H - 2 + (r >> 20) % 4;
+				break;
+			default:
+				size = (r >> 20) % (3 * MiB);
+				break;
 			}
 			if ((r >> 50) & 1)
-				assert_int_equal(put_gen(s, key, r, size,
-							 1 + (r >> 40) % 300000), 0);
+				assert_int_equal(
+					put_gen(s, key, r, size,
+						1 + (r >> 40) % 300000),
+					0);
 			else
-				assert_int_equal(put_unknown(s, key, r, size,
-							     1 + (r >> 40) % 300000), 0);
+				assert_int_equal(
+					put_unknown(s, key, r, size,
+						    1 + (r >> 40) % 300000),
+					0);
 			m[k] = (struct model_ent){ true, r, size };
-		} else if (op < 45) {		/* delete */
+		} else if (op < 45) { /* delete */
 			assert_int_equal(gs_delete(s, key, strlen(key)),
 					 m[k].present ? 0 : -ENOENT);
 			m[k].present = false;
-		} else if (op < 47) {		/* reopen */
+		} else if (op < 47) { /* reopen */
 			gs_close(s);
 			o.preload_heads = r & 1;
 			s = open_store(&o);
-		} else if (op < 53) {		/* rename, maybe over another */
+		} else if (op < 53) { /* rename, maybe over another */
 			int k2 = (int)((r >> 24) % NKEYS);
 			char key2[16];
 
@@ -2017,19 +2045,20 @@ static void test_model_random(void **state)
 				m[k2] = m[k];
 				m[k].present = false;
 			}
-		} else if (op < 58) {		/* aborted put changes nothing */
+		} else if (op < 58) { /* aborted put changes nothing */
 			struct gs_put_args a = { .size = 5000 };
 			struct gs_writer *w;
 
-			assert_int_equal(gs_put_begin(s, key, strlen(key), &a,
-						      &w), 0);
+			assert_int_equal(
+				gs_put_begin(s, key, strlen(key), &a, &w), 0);
 			assert_int_equal(gs_put_write(w, "junk", 4), 0);
 			gs_put_abort(w);
-		} else {			/* get */
+		} else { /* get */
 			int ret = check_gen(s, key, m[k].seed, m[k].size);
 
 			if (m[k].present && ret)
-				print_message("step %d key %s size %" PRIu64 " ret %d\n",
+				print_message("step %d key %s size %" PRIu64
+					      " ret %d\n",
 					      step, key, m[k].size, ret);
 			if (m[k].present)
 				assert_int_equal(ret, 0);
@@ -2060,9 +2089,12 @@ static void test_model_random(void **state)
 static uint64_t crash_size(uint64_t i)
 {
 	switch ((i * 7919u) % 4) {
-	case 0: return 700 * KiB + i;
-	case 1: return 32 * KiB + (i * 131) % 150000;
-	default: return (i * 131) % 5000;
+	case 0:
+		return 700 * KiB + i;
+	case 1:
+		return 32 * KiB + (i * 131) % 150000;
+	default:
+		return (i * 131) % 5000;
 	}
 }
 
@@ -2134,13 +2166,14 @@ static void test_crash_kill9(void **state)
 				char key[32];
 				int ret;
 
-				snprintf(key, sizeof(key), "r%d-%" PRIu64, r, i);
+				snprintf(key, sizeof(key), "r%d-%" PRIu64, r,
+					 i);
 				ret = check_gen(s, key, seed_of(key, 0),
 						crash_size(i));
 				if (i < done[r])
 					assert_int_equal(ret, 0);
 				else if (i == done[r] && ret == 0)
-					done[r]++;	/* committed, not yet told */
+					done[r]++; /* committed, not yet told */
 				else
 					assert_int_equal(ret, -ENOENT);
 				checked++;
@@ -2154,7 +2187,7 @@ static void test_crash_kill9(void **state)
 
 /* ---- the HDD tier ---- */
 
-#define P (256 * KiB)	/* --ssd-prefix in these tests: split at H + P */
+#define P (256 * KiB) /* --ssd-prefix in these tests: split at H + P */
 
 static void hdd_opts(struct gs_options *o, char *hdir, size_t len)
 {
@@ -2200,7 +2233,8 @@ static void test_hdd_placement(void **state)
 	gs_stats_get(s, &st);
 	/* the unknown-size puts gave back what they did not use */
 	assert_int_equal(st.hdd_used, (H + P) + (3 * MiB + 64 * KiB) +
-					      (2 * MiB + 64 * KiB) + (H + 64 * KiB));
+					      (2 * MiB + 64 * KiB) +
+					      (H + 64 * KiB));
 	assert_int_equal(st.ssd_used, 3 * (H + P) + H + 64 * KiB);
 	assert_int_equal(check_gen(s, "big", 2, 3 * MiB + 5), 0);
 	assert_int_equal(check_gen(s, "ubig", 3, 2 * MiB + 7), 0);
@@ -2231,8 +2265,8 @@ static void test_hdd_range_reads(void **state)
 	struct gs_reader *r;
 	char hdir[96];
 	const uint64_t size = 5 * MiB + 333;
-	const uint64_t offs[] = { 0, H - 7, H + P - 3, H + P, 4 * MiB + 1,
-				  size - 10 };
+	const uint64_t offs[] = { 0,	 H - 7,	      H + P - 3,
+				  H + P, 4 * MiB + 1, size - 10 };
 	uint8_t *buf = malloc(MiB), *ref = malloc(MiB);
 	(void)state;
 
@@ -2242,8 +2276,8 @@ static void test_hdd_range_reads(void **state)
 	assert_int_equal(put_gen(s, "k", 9, size, 1 << 20), 0);
 	assert_int_equal(gs_get_open(s, "k", 1, 0, &r), 0);
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		uint64_t want = size - offs[i] < 700 * KiB ? size - offs[i]
-							   : 700 * KiB;
+		uint64_t want = size - offs[i] < 700 * KiB ? size - offs[i] :
+							     700 * KiB;
 
 		/* positional reads that start or cross the tier boundary */
 		assert_int_equal(gs_read(r, buf, 700 * KiB, offs[i]), want);
@@ -2267,7 +2301,7 @@ static void test_hdd_prefix_dropped_for_room(void **state)
 	(void)state;
 
 	hdd_opts(&o, hdir, sizeof(hdir));
-	o.ssd_size = 2 * MiB;	/* room for 4 prefixes of H + P */
+	o.ssd_size = 2 * MiB; /* room for 4 prefixes of H + P */
 	s = open_store(&o);
 	for (int i = 0; i < 10; i++) {
 		snprintf(key, sizeof(key), "o%d", i);
@@ -2287,7 +2321,7 @@ static void test_hdd_prefix_dropped_for_room(void **state)
 	assert_int_equal(dropped, (int)st.ssd_prefix_drops);
 	gs_close(s);
 	/* the drops were journalled: replay claims no freed SSD extent */
-	o.memory = 0;	/* no RAM heads: the first bytes come from disk */
+	o.memory = 0; /* no RAM heads: the first bytes come from disk */
 	s = open_store(&o);
 	gs_stats_get(s, &st);
 	assert_int_equal(st.objects, 10);
@@ -2329,7 +2363,7 @@ static void test_hdd_full_evicts_objects(void **state)
 		live += ret == 0;
 	}
 	assert_int_equal(live, 8 - (int)st.evictions_hdd);
-	assert_int_equal(check_gen(s, "o7", 7, 2 * MiB), 0);	/* newest */
+	assert_int_equal(check_gen(s, "o7", 7, 2 * MiB), 0); /* newest */
 	gs_close(s);
 }
 
@@ -2341,10 +2375,10 @@ static void test_hdd_dir_recorded(void **state)
 	(void)state;
 
 	opts(&o);
-	s = open_store(&o);	/* created without an HDD tier */
+	s = open_store(&o); /* created without an HDD tier */
 	assert_int_equal(put_gen(s, "before", 1, 2 * MiB, 1 << 20), 0);
 	gs_close(s);
-	hdd_opts(&o, hdir, sizeof(hdir));	/* one is added */
+	hdd_opts(&o, hdir, sizeof(hdir)); /* one is added */
 	o.preload_heads = true;
 	s = open_store(&o);
 	assert_int_equal(put_gen(s, "after", 2, 2 * MiB, 1 << 20), 0);
@@ -2356,7 +2390,7 @@ static void test_hdd_dir_recorded(void **state)
 	assert_int_equal(gs_open(dir, &o, &s, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "keeps its HDD tier"));
 	o.hdd_dir = NULL;
-	o.ssd_prefix = 100 * KiB;	/* not a multiple of the unit */
+	o.ssd_prefix = 100 * KiB; /* not a multiple of the unit */
 	assert_int_equal(gs_open(dir, &o, &s, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--ssd-prefix"));
 }
@@ -2368,8 +2402,8 @@ static void test_hdd_dir_recorded(void **state)
 struct over_arg {
 	struct gs_store *s;
 	int id;
-	uint64_t budget;	/* bytes this thread puts */
-	uint64_t *sizes;	/* of each key it put (acknowledged or not) */
+	uint64_t budget; /* bytes this thread puts */
+	uint64_t *sizes; /* of each key it put (acknowledged or not) */
 	int n;
 	int acked, refused;
 };
@@ -2379,7 +2413,8 @@ static uint64_t art_size(uint64_t *x)
 {
 	for (;;) {
 		double u = (double)(splitmix(x) >> 11) / 9007199254740992.0;
-		double v = 262144.0 + 583208.0 * (pow(1.0 - u, -0.3) - 1.0) / 0.3;
+		double v =
+			262144.0 + 583208.0 * (pow(1.0 - u, -0.3) - 1.0) / 0.3;
 
 		if (v <= 8.0 * MiB)
 			return (uint64_t)v;
@@ -2423,7 +2458,8 @@ static void overload(struct gs_options *o, uint64_t total)
 	int acked = 0, missing = 0, wrong = 0;
 
 	for (int i = 0; i < OVER_THREADS; i++) {
-		a[i] = (struct over_arg){ .s = s, .id = i,
+		a[i] = (struct over_arg){ .s = s,
+					  .id = i,
 					  .budget = total / OVER_THREADS };
 		a[i].sizes = calloc(total / OVER_THREADS / (256 * KiB) + 2,
 				    sizeof(uint64_t));
@@ -2466,7 +2502,7 @@ static void test_admission_overload(void **state)
 	(void)state;
 
 	opts(&o);
-	o.memory = 8 * MiB;	/* far less RAM than data */
+	o.memory = 8 * MiB; /* far less RAM than data */
 	o.ssd_size = 1 * GiB;
 	overload(&o, 768 * MiB);
 }
@@ -2488,7 +2524,7 @@ static void test_admission_overload_hdd(void **state)
 /* gs_set_attr (issue 6: a 304 refreshes an HTTP response's metadata). */
 static void test_set_attr(void **state)
 {
-	static const char pkey[] = "\0pass/1";	/* keys may hold NUL bytes */
+	static const char pkey[] = "\0pass/1"; /* keys may hold NUL bytes */
 	struct gs_put_args a = { .attr = "old", .attr_len = 3 };
 	struct gs_options o;
 	struct gs_store *s;
@@ -2503,7 +2539,8 @@ static void test_set_attr(void **state)
 	assert_int_equal(gs_stat(s, "small", 5, &m), 0);
 	cas = m.cas;
 	assert_int_equal(put_gen(s, "large", seed_of("large", 0), H + 70 * KiB,
-				 4096), 0);
+				 4096),
+			 0);
 	assert_int_equal(gs_stat(s, "large", 5, &m), 0);
 	lcas = m.cas;
 	assert_int_equal(gs_put(s, pkey, sizeof(pkey) - 1, "p", 1, &a), 0);
@@ -2512,15 +2549,16 @@ static void test_set_attr(void **state)
 
 	/* a reader open before keeps what it saw */
 	assert_int_equal(gs_get_open(s, "small", 5, 0, &r), 0);
-	assert_int_equal(gs_set_attr(s, "small", 5, cas, "fresh", 5,
-				     (int64_t)exp), 0);
+	assert_int_equal(
+		gs_set_attr(s, "small", 5, cas, "fresh", 5, (int64_t)exp), 0);
 	assert_memory_equal(gs_reader_meta(r)->attr, "old", 3);
 	gs_reader_close(r);
 	assert_int_equal(gs_set_attr(s, "small", 5, cas + 1000, "x", 1, 0),
 			 -ESTALE);
 	assert_int_equal(gs_set_attr(s, "nope", 4, cas, "x", 1, 0), -ENOENT);
-	assert_int_equal(gs_set_attr(s, "small", 5, cas, "x",
-				     GS_ATTR_MAX + 1, 0), -EINVAL);
+	assert_int_equal(gs_set_attr(s, "small", 5, cas, "x", GS_ATTR_MAX + 1,
+				     0),
+			 -EINVAL);
 	assert_int_equal(gs_set_attr(s, "large", 5, lcas, NULL, 0, 0), 0);
 	assert_int_equal(gs_stat(s, "small", 5, &m), 0);
 	assert_int_equal(m.cas, cas);
@@ -2571,57 +2609,91 @@ static void test_set_attr(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_placement_sizes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_range_reads, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_long_stream_reads_bigger, setup,
+		cmocka_unit_test_setup_teardown(test_placement_sizes, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_multi_gib, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_tail_is_miss, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_head_dropped_at_open, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_journal_record, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reader_keeps_old_version, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_modes_and_meta, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_range_reads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_long_stream_reads_bigger,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_multi_gib, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_tail_is_miss,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_corrupt_head_dropped_at_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_journal_record,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_keeps_old_version,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_modes_and_meta, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_value_checksum_reference,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lock_names_holder, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_put_unknown_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_names_holder, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_put_unknown_size, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_capacity_shrink_evicts_by_policy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_issue16_journal_counts_in_capacity,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ssd_dir_recorded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_capacity_shrink_evicts_by_policy, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_issue16_journal_counts_in_capacity, setup,
+			teardown),
 		cmocka_unit_test(test_option_set),
-		cmocka_unit_test_setup_teardown(test_drop_hook, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sizes_remembered, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ssd_eviction_scan_resistant, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_head_eviction_and_promotion, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_small_arena_compaction, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cold_small_objects, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cold_small_bounded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_while_fill_unknown_size,
+		cmocka_unit_test_setup_teardown(test_drop_hook, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sizes_remembered, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_ssd_eviction_scan_resistant, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_head_eviction_and_promotion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_arena_compaction,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cold_small_objects, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cold_small_bounded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_read_while_fill_unknown_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_direct_records,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_preallocated,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_puts_concurrent,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_journal_write_fails,
+		cmocka_unit_test_setup_teardown(test_journal_write_fails, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_while_fill, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_async_reader, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_readers_writers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_streams_hop_threads, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_model_random, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hdd_placement, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hdd_range_reads, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hdd_prefix_dropped_for_room, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hdd_full_evicts_objects, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hdd_dir_recorded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_admission_overload, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_admission_overload_hdd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_while_fill, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_async_reader, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_readers_writers,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streams_hop_threads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_model_random, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_crash_kill9, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_placement, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_range_reads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_hdd_prefix_dropped_for_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_full_evicts_objects,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hdd_dir_recorded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_admission_overload, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_admission_overload_hdd,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_attr, setup, teardown),
 	};
 
