@@ -63,3 +63,18 @@ obj() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+@test "issue 17: make format-check fails on code not in the house style" {
+	printf 'int f(void){return 1;}\n' >"$T/bad.c"
+	printf 'int f(void)\n{\n\treturn 1;\n}\n' >"$T/good.c"
+	run -0 make -s -C "$ROOT" format-check FORMAT_SRC="$T/good.c"
+	[[ "$output" == "format-check: 1 files in the house style" ]]
+	run -2 make -s -C "$ROOT" format-check FORMAT_SRC="$T/good.c $T/bad.c"
+	[[ "$output" == *"bad.c:1:12: error: code should be clang-formatted"* ]]
+}
+
+@test "issue 17: the tree is in the house style (.clang-format)" {
+	run make -s -C "$ROOT" format-check
+	echo "$output" | head -40
+	[ "$status" -eq 0 ]
+}
