@@ -8,91 +8,8 @@
  */
 #include <string.h>
 
+#include "../store/httptok.h"
 #include "http_sem.h"
-
-/* ---- small helpers ---- */
-
-static bool is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* trim OWS at both ends of [*s, *s + *len) */
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_ows(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_ows((*s)[*len - 1]))
-		(*len)--;
-}
-
-static bool eq_nocase(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b);
-
-	if (alen != blen)
-		return false;
-	for (size_t i = 0; i < alen; i++)
-		if (lower(a[i]) != lower(b[i]))
-			return false;
-	return true;
-}
-
-/* ---- lists ---- */
-
-/*
- * Split a #list (RFC 9110 §5.6.1) at commas outside quoted strings.
- * Each call yields the next element, OWS trimmed, possibly empty (empty
- * elements are allowed and the callers skip them).  False at the end.
- */
-struct list {
-	const char *p, *end;
-	bool done;
-};
-
-static void list_init(struct list *l, const char *s, size_t len)
-{
-	l->p = s;
-	l->end = s + len;
-	l->done = false;
-}
-
-static bool list_next(struct list *l, const char **e, size_t *elen)
-{
-	const char *q = l->p;
-	bool quoted = false;
-
-	if (l->done)
-		return false;
-	for (; q < l->end; q++) {
-		if (quoted && *q == '\\' && q + 1 < l->end)
-			q++;
-		else if (*q == '"')
-			quoted = !quoted;
-		else if (!quoted && *q == ',')
-			break;
-	}
-	*e = l->p;
-	*elen = (size_t)(q - l->p);
-	trim(e, elen);
-	if (q < l->end)
-		l->p = q + 1;
-	else
-		l->done = true;
-	return true;
-}
 
 /* ---- Range ---- */
 
@@ -103,7 +20,7 @@ static bool parse_u64(const char *s, size_t len, uint64_t *v)
 		return false;
 	*v = 0;
 	for (size_t i = 0; i < len; i++) {
-		if (!is_digit(s[i]))
+		if (!ht_is_digit(s[i]))
 			return false;
 		unsigned d = (unsigned)(s[i] - '0');
 
@@ -222,18 +139,18 @@ enum http_range_result http_range_parse(const char *s, size_t len,
 {
 	const char *eq, *e;
 	size_t elen;
-	struct list l;
+	struct ht_list l;
 	struct http_range r;
 	unsigned long sat = 0;
 	bool any = false, suffix0 = false;
 
 	*n = 0;
-	trim(&s, &len);
+	ht_trim(&s, &len);
 	eq = memchr(s, '=', len);
-	if (!eq || !eq_nocase(s, (size_t)(eq - s), "bytes"))
+	if (!eq || !ht_eq_nocase(s, (size_t)(eq - s), "bytes"))
 		return HTTP_RANGE_NONE;
-	list_init(&l, eq + 1, len - (size_t)(eq + 1 - s));
-	while (list_next(&l, &e, &elen)) {
+	ht_list_init(&l, eq + 1, len - (size_t)(eq + 1 - s));
+	while (ht_list_next(&l, &e, &elen)) {
 		switch (range_spec(e, elen, size, &r)) {
 		case SPEC_BAD:
 			return HTTP_RANGE_NONE;
@@ -260,8 +177,8 @@ enum http_range_result http_range_parse(const char *s, size_t len,
 		return HTTP_RANGE_NONE;
 	if (!sat)
 		return HTTP_RANGE_UNSATISFIABLE;
-	list_init(&l, eq + 1, len - (size_t)(eq + 1 - s));
-	while (list_next(&l, &e, &elen)) {
+	ht_list_init(&l, eq + 1, len - (size_t)(eq + 1 - s));
+	while (ht_list_next(&l, &e, &elen)) {
 		if (range_spec(e, elen, size, &r) != SPEC_OK)
 			continue;
 		if (sat <= max) {
@@ -314,15 +231,15 @@ bool http_etag_match(const char *s, size_t len, const char *etag,
 	const char *e, *op, *cop = NULL;
 	size_t elen, olen, colen = 0;
 	bool w, cweak = false, have, match = false, any = false;
-	struct list l;
+	struct ht_list l;
 
-	trim(&s, &len);
+	ht_trim(&s, &len);
 	if (len == 1 && s[0] == '*')
 		return exists || etag_len;
-	trim(&etag, &etag_len);
+	ht_trim(&etag, &etag_len);
 	have = etag_len && etag_parse(etag, etag_len, &cweak, &cop, &colen);
-	list_init(&l, s, len);
-	while (list_next(&l, &e, &elen)) {
+	ht_list_init(&l, s, len);
+	while (ht_list_next(&l, &e, &elen)) {
 		if (!elen)
 			continue;
 		if (!etag_parse(e, elen, &w, &op, &olen))
@@ -391,7 +308,7 @@ bool http_if_range(const char *s, size_t len, const char *etag, size_t etag_len,
 	bool w;
 	int64_t t;
 
-	trim(&s, &len);
+	ht_trim(&s, &len);
 	if ((len && s[0] == '"') || (len >= 2 && s[0] == 'W' && s[1] == '/')) {
 		if (!etag_parse(s, len, &w, &op, &olen) || w)
 			return false;

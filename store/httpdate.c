@@ -8,38 +8,13 @@
 #include <string.h>
 
 #include "goblin.h"
+#include "httptok.h"
 
 #define HTTP_DATE_LEN GS_HTTP_DATE_LEN
 
 /* IMF-fixdate years 0000-9999: what HTTP_DATE_LEN can hold */
 #define DATE_MIN INT64_C(-62167219200) /* 0000-01-01 00:00:00 */
 #define DATE_MAX INT64_C(253402300799) /* 9999-12-31 23:59:59 */
-
-static bool is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* trim OWS at both ends of [*s, *s + *len) */
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_ows(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_ows((*s)[*len - 1]))
-		(*len)--;
-}
 
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 {
@@ -109,7 +84,7 @@ static bool lit(struct cur *c, const char *s)
 	if ((size_t)(c->end - c->p) < n)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (lower(c->p[i]) != lower(s[i]))
+		if (ht_lower(c->p[i]) != ht_lower(s[i]))
 			return false;
 	c->p += n;
 	return true;
@@ -122,7 +97,7 @@ static bool digits(struct cur *c, int n, int *v)
 	if (c->end - c->p < n)
 		return false;
 	for (int i = 0; i < n; i++) {
-		if (!is_digit(c->p[i]))
+		if (!ht_is_digit(c->p[i]))
 			return false;
 		*v = *v * 10 + (c->p[i] - '0');
 	}
@@ -156,7 +131,7 @@ int gs_http_date_parse(const char *s, size_t len, int64_t *t)
 	int mon, day, year, h, mi, sec, wd;
 	int64_t y;
 
-	trim(&s, &len);
+	ht_trim(&s, &len);
 	c.p = s;
 	c.end = s + len;
 	if ((wd = name(&c, weekday, 7)) >= 0 && lit(&c, ", ")) {

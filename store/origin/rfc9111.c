@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "../httptok.h"
 #include "origin.h"
 
 /* RFC 9111 §1.2.2: delta-seconds that do not fit are 2^31 */
@@ -16,21 +17,6 @@
 #define HEURISTIC_MAX 86400 /* cap of the 10% rule (one day) */
 
 /* ---- small helpers ---- */
-
-static bool is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
 
 /* RFC 9110 §5.6.2 tchar */
 static bool is_tchar(char c)
@@ -41,29 +27,6 @@ static bool is_tchar(char c)
 	    (u >= 'A' && u <= 'Z'))
 		return true;
 	return u && strchr("!#$%&'*+-.^_`|~", u) != NULL;
-}
-
-/* trim OWS at both ends of [*s, *s + *len) */
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_ows(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_ows((*s)[*len - 1]))
-		(*len)--;
-}
-
-static bool eq_nocase(const char *a, size_t alen, const char *b)
-{
-	size_t blen = strlen(b);
-
-	if (alen != blen)
-		return false;
-	for (size_t i = 0; i < alen; i++)
-		if (lower(a[i]) != lower(b[i]))
-			return false;
-	return true;
 }
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -89,50 +52,6 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* ---- lists ---- */
-
-/*
- * Split a #list (RFC 9110 §5.6.1) at commas outside quoted strings.
- * Each call yields the next element, OWS trimmed, possibly empty (empty
- * elements are allowed and the callers skip them).  False at the end.
- */
-struct list {
-	const char *p, *end;
-	bool done;
-};
-
-static void list_init(struct list *l, const char *s, size_t len)
-{
-	l->p = s;
-	l->end = s + len;
-	l->done = false;
-}
-
-static bool list_next(struct list *l, const char **e, size_t *elen)
-{
-	const char *q = l->p;
-	bool quoted = false;
-
-	if (l->done)
-		return false;
-	for (; q < l->end; q++) {
-		if (quoted && *q == '\\' && q + 1 < l->end)
-			q++;
-		else if (*q == '"')
-			quoted = !quoted;
-		else if (!quoted && *q == ',')
-			break;
-	}
-	*e = l->p;
-	*elen = (size_t)(q - l->p);
-	trim(e, elen);
-	if (q < l->end)
-		l->p = q + 1;
-	else
-		l->done = true;
-	return true;
-}
-
 /* ---- Cache-Control ---- */
 
 void http_cc_init(struct http_cc *cc)
@@ -155,7 +74,7 @@ static int64_t delta_seconds(const char *v, size_t len, bool quoted)
 
 		if (quoted && c == '\\' && i + 1 < len)
 			c = v[++i];
-		if (!is_digit(c))
+		if (!ht_is_digit(c))
 			return -1;
 		n++;
 		if (r < DELTA_MAX)
@@ -213,23 +132,23 @@ static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		if (eq_nocase(name, nlen, flags[i].name)) {
+		if (ht_eq_nocase(name, nlen, flags[i].name)) {
 			/* no-cache="f" and private="f": the whole message */
 			*(bool *)((char *)cc + flags[i].off) = true;
 			return;
 		}
 	}
-	if (eq_nocase(name, nlen, "max-age"))
+	if (ht_eq_nocase(name, nlen, "max-age"))
 		cc_delta(cc, &cc->max_age, v, vlen, has_v, quoted, DUP_STALE);
-	else if (eq_nocase(name, nlen, "s-maxage"))
+	else if (ht_eq_nocase(name, nlen, "s-maxage"))
 		cc_delta(cc, &cc->s_maxage, v, vlen, has_v, quoted, DUP_STALE);
-	else if (eq_nocase(name, nlen, "min-fresh"))
+	else if (ht_eq_nocase(name, nlen, "min-fresh"))
 		cc_delta(cc, &cc->min_fresh, v, vlen, has_v, quoted, DUP_MAX);
-	else if (eq_nocase(name, nlen, "max-stale") && !has_v)
+	else if (ht_eq_nocase(name, nlen, "max-stale") && !has_v)
 		/* no argument: any staleness; 2^31 s is as good as that */
 		cc_delta(cc, &cc->max_stale, "2147483648", 10, true, false,
 			 DUP_MIN);
-	else if (eq_nocase(name, nlen, "max-stale"))
+	else if (ht_eq_nocase(name, nlen, "max-stale"))
 		cc_delta(cc, &cc->max_stale, v, vlen, has_v, quoted, DUP_MIN);
 }
 
@@ -240,20 +159,20 @@ static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
  */
 void http_cc_parse(struct http_cc *cc, const char *s, size_t len)
 {
-	struct list l;
+	struct ht_list l;
 	const char *e, *v;
 	size_t elen, nlen, vlen;
 	bool quoted;
 
-	list_init(&l, s, len);
-	while (list_next(&l, &e, &elen)) {
+	ht_list_init(&l, s, len);
+	while (ht_list_next(&l, &e, &elen)) {
 		for (nlen = 0; nlen < elen && is_tchar(e[nlen]); nlen++)
 			;
 		if (!nlen)
 			continue;
 		v = e + nlen;
 		vlen = elen - nlen;
-		trim(&v, &vlen);
+		ht_trim(&v, &vlen);
 		if (!vlen) {
 			cc_directive(cc, e, nlen, NULL, 0, false, false);
 			continue;
@@ -262,7 +181,7 @@ void http_cc_parse(struct http_cc *cc, const char *s, size_t len)
 			continue; /* "max-age 5": not a directive */
 		v++;
 		vlen--;
-		trim(&v, &vlen);
+		ht_trim(&v, &vlen);
 		quoted = vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"';
 		if (quoted) {
 			v++;
