@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "fault.h"
+#include "testdir.h"
 
 #define KiB	  1024ull
 #define MiB	  (1024ull * 1024)
@@ -28,7 +29,7 @@
 #define NALT	  24			 /* acceptable states kept per key */
 #define BUDGET_NS (250ull * 1000 * 1000) /* per step and class */
 
-static char dir[64];
+static char dir[64]; /* test_mkdtemp: $TMPDIR up to ~45 bytes */
 
 /* One state a key may be in: absent, or a generated value. */
 struct ver {
@@ -552,18 +553,14 @@ static void test_faults_env_malformed(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/gs-faults-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_mkdtemp(dir, sizeof(dir), "gs-faults") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
 	fault_disarm();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return test_rmtree(dir);
 }
 
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)

@@ -350,14 +350,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *x = *state;
-	char cmd[128];
 
 	fetcher_free(x->f);
 	origin_stop();
 	gs_close(x->s);
 	free(x);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return test_rmtree(dir);
 }
 
 /* A fetcher with other options. */

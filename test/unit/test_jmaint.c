@@ -462,12 +462,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
 	fault_disarm();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return test_rmtree(dir);
 }
 
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)

@@ -439,11 +439,8 @@ static int store_setup(void **state)
 
 static int store_teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return test_rmtree(dir);
 }
 
 static void test_real_topology(void **state)

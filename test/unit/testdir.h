@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A unit test's scratch directory: a new one under $TMPDIR (/tmp when it is
- * unset or empty), as mkdtemp(3) makes it.
+ * unset or empty), as mkdtemp(3) makes it, and its removal.
  */
 #ifndef GOBLIN_TESTDIR_H
 #define GOBLIN_TESTDIR_H
@@ -24,6 +24,17 @@ static inline char *test_mkdtemp(char *buf, size_t n, const char *name)
 		return NULL;
 	}
 	return mkdtemp(buf);
+}
+
+/* Remove @dir and everything under it (a teardown): system(3)'s status. */
+static inline int test_rmtree(const char *dir)
+{
+	char cmd[4096 + 16]; /* a path, quoted, after rm -rf */
+
+	if ((size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >=
+	    sizeof(cmd))
+		return -1;
+	return system(cmd);
 }
 
 #endif
