@@ -159,6 +159,18 @@ static void stats(struct gs_store *s, struct gs_stats *st)
 	gs_stats_get(s, st);
 }
 
+/* Close @s and open it again (@ssd_size): recovery must drop nothing. */
+static struct gs_store *reopen(struct gs_store *s, uint64_t ssd_size)
+{
+	struct gs_stats st;
+
+	gs_close(s);
+	s = open_store(ssd_size);
+	stats(s, &st);
+	assert_int_equal(st.recovery_dropped, 0);
+	return s;
+}
+
 /* Small values (most of them cold), a few large ones. */
 static uint64_t pick_size(uint64_t *rng)
 {
@@ -230,10 +242,7 @@ static void test_issue17_ops_go_on_during_a_rewrite(void **state)
 	assert_true(st.journal_rewrites > st0.journal_rewrites);
 	assert_int_equal(st.journal_rewrite_errors, 0);
 	check_all(s, &m, want);
-	gs_close(s);
-	s = open_store(32 * MiB);
-	stats(s, &st);
-	assert_int_equal(st.recovery_dropped, 0);
+	s = reopen(s, 32 * MiB);
 	check_all(s, &m, want);
 	gs_close(s);
 	free(buf);
@@ -339,10 +348,7 @@ static void test_issue17_rewrite_fails_at_each_step(void **state)
 		       (unsigned long long)st.journal_rewrite_errors);
 		check_all(s, &m, want);
 		/* and a reopen finds exactly what was acknowledged */
-		gs_close(s);
-		s = open_store(32 * MiB);
-		stats(s, &st);
-		assert_int_equal(st.recovery_dropped, 0);
+		s = reopen(s, 32 * MiB);
 		check_all(s, &m, want);
 	}
 	gs_close(s);
@@ -444,10 +450,7 @@ static void test_issue17_ops_and_rewrites_stress(void **state)
 	assert_int_equal(st.evictions_ssd + st.evictions_small, 0);
 	for (int i = 0; i < 4; i++)
 		check_all(s, &w[i].m, want);
-	gs_close(s);
-	s = open_store(64 * MiB);
-	stats(s, &st);
-	assert_int_equal(st.recovery_dropped, 0);
+	s = reopen(s, 64 * MiB);
 	for (int i = 0; i < 4; i++)
 		check_all(s, &w[i].m, want);
 	gs_close(s);
