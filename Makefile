@@ -86,7 +86,10 @@ RUN_DEPS = netcat-openbsd curl libmemcached-tools attr
 TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
 	    clang-14 libclang-rt-14-dev clang-format-14 time fio memcached \
 	    libmemcached-tools nutcracker netcat-openbsd curl attr iproute2 \
-	    procps prometheus groff-base
+	    procps prometheus groff-base nodejs $(HCT_NPM) nginx-light
+# Debian's npm, unless an npm is there already: NodeSource's nodejs
+# bundles its own and conflicts with Debian's package
+HCT_NPM = $(if $(shell command -v npm 2>/dev/null),,npm)
 # bench: the peers compared with and the tools that draw the results
 BENCH_DEPS = librocksdb-dev gnuplot-nox varnish nginx-light memcached fio \
 	     time python3 curl
@@ -259,8 +262,14 @@ units: $(UNIT_BIN)
 # there.
 test:
 	$(call apt_install,$(BUILD_DEPS) $(RUN_DEPS) $(TEST_DEPS),tests)
-	@$(MAKE) --no-print-directory all units fuzz
+	@$(MAKE) --no-print-directory all units fuzz hct
 	@bash test/run.sh
+
+# hct: the HTTP caching tests (npm http-cache-tests, pinned in the script)
+# in $(B)/hct, installed once: test/bats/66-http-cache-tests.bats runs them
+.PHONY: hct
+hct:
+	@bash bench/http-cache-tests.sh --install-only
 
 run:
 	$(call apt_install,$(BUILD_DEPS) $(RUN_DEPS),make run)

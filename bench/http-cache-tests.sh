@@ -342,7 +342,8 @@ for s in "${systems[@]}"; do
 	const s = JSON.parse(process.argv[1]), c = s.counts, n = process.argv[2]
 	console.log(`RESULT system=${n} passed=${c.passed} total=${c.total} ` +
 	  `required_passed=${c.rp} required_total=${c.rt} setup_failures=${c.setup} ` +
-	  `harness_failures=${c.harness} seconds=${process.argv[3]}`)
+	  `harness_failures=${c.harness} no_result=${c.missing} ` +
+	  `seconds=${process.argv[3]}`)
 	const f = s.groups.flatMap(g => g.failed)
 	console.log(`FAILED system=${n} ${f.map(x => x.id).join(" ")}`)
 	console.log(`REQUIRED_FAILED system=${n} ` +
@@ -392,7 +393,11 @@ w('## Failing tests by the suite\'s groups')
 w('')
 w('Each group: what it checks (the suite\'s own description), then per')
 w('system the ids that did not pass ((R) required, (o) optimal, (c) check)')
-w('and the failure messages the suite gave, most frequent first.')
+w('and the failure messages the suite gave, most frequent first. The')
+w('suite tells a stored response from a fresh one by the origin\'s')
+w('`Server-Request-Count` response header: a cache that drops it (does not')
+w('store or replay the origin\'s headers) fails "comes from cache" and')
+w('"does not come from cache" checks alike, whatever it did.')
 const mark = { required: ' (R)', optimal: ' (o)', check: ' (c)', none: '' }
 tests.forEach((suite, i) => {
   const per = runs.map(r => ({ r, g: r.groups[i] }))
