@@ -62,7 +62,8 @@ die() {
 	exit 1
 }
 
-systems=() out= jsondir= gd=$root/build/goblind testid= limit=300 only_install=
+systems=() out='' jsondir='' gd=$root/build/goblind testid='' limit=300
+only_install=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--system) [ $# -ge 2 ] || usage; systems+=("$2"); shift 2 ;;
@@ -131,8 +132,8 @@ free_port() {
 
 # wait_log FILE PID SED: the first port SED finds in FILE, while PID lives
 wait_log() {
-	local i p
-	for i in $(seq 200); do
+	local p
+	for _ in $(seq 200); do
 		p=$(sed -n "$3" "$1" | head -1)
 		[ -n "$p" ] && { echo "$p"; return 0; }
 		kill -0 "$2" 2>/dev/null || break
@@ -144,8 +145,7 @@ wait_log() {
 
 # wait_http PORT PID LOG: PORT answers HTTP
 wait_http() {
-	local i
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		curl -s -o /dev/null "http://127.0.0.1:$1/" && return 0
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.05
@@ -391,33 +391,36 @@ for (const r of runs) {
 w('')
 w('## Failing tests by the suite\'s groups')
 w('')
-w('Each group: what it checks (the suite\'s own description), then per')
-w('system the ids that did not pass ((R) required, (o) optimal, (c) check)')
-w('and the failure messages the suite gave, most frequent first. The')
-w('suite tells a stored response from a fresh one by the origin\'s')
-w('`Server-Request-Count` response header: a cache that drops it (does not')
-w('store or replay the origin\'s headers) fails "comes from cache" and')
-w('"does not come from cache" checks alike, whatever it did.')
-const mark = { required: ' (R)', optimal: ' (o)', check: ' (c)', none: '' }
+w('Each group: what it checks (the suite\'s own description), how many of')
+w('its tests each system passes, then every test that one of them does not')
+w('pass: its id, its kind (required: a MUST; optimal: what a good cache')
+w('does; check: a behaviour the suite reports without judging; none given:')
+w('shown as pass/fail), what it checks (the suite\'s name of the test), and')
+w('per system pass or the suite\'s message. The suite tells a stored')
+w('response from a fresh one by the origin\'s `Server-Request-Count`')
+w('response header: a cache that drops it (does not store or replay the')
+w('origin\'s headers) fails "comes from cache" and "does not come from')
+w('cache" checks alike, whatever it did.')
+const cell = t => t.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim()
+const short = t => { t = cell(t); return t.length > 90 ? t.slice(0, 87) + '...' : t }
 tests.forEach((suite, i) => {
-  const per = runs.map(r => ({ r, g: r.groups[i] }))
-  if (per.every(x => x.g.failed.length === 0)) return
+  const per = runs.map(r => r.groups[i])
+  if (per.every(g => g.failed.length === 0)) return
   w('')
-  w(`### ${suite.name} (\`${suite.id}\`, ${per[0].g.total} tests)`)
+  w(`### ${suite.name} (\`${suite.id}\`, ${per[0].total} tests)`)
   w('')
-  if (suite.description) w(suite.description.replace(/\s+/g, ' ').trim() + '\n')
-  for (const { r, g } of per) {
-    if (g.failed.length === 0) { w(`- ${r.name}: all ${g.total} pass`); continue }
-    w(`- ${r.name}: ${g.total - g.failed.length} of ${g.total} pass; not passed: ` +
-      g.failed.map(f => '`' + f.id + '`' + mark[f.kind]).join(', '))
-    const why = {}
-    for (const f of g.failed) {
-      const k = f.why.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, 'UUID')
-      why[k] = (why[k] || 0) + 1
-    }
-    const top = Object.entries(why).sort((a, b) => b[1] - a[1]).slice(0, 3)
-    w('  - why: ' + top.map(([k, n]) => `"${k.replace(/\s+/g, ' ')}" (${n})`).join('; ') +
-      (Object.keys(why).length > 3 ? `; ${Object.keys(why).length - 3} other messages` : ''))
+  if (suite.description) w(cell(suite.description) + '\n')
+  w(runs.map((r, j) => `${r.name} ${per[j].total - per[j].failed.length}`).join(', ') +
+    ` of ${per[0].total} pass.`)
+  w('')
+  w(`| test | kind | what it checks | ${runs.map(r => r.name).join(' | ')} |`)
+  w(`|---|---|---|${runs.map(() => '---').join('|')}|`)
+  const fails = per.map(g => Object.fromEntries(g.failed.map(f => [f.id, f.why])))
+  for (const t of suite.tests) {
+    if (t.browser_only === true) continue
+    if (fails.every(f => !(t.id in f))) continue
+    w(`| \`${t.id}\` | ${t.kind || 'none'} | ${cell(t.name)} | ` +
+      fails.map(f => t.id in f ? short(f[t.id]) : 'pass').join(' | ') + ' |')
   }
 })
 EOF
