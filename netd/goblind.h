@@ -76,6 +76,7 @@ struct gd_settings {
 	unsigned mirror_timeout; /* --mirror-timeout seconds */
 	uint64_t mirror_max_object; /* --mirror-max-object */
 	unsigned mirror_threads;    /* --mirror-threads, 0: --cores */
+	uint64_t mirror_max_header; /* --mirror-max-header, 0: default */
 };
 
 /* ---- counters: per worker, summed by stats ---- */

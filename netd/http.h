@@ -131,7 +131,12 @@ extern const struct proto_ops http_ops;
 
 /* ---- http_reply.c ---- */
 
-/* The status line and the headers every response has. */
+/*
+ * The status line and the headers every response has; _stored: then a
+ * stored response's header block, whose Date and Server stand.
+ */
+void http_head_begin_stored(struct conn *c, int st, const char *hdrs,
+			    size_t len);
 void http_head_begin(struct conn *c, int st);
 /* A whole response with a body built in memory; @extra: header lines. */
 void http_reply_full(struct conn *c, int st, const char *extra,

@@ -173,18 +173,19 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 			}
 		}
 	}
-	http_head_begin(c, h->nranges ? 206 : st);
+	http_head_begin_stored(c, h->nranges ? 206 : st, a->headers,
+			       a->headers_len);
 	http_validators_out(c, etag, elen, lm);
 	if (known)
 		OUT(c, "Accept-Ranges: bytes\r\n");
 	if (xcache)
 		conn_printf(c, "X-Cache: %s\r\n", xcache);
 	if (a->age_base) {
+		/* RFC 9111 sec. 4.2.3: current_age */
 		int64_t age = (int64_t)time(NULL) - a->age_base;
 
 		conn_printf(c, "Age: %" PRId64 "\r\n", age > 0 ? age : 0);
 	}
-	conn_out(c, a->headers, a->headers_len);
 	body_head(c, m);
 	if (h->head_only) {
 		http_send_close_reader(c);

@@ -112,20 +112,51 @@ static void count_status(struct worker *w, int st)
 		CNT(w, http_client_errors);
 }
 
-/* The status line and the headers every response has. */
-void http_head_begin(struct conn *c, int st)
+/* The header block @b (@len bytes of "Name: value\r\n") has @name. */
+static bool block_has(const char *b, size_t len, const char *name)
+{
+	size_t nlen = strlen(name);
+	const char *p = b, *end = b + len;
+
+	while (p && (size_t)(end - p) > nlen) {
+		if (p[nlen] == ':' && strncasecmp(p, name, nlen) == 0)
+			return true;
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/*
+ * The status line and the headers every response has.  A stored
+ * response's header block @hdrs (may be NULL) goes out after them, and
+ * where it has the origin's Date and Server, those stand (RFC 9111 sec.
+ * 3.1 and 4: a stored response is replayed with its own; its Age says
+ * how old it is).
+ */
+void http_head_begin_stored(struct conn *c, int st, const char *hdrs,
+			    size_t len)
 {
 	struct http_state *h = h_of(c);
 
 	count_status(c->w, st);
-	conn_printf(c,
-		    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
-		    "Server: goblind/" GD_VERSION "\r\n",
-		    st, reason(st), date_now(c));
+	conn_printf(c, "HTTP/1.1 %d %s\r\n", st, reason(st));
+	if (!hdrs || !block_has(hdrs, len, "Date"))
+		conn_printf(c, "Date: %s\r\n", date_now(c));
+	if (!hdrs || !block_has(hdrs, len, "Server"))
+		OUT(c, "Server: goblind/" GD_VERSION "\r\n");
 	if (!h->keep_alive)
 		OUT(c, "Connection: close\r\n");
 	else if (h->http10)
 		OUT(c, "Connection: keep-alive\r\n");
+	if (hdrs)
+		conn_out(c, hdrs, len);
+}
+
+void http_head_begin(struct conn *c, int st)
+{
+	http_head_begin_stored(c, st, NULL, 0);
 }
 
 /* A whole response with a body built in memory; @extra: header lines. */

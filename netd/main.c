@@ -74,6 +74,9 @@ static void usage_print(FILE *f)
 	      "                         (default: --max-item)\n"
 	      "  --mirror-threads N     origin fetcher threads (default: "
 	      "--cores)\n"
+	      "  --mirror-max-header SIZE  responses whose head is longer "
+	      "are passed,\n"
+	      "                         not stored (default and most 32k)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -124,6 +127,7 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "mirror-timeout", required_argument, NULL, OPT_OWN },
 	{ "mirror-max-object", required_argument, NULL, OPT_OWN },
 	{ "mirror-threads", required_argument, NULL, OPT_OWN },
+	{ "mirror-max-header", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -221,6 +225,11 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "mirror-threads")) {
 		if (!count_arg(val, 1, FETCH_THREADS_MAX, &s->mirror_threads))
 			return "not a count from 1 to 64";
+	} else if (!strcmp(name, "mirror-max-header")) {
+		if (gs_parse_size(val, &s->mirror_max_header) < 0 ||
+		    s->mirror_max_header < 256 ||
+		    s->mirror_max_header > FETCH_MAX_HEADER_CEIL)
+			return "not a size from 256 to 32k";
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -852,6 +861,7 @@ int main(int argc, char **argv)
 			.threads = gd.set.mirror_threads ?
 					   gd.set.mirror_threads :
 					   gd.set.cores,
+			.max_header = (size_t)gd.set.mirror_max_header,
 		};
 
 		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));

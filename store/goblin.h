@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #define GS_KEY_MAX    4096  /* longest key, bytes */
-#define GS_ATTR_MAX   1024  /* longest attribute blob, bytes */
+#define GS_ATTR_MAX   33792 /* longest attribute blob, bytes (33 KiB) */
 #define GS_CSUM_BLOCK 65536 /* bytes covered by one block checksum */
 #define GS_ALLOC_UNIT 65536 /* SSD allocation unit */
 
@@ -507,7 +507,12 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
  * Content-Type, header lines.  The whole record fits in GS_ATTR_MAX, so
  * the header block gets what the rest leaves: GS_ATTR_HEADERS_MAX with
  * no ETag and no type, less with them (gs_attr_encode() says -EMSGSIZE).
- * The lengths are 16-bit so a larger GS_ATTR_MAX needs no new format.
+ * The lengths are 16-bit so a larger GS_ATTR_MAX needs no new format:
+ * 1,024 bytes until the mirror stored every end-to-end header, 33 KiB
+ * since, so that a header block of 32 KiB (goblind's
+ * --mirror-max-header at most) fits beside the longest ETag and type.
+ * A gs_meta embeds that much; an object keeps only its record's length
+ * (objects.c mallocs it).
  *
  * Older records still decode: version 1 (goblind's, the same layout with
  * a header block of at most 512 bytes) and the text of goblinfs --mirror

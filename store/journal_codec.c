@@ -20,6 +20,9 @@ uint32_t csum_block(const void *p, size_t len)
 	return (uint32_t)XXH3_64bits(p, len);
 }
 
+/* attr_len is 16 bits on disk (and in struct gs_obj) */
+_Static_assert(GS_ATTR_MAX <= UINT16_MAX, "an attribute blob's length fits");
+
 static uint64_t body_len(const struct jrec *r)
 {
 	switch (r->type) {

@@ -544,6 +544,10 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 		f->n = FETCH_THREADS_MAX;
 	so.max_transfers = o->max_transfers / f->n ? o->max_transfers / f->n :
 						     1;
+	if (!so.max_header)
+		so.max_header = FETCH_MAX_HEADER_DEFAULT;
+	if (so.max_header > FETCH_MAX_HEADER_CEIL)
+		so.max_header = FETCH_MAX_HEADER_CEIL; /* the record's room */
 	/* before any shard runs: their private keys are all new */
 	gs_iterate(s, PASS_PREFIX, PASS_PREFIX_LEN, sweep_one, s);
 	for (unsigned i = 0; i < f->n; i++) {

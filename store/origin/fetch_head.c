@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../httptok.h"
 #include "internal.h"
 
 static _Atomic uint64_t pass_seq;
@@ -44,48 +45,77 @@ static bool header_split(const char *line, size_t len, size_t *nlen,
 	return true;
 }
 
-/* Headers passed through with a stored response, and with relayed ones. */
-static const char *const keep_stored[] = {
-	"Cache-Control",    "Content-Encoding", "Content-Disposition",
-	"Content-Language", "Expires",		NULL,
-};
-static const char *const keep_passed[] = {
-	"Location", "Set-Cookie", "WWW-Authenticate", "Retry-After",
-	"Allow",    "Vary",	  "Content-Range",    NULL,
+/*
+ * Header fields neither stored nor relayed: the hop-by-hop ones (RFC
+ * 9110 sec. 7.6.1; Proxy-Authenticate and Proxy-Authentication-Info
+ * address the next proxy, sec. 11.7), the framing and Age, which the
+ * cache writes itself when it serves (Content-Length of what it sends,
+ * RFC 9111 sec. 4.2.3's Age), Accept-Ranges (goblind serves ranges of
+ * whatever it holds), and what the record keeps in fields of its own
+ * and serving writes back (ETag, Last-Modified, Content-Type).  Every
+ * other field is end-to-end and kept, Date and Server included: a
+ * stored response is replayed as the origin sent it (sec. 3.1).
+ */
+static const char *const not_kept[] = {
+	"Connection",
+	"Keep-Alive",
+	"Proxy-Connection",
+	"TE",
+	"Trailer",
+	"Transfer-Encoding",
+	"Upgrade",
+	"Proxy-Authenticate",
+	"Proxy-Authentication-Info",
+	"Content-Length",
+	"Age",
+	"Accept-Ranges",
+	"ETag",
+	"Last-Modified",
+	"Content-Type",
+	NULL,
 };
 
-static const char *kept_name(const char *line, size_t nlen, bool pass)
+/* Connection's options name more hop-by-hop fields (sec. 7.6.1). */
+static bool in_connection(const struct job *j, const char *line, size_t nlen);
+
+/*
+ * A line is replayed as it came, so only a well-formed one: a token for
+ * a name (not an obs-fold continuation, RFC 9112 sec. 5.2), no CR or NUL
+ * in it that a client could take for the end of a line.
+ */
+static bool kept(const struct job *j, const char *line, size_t len, size_t nlen)
 {
-	for (int i = 0; keep_stored[i]; i++)
-		if (name_is(line, nlen, keep_stored[i]))
-			return keep_stored[i];
-	for (int i = 0; pass && keep_passed[i]; i++)
-		if (name_is(line, nlen, keep_passed[i]))
-			return keep_passed[i];
-	return NULL;
+	for (size_t i = 0; i < nlen; i++)
+		if (line[i] <= ' ' || line[i] >= 127 ||
+		    strchr("\"(),/:;<=>?@[\\]{}", line[i]))
+			return false;
+	if (memchr(line, '\r', len) || memchr(line, '\0', len))
+		return false;
+	for (int i = 0; not_kept[i]; i++)
+		if (name_is(line, nlen, not_kept[i]))
+			return false;
+	return !in_connection(j, line, nlen);
 }
 
-/* Append "Name: value\r\n" to @a's extra lines when it fits. */
-static void extra_add(struct gs_attr *a, const char *name, const char *v,
-		      size_t vlen)
+/*
+ * Append the line @line (@len bytes, no CRLF) to @a's header block.
+ * False when it does not fit: the record has a bounded room.
+ */
+static bool block_add(struct gs_attr *a, const char *line, size_t len)
 {
-	size_t need = strlen(name) + 2 + vlen + 2;
-
-	if (need > KEPT_HEADERS_MAX - a->headers_len)
-		return; /* dropped: the record has a fixed room */
-	a->headers_len += (size_t)snprintf(
-		a->headers + a->headers_len,
-		KEPT_HEADERS_MAX - a->headers_len + 1, "%s: ", name);
-	memcpy(a->headers + a->headers_len, v, vlen);
-	a->headers_len += vlen;
+	if (len + 2 > KEPT_HEADERS_MAX - a->headers_len)
+		return false;
+	memcpy(a->headers + a->headers_len, line, len);
+	a->headers_len += len;
 	memcpy(a->headers + a->headers_len, "\r\n", 2);
 	a->headers_len += 2;
+	return true;
 }
 
 /* Call @fn for each header line of @j's final response head. */
 static void head_each(struct job *j,
-		      void (*fn)(void *arg, const char *line, size_t nlen,
-				 const char *v, size_t vlen),
+		      void (*fn)(void *arg, const char *line, size_t len,
+				 size_t nlen, const char *v, size_t vlen),
 		      void *arg)
 {
 	const char *p = j->head, *end = j->head + j->head_len;
@@ -101,32 +131,38 @@ static void head_each(struct job *j,
 		if (len && p[len - 1] == '\r')
 			len--;
 		if (header_split(p, len, &nlen, &v, &vlen))
-			fn(arg, p, nlen, v, vlen);
+			fn(arg, p, len, nlen, v, vlen);
 		p = nl;
 	}
 }
 
 struct head_info {
+	const struct job *j;
 	struct http_resp_info ri;
 	struct gs_attr a;
-	bool pass; /* keep the relayed-only headers too */
 	bool has_etag, has_lm, has_ctype;
-	uint64_t clen; /* Content-Length, GS_SIZE_UNKNOWN: none */
+	bool has_date;	/* a valid Date is in the block */
+	bool truncated; /* a line did not fit in the record */
+	uint64_t clen;	/* Content-Length, GS_SIZE_UNKNOWN: none */
 	bool chunked;
 };
 
-static void head_line(void *arg, const char *line, size_t nlen, const char *v,
-		      size_t vlen)
+static void head_line(void *arg, const char *line, size_t len, size_t nlen,
+		      const char *v, size_t vlen)
 {
 	struct head_info *hi = arg;
-	const char *kept = kept_name(line, nlen, hi->pass);
+	bool keep = kept(hi->j, line, len, nlen);
 	int64_t t;
 
 	if (name_is(line, nlen, "Cache-Control")) {
 		http_cc_parse(&hi->ri.cc, v, vlen);
 	} else if (name_is(line, nlen, "Date")) {
-		if (gs_http_date_parse(v, vlen, &t) == 0)
+		/* RFC 9110 sec. 6.6.1: an invalid Date may be replaced */
+		if (hi->has_date || gs_http_date_parse(v, vlen, &t) < 0)
+			keep = false;
+		else
 			hi->ri.date = t;
+		hi->has_date = hi->has_date || keep;
 	} else if (name_is(line, nlen, "Expires")) {
 		hi->ri.expires = gs_http_date_parse(v, vlen, &t) == 0 ? t : 0;
 	} else if (name_is(line, nlen, "Last-Modified")) {
@@ -183,22 +219,59 @@ static void head_line(void *arg, const char *line, size_t nlen, const char *v,
 	} else if (name_is(line, nlen, "Transfer-Encoding")) {
 		hi->chunked = true;
 	}
-	if (kept)
-		extra_add(&hi->a, kept, v, vlen);
+	if (keep && !block_add(&hi->a, line, len))
+		hi->truncated = true;
 }
 
-/* Parse @j's response head into @hi. */
-static void head_parse(struct job *j, struct head_info *hi, bool pass)
+static bool in_connection(const struct job *j, const char *line, size_t nlen)
+{
+	const char *p = j->head, *end = j->head + j->head_len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *v, *e;
+		size_t n, vlen, elen;
+		struct ht_list l;
+
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (len > 11 && strncasecmp(p, "Connection:", 11) == 0 &&
+		    header_split(p, len, &n, &v, &vlen)) {
+			ht_list_init(&l, v, vlen);
+			while (ht_list_next(&l, &e, &elen))
+				if (elen == nlen && !strncasecmp(e, line, nlen))
+					return true;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * Parse @j's response head into @hi.  The header block keeps every
+ * end-to-end field; without a valid Date it gets one, the time it was
+ * received (RFC 9110 sec. 6.6.1: a cache appends it).
+ */
+static void head_parse(struct job *j, struct head_info *hi)
 {
 	memset(hi, 0, sizeof(*hi));
 	http_resp_info_init(&hi->ri);
 	gs_attr_init(&hi->a);
-	hi->pass = pass;
+	hi->j = j;
 	hi->clen = GS_SIZE_UNKNOWN;
 	hi->ri.status = j->status;
 	hi->a.status = (uint16_t)j->status;
 	hi->a.flags = GS_ATTR_ORIGIN;
 	head_each(j, head_line, hi);
+	if (!hi->has_date) {
+		char d[GS_HTTP_DATE_LEN + 1], line[6 + GS_HTTP_DATE_LEN + 1];
+
+		gs_http_date_format(time(NULL), d);
+		snprintf(line, sizeof(line), "Date: %s", d);
+		if (!block_add(&hi->a, line, strlen(line)))
+			hi->truncated = true;
+	}
 	if (hi->chunked)
 		hi->clen = GS_SIZE_UNKNOWN;
 	/* no body, whatever Content-Length says */
@@ -265,7 +338,7 @@ static int head_not_modified(struct job *j)
 	long alen;
 	int ret;
 
-	head_parse(j, &hi, false);
+	head_parse(j, &hi);
 	hi.ri.status = 200; /* what the 304 stands for */
 	hi.ri.has_validator = true;
 	if (!hi.ri.last_modified)
@@ -359,7 +432,7 @@ static int head_done(struct job *j)
 	j->deadline_ms = gs_mono_ms() + f->o.timeout_ms;
 	if (!j->forward && j->conditional && j->status == 304)
 		return head_not_modified(j);
-	head_parse(j, &hi, j->forward || j->status != 200);
+	head_parse(j, &hi);
 	if (j->forward && j->status >= 200 && j->status < 400)
 		gs_delete(f->s, j->key, j->klen); /* invalidated */
 	if (!j->forward && j->conditional &&
@@ -369,7 +442,9 @@ static int head_done(struct job *j)
 	j->size = hi.clen;
 	if (!j->forward) {
 		decide(j, &hi.ri, &d);
-		if (d.why == HTTP_STORE_OK && j->status == 200) {
+		/* a head over the bound, or one that does not fit: passed */
+		if (d.why == HTTP_STORE_OK && j->status == 200 &&
+		    j->head_len <= f->o.max_header && !hi.truncated) {
 			attr_freshness(&hi.a, &d);
 			j->storable = true;
 		}
@@ -400,8 +475,6 @@ static int head_done(struct job *j)
 		j->drop = true; /* nobody wants it and we keep none */
 		return -1;
 	}
-	if (!j->storable && !j->forward && j->status == 200)
-		head_parse(j, &hi, true); /* relayed: Set-Cookie too */
 	ret = begin_pass(j, &hi.a, hi.clen);
 	if (ret < 0) {
 		STAT(f, passed);

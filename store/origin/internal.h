@@ -24,11 +24,14 @@
 #include "origin.h"
 
 /*
- * Response header lines kept with a stored or relayed response: version
- * 1's bound, so that with a longest ETag and type the record still fits
- * in GS_ATTR_MAX (34 + 128 + 128 + 512 bytes).
+ * Response header lines kept with a stored or relayed response: what
+ * the record leaves beside a longest ETag and type.  At least
+ * MAX_HEADER_CEIL, so a head that passed --mirror-max-header fits.
  */
-#define KEPT_HEADERS_MAX 512
+#define KEPT_HEADERS_MAX \
+	(GS_ATTR_HEADERS_MAX - GS_ATTR_ETAG_MAX - GS_ATTR_CTYPE_MAX)
+_Static_assert(KEPT_HEADERS_MAX >= FETCH_MAX_HEADER_CEIL,
+	       "a head within the bound fits in the record");
 
 #define HEAD_MAX	(64 * 1024) /* response header bytes kept per transfer */
 #define NBUCKETS	256	    /* job table buckets */

@@ -36,7 +36,14 @@ struct fetch_opts {
 				  * at most FETCH_THREADS_MAX; 0: 1 */
 	const char *thread_name; /* their names' prefix (up to 10
 				  * bytes); NULL: "goblind-f" */
+	size_t max_header;	 /* response heads (status line and
+				  * header lines) longer than this are
+				  * passed, not stored; 0: the default */
 };
+
+/* fetch_opts.max_header: Varnish's http_resp_size, and its ceiling */
+#define FETCH_MAX_HEADER_DEFAULT (32 * 1024)
+#define FETCH_MAX_HEADER_CEIL	 (32 * 1024)
 
 #define FETCH_THREADS_MAX 64
 

@@ -261,6 +261,44 @@ static void test_issue17_bad_text_refused(void **state)
 	assert_int_equal(gs_attr_decode(big, n, &a), -EMSGSIZE);
 }
 
+/*
+ * A header block of 32 KiB (goblind's --mirror-max-header at most) fits
+ * beside the longest ETag and type, and a version 2 record written under
+ * the old 1,024-byte bound (laid out by hand) still decodes.
+ */
+static void test_issue18_header_block_32k(void **state)
+{
+	static struct gs_attr a, b;
+	static uint8_t buf[GS_ATTR_MAX];
+	long n;
+	size_t m;
+
+	(void)state;
+	full(&a);
+	a.headers_len = 0;
+	while (a.headers_len + 40 <= 32 * 1024)
+		a.headers_len += (size_t)snprintf(a.headers + a.headers_len, 41,
+						  "X-Filler-%06zu: %021d\r\n",
+						  a.headers_len, 7);
+	memset(a.headers + a.headers_len, 'y', 32 * 1024 - a.headers_len);
+	a.headers_len = 32 * 1024;
+	n = gs_attr_encode(&a, buf, sizeof(buf));
+	assert_true(n > 0 && n <= GS_ATTR_MAX);
+	assert_int_equal(gs_attr_decode(buf, (size_t)n, &b), 0);
+	assert_int_equal(b.headers_len, 32 * 1024);
+	assert_memory_equal(b.headers, a.headers, a.headers_len);
+	assert_int_equal(b.etag_len, GS_ATTR_ETAG_MAX);
+	assert_int_equal(b.ctype_len, GS_ATTR_CTYPE_MAX);
+	/* the old bound's largest record: version 1's layout, version 2 */
+	m = v1_record(buf, "\"e\"", "text/plain", (const char *)a.headers,
+		      1024 - GS_ATTR_FIXED - 3 - 10);
+	buf[0] = 2;
+	assert_int_equal(m, 1024);
+	assert_int_equal(gs_attr_decode(buf, m, &b), 0);
+	assert_int_equal(b.headers_len, 1024 - GS_ATTR_FIXED - 13);
+	assert_memory_equal(b.headers, a.headers, b.headers_len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_issue17_version1_decodes),
 		cmocka_unit_test(test_issue17_goblinfs_text_decodes),
 		cmocka_unit_test(test_issue17_bad_text_refused),
+		cmocka_unit_test(test_issue18_header_block_32k),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# goblind --mirror's responses (issue 18): every end-to-end header stored
+# and replayed, Age, the bound on a stored head, the cacheable statuses,
+# heuristic freshness and the parsing of Expires, Cache-Control, Pragma
+# and ETag.  The origin is probe_origin.py: it answers with the response
+# file the test writes, byte for byte.
+
+bats_require_minimum_version 1.5.0
+
+load goblind
+
+PROBE="$BATS_TEST_DIRNAME/probe_origin.py"
+
+setup() {
+	gd_setup goblind-mirror-resp
+	OPIDS=()
+	P="$T/probe"
+	mkdir -p "$P"
+	rm -f "$T/pport"
+	"$PY" "$PROBE" "$P" "$T/pport" >"$T/probe.log" 2>&1 &
+	OPIDS+=($!)
+	for _ in $(seq 100); do
+		[ -s "$T/pport" ] && break
+		sleep 0.05
+	done
+	PPORT=$(cat "$T/pport")
+}
+
+teardown() {
+	local p
+	for p in "${OPIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	gd_teardown
+}
+
+# answer NAME: the probe's response for /NAME, from standard input
+answer() {
+	cat >"$P/$1"
+}
+
+# origin_count NAME: the requests the probe had for /NAME
+origin_count() {
+	grep -c " /$1\$" "$P/_log" 2>/dev/null || true
+}
+
+# get NAME [CURL ARGS]: GET through the mirror; head in $T/h, body in $T/b
+get() {
+	local n="$1"
+	shift
+	curl -s -D "$T/h" -o "$T/b" "$@" "http://127.0.0.1:$HPORT/$n"
+	tr -d '\r' <"$T/h" >"$T/hh"
+}
+
+# hdr NAME: the values of header NAME in the last response, one a line
+hdr() {
+	awk -v n="$(tr 'A-Z' 'a-z' <<<"$1")" -F': ' \
+		'{ k = tolower($1) } k == n { sub(/^[^:]*: /, ""); print }' \
+		"$T/hh"
+}
+
+@test "issue 18: Link, Access-Control-Allow-Origin and custom headers are stored and replayed on a hit" {
+	local now
+	now=$(date -u '+%a, %d %b %Y %H:%M:%S GMT')
+	answer links <<EOF
+HTTP/1.1 200 OK
+Date: $now
+Server: probe/1
+Cache-Control: max-age=3600
+Content-Type: text/css
+Link: </a.css>; rel=preload
+Link: </b.js>; rel=preload
+Access-Control-Allow-Origin: *
+X-Custom-Thing: 42 and more
+Connection: x-hop
+X-Hop: not for you
+Keep-Alive: timeout=5
+
+body
+EOF
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get links
+	hdr X-Cache | grep -qx MISS
+	get links
+	hdr X-Cache | grep -qx HIT
+	[ "$(origin_count links)" = 1 ]
+	[ "$(cat "$T/b")" = body ]
+	[ "$(hdr Link | wc -l)" = 2 ]
+	hdr Link | head -1 | grep -qx '</a.css>; rel=preload'
+	hdr Link | tail -1 | grep -qx '</b.js>; rel=preload'
+	hdr Access-Control-Allow-Origin | grep -qx '\*'
+	hdr X-Custom-Thing | grep -qx '42 and more'
+	hdr Content-Type | grep -qx 'text/css'
+	hdr Cache-Control | grep -qx 'max-age=3600'
+	# the origin's Date and Server stand, once each
+	[ "$(hdr Date)" = "$now" ]
+	[ "$(hdr Server)" = "probe/1" ]
+	# hop-by-hop ones, and those Connection names, are not replayed
+	[ -z "$(hdr X-Hop)" ]
+	[ -z "$(hdr Keep-Alive)" ]
+	! hdr Connection | grep -qi x-hop
+	[ "$(hdr Content-Length)" = 5 ]
+}
+
+@test "Age on a hit (RFC 9111 sec. 4.2.3) is the origin's Age plus the time stored" {
+	local now
+	now=$(date -u '+%a, %d %b %Y %H:%M:%S GMT')
+	answer aged <<EOF
+HTTP/1.1 200 OK
+Date: $now
+Cache-Control: max-age=3600
+Age: 100
+
+aged
+EOF
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get aged
+	get aged
+	hdr X-Cache | grep -qx HIT
+	[ "$(hdr Age | wc -l)" = 1 ]
+	local age
+	age=$(hdr Age)
+	[ "$age" -ge 100 ] && [ "$age" -le 103 ]
+	sleep 2
+	get aged
+	age=$(hdr Age)
+	[ "$age" -ge 102 ] && [ "$age" -le 105 ]
+}
+
+@test "issue 18: a response without Date is stored with one, and replayed with it" {
+	answer nodate <<'EOF'
+HTTP/1.1 200 OK
+Cache-Control: max-age=3600
+
+x
+EOF
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get nodate
+	local d1
+	d1=$(hdr Date)
+	[ -n "$d1" ]
+	sleep 1.1
+	get nodate
+	hdr X-Cache | grep -qx HIT
+	[ "$(hdr Date | wc -l)" = 1 ]
+	[ "$(hdr Date)" = "$d1" ]
+}
+
+@test "issue 18: a head over --mirror-max-header is passed, not stored; under it is stored" {
+	{
+		printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\n'
+		for i in $(seq 40); do
+			printf 'X-Filler-%d: %0100d\n' "$i" 0
+		done
+		printf '\nbig\n'
+	} | answer bighead
+	{
+		printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\n'
+		printf 'X-Filler-1: %0100d\n' 0
+		printf '\nsmall\n'
+	} | answer smallhead
+	gd_start s --mirror "http://127.0.0.1:$PPORT" --mirror-max-header 2k
+	get bighead
+	get bighead
+	hdr X-Cache | grep -qx PASS
+	[ "$(cat "$T/b")" = big ]
+	[ "$(hdr X-Filler-40 | wc -c)" = 101 ]	# relayed whole
+	[ "$(origin_count bighead)" = 2 ]
+	get smallhead
+	get smallhead
+	hdr X-Cache | grep -qx HIT
+	[ "$(origin_count smallhead)" = 1 ]
+}
+
+@test "issue 18: a head of 30 KiB is stored and replayed whole by default" {
+	{
+		printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\n'
+		for i in $(seq 300); do
+			printf 'X-Filler-%d: %0090d\n' "$i" "$i"
+		done
+		printf '\nbig\n'
+	} | answer bighead
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get bighead
+	get bighead
+	hdr X-Cache | grep -qx HIT
+	[ "$(origin_count bighead)" = 1 ]
+	[ "$(grep -c '^X-Filler-' "$T/hh")" = 300 ]
+	hdr X-Filler-300 | grep -qx "$(printf '%090d' 300)"
+	# and after a restart, from the journal
+	gd_stop
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get bighead
+	hdr X-Cache | grep -qx HIT
+	[ "$(grep -c '^X-Filler-' "$T/hh")" = 300 ]
+	[ "$(origin_count bighead)" = 1 ]
+}
+
+@test "issue 18: --mirror-max-header refuses sizes out of range" {
+	run "$GD" --store "$T/x" "${GD_STORE_OPTS[@]}" --mirror http://127.0.0.1:1 \
+		--mirror-max-header 64k
+	[ "$status" -ne 0 ]
+	grep -q 'mirror-max-header' <<<"$output"
+	grep -q '256 to 32k' <<<"$output"
+}
