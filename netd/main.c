@@ -107,9 +107,12 @@ enum {
 	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
-/* Our own options, then the store's (filled in by main). */
-#define NOWN 26
-static struct option options[NOWN + GS_NOPTIONS + 1] = {
+/*
+ * Our own options, then the store's (filled in by main after the first
+ * unused entry: no count to keep in step with the list).
+ */
+#define NOWN_MAX 64
+static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "config", required_argument, NULL, OPT_CONFIG },
@@ -825,10 +828,13 @@ int main(int argc, char **argv)
 {
 	char why[512] = "";
 	int sfd, sig, ret;
+	size_t nown;
 
 	prog_name = GD_NAME;
 	defaults();
-	gs_option_getopt(&options[NOWN], OPT_STORE_OPTION);
+	for (nown = 0; options[nown].name; nown++)
+		;
+	gs_option_getopt(&options[nown], OPT_STORE_OPTION);
 	parse(argc, argv);
 	if (!gd.set.memcache && !gd.set.http && !gd.set.mount)
 		usage_die("--no-memcache and --no-http without --mount "
