@@ -77,6 +77,9 @@ struct gd_settings {
 	uint64_t mirror_max_object; /* --mirror-max-object */
 	unsigned mirror_threads;    /* --mirror-threads, 0: --cores */
 	uint64_t mirror_max_header; /* --mirror-max-header, 0: default */
+
+	/* --mirror-stale-on-error seconds, 0: off */
+	unsigned mirror_stale_on_error;
 };
 
 /* ---- counters: per worker, summed by stats ---- */

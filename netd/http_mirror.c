@@ -176,6 +176,7 @@ int http_fetch_run(struct conn *c)
 		http_meta_attr(gs_reader_meta(fw->r), &a);
 		ret = http_serve(c, q, fw->r, &a,
 				 fw->kind == FETCH_PASS ? "PASS" :
+				 fw->stale		? "STALE" :
 				 h->fw_revalidate	? "REVALIDATED" :
 							  "MISS");
 		fw->r = NULL;

@@ -77,6 +77,10 @@ static void usage_print(FILE *f)
 	      "  --mirror-max-header SIZE  responses whose head is longer "
 	      "are passed,\n"
 	      "                         not stored (default and most 32k)\n"
+	      "  --mirror-stale-on-error S  serve a copy up to S seconds "
+	      "stale when the\n"
+	      "                         origin fails or times out (default "
+	      "0: off)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -131,6 +135,7 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "mirror-max-object", required_argument, NULL, OPT_OWN },
 	{ "mirror-threads", required_argument, NULL, OPT_OWN },
 	{ "mirror-max-header", required_argument, NULL, OPT_OWN },
+	{ "mirror-stale-on-error", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -233,6 +238,9 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		    s->mirror_max_header < 256 ||
 		    s->mirror_max_header > FETCH_MAX_HEADER_CEIL)
 			return "not a size from 256 to 32k";
+	} else if (!strcmp(name, "mirror-stale-on-error")) {
+		if (!count_arg(val, 0, 1u << 30, &s->mirror_stale_on_error))
+			return "not a number of seconds";
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -868,6 +876,7 @@ int main(int argc, char **argv)
 					   gd.set.mirror_threads :
 					   gd.set.cores,
 			.max_header = (size_t)gd.set.mirror_max_header,
+			.stale_on_error_s = gd.set.mirror_stale_on_error,
 		};
 
 		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));

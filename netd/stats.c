@@ -387,6 +387,12 @@ static void stats_mirror(struct gd *gd, struct sink *c,
 		"requests forwarded to the origin uncached", f.forwarded);
 	COUNTER(c, "mirror_aborted_fills", "store fills aborted mid-transfer",
 		f.aborted_fills);
+	COUNTER(c, "mirror_served_stale",
+		"fetches answered with a stale copy: the origin failed",
+		f.served_stale);
+	COUNTER(c, "mirror_background_revalidations",
+		"revalidations run while a stale copy was served",
+		f.background);
 	COUNTER(c, "mirror_writes_refused",
 		"memcache writes refused by a mirror",
 		cn->mirror_writes_refused);

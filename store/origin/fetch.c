@@ -164,8 +164,10 @@ static void job_start(struct job *j)
 		job_table_remove(f, j);
 		job_unkick(f, j);
 		pthread_mutex_unlock(&f->lock);
-		job_reply_all(j, 502,
-			      "origin unreachable: cannot start a request");
+		if (!job_serve_stale(j))
+			job_reply_all(j, 502,
+				      "origin unreachable: cannot start a "
+				      "request");
 		job_free(j);
 		return;
 	}
@@ -191,13 +193,21 @@ static void job_finish(struct job *j)
 	pthread_mutex_unlock(&f->lock);
 }
 
-/* A transfer that failed before its head. */
+/*
+ * A transfer that failed before its head: the stale copy if one may be
+ * served instead (stale-if-error), else 504 or 502.
+ */
 static void fail_head(struct job *j, CURLcode rc)
 {
 	struct fshard *f = j->f;
 
-	if (rc == CURLE_OPERATION_TIMEDOUT) {
+	if (rc == CURLE_OPERATION_TIMEDOUT)
 		STAT(f, origin_timeouts);
+	else
+		STAT(f, origin_errors);
+	if (job_serve_stale(j))
+		return;
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
 		job_reply_all(j, 504, "origin timed out: %s",
 			      j->errbuf[0] ? j->errbuf :
 					     curl_easy_strerror(rc));
@@ -205,12 +215,10 @@ static void fail_head(struct job *j, CURLcode rc)
 		   rc == CURLE_COULDNT_RESOLVE_HOST ||
 		   rc == CURLE_COULDNT_RESOLVE_PROXY ||
 		   rc == CURLE_SSL_CONNECT_ERROR) {
-		STAT(f, origin_errors);
 		job_reply_all(j, 502, "origin unreachable: %s",
 			      j->errbuf[0] ? j->errbuf :
 					     curl_easy_strerror(rc));
 	} else {
-		STAT(f, origin_errors);
 		job_reply_all(j, 502, "bad response from the origin: %s",
 			      j->errbuf[0] ? j->errbuf :
 					     curl_easy_strerror(rc));

@@ -432,6 +432,12 @@ static int head_done(struct job *j)
 	j->deadline_ms = gs_mono_ms() + f->o.timeout_ms;
 	if (!j->forward && j->conditional && j->status == 304)
 		return head_not_modified(j);
+	/* RFC 5861 §4: an error is a 500, 502, 503 or 504 */
+	if ((j->status == 500 || (j->status >= 502 && j->status <= 504)) &&
+	    job_serve_stale(j)) {
+		j->drop = true; /* the error's body is not needed */
+		return -1;
+	}
 	head_parse(j, &hi);
 	if (j->forward && j->status >= 200 && j->status < 400)
 		gs_delete(f->s, j->key, j->klen); /* invalidated */

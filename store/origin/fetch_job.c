@@ -72,6 +72,7 @@ void job_deliver(struct job *j, const void *key, size_t klen,
 		next = fw->next;
 		fw->next = NULL;
 		ret = gs_get_open(f->s, key, klen, getflags, &fw->r);
+		fw->stale = ret == 0 && j->stale_served;
 		if (ret < 0) {
 			char msg[sizeof(fw->msg)];
 
@@ -84,6 +85,32 @@ void job_deliver(struct job *j, const void *key, size_t klen,
 		}
 		fw->done(fw);
 	}
+}
+
+bool job_serve_stale(struct job *j)
+{
+	struct http_cc resp, q;
+
+	if (j->forward || !j->has_stale)
+		return false;
+	/* the stored response's own stale-if-error, and the request's */
+	http_cc_init(&resp);
+	http_cc_parse_block(&resp, "Cache-Control", j->stale.headers,
+			    j->stale.headers_len);
+	http_cc_init(&q);
+	if (j->cc)
+		http_cc_parse(&q, j->cc, j->cc_len);
+	if (!http_stale_ok(HTTP_STALE_ERROR, &resp, &q, j->stale.fresh_until,
+			   j->stale.age_base, j->stale.flags & GS_ATTR_NO_CACHE,
+			   j->stale.flags & GS_ATTR_REVALIDATE,
+			   j->f->o.stale_on_error_s, time(NULL)))
+		return false;
+	/* joiners from now on start a fetch of their own */
+	job_unpublish(j);
+	j->stale_served = true;
+	STAT(j->f, served_stale);
+	job_deliver(j, j->key, j->klen, FETCH_OBJECT, 0);
+	return true;
 }
 
 void job_deliver_current(struct job *j)
@@ -275,12 +302,13 @@ int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
 			job_free(nj);
 			return -ENOMEM;
 		}
-		if (stale &&
-		    gs_attr_decode(stale->attr, stale->attr_len, &nj->stale) ==
-			    0 &&
-		    (nj->stale.etag_len || nj->stale.last_modified)) {
-			nj->conditional = true;
+		if (stale && gs_attr_decode(stale->attr, stale->attr_len,
+					    &nj->stale) == 0) {
+			/* kept for stale-if-error even without validators */
+			nj->has_stale = true;
 			nj->stale_cas = stale->cas;
+			nj->conditional = nj->stale.etag_len ||
+					  nj->stale.last_modified;
 		}
 		pthread_mutex_lock(&f->lock);
 	}

@@ -62,6 +62,9 @@ struct job {
 	bool forward;
 	struct fetch_forward fwd; /* forward: the caller's buffers */
 	bool conditional;	  /* stale given: revalidation */
+	bool has_stale;		  /* stale given (with validators or not) */
+	bool stale_served;	  /* waiters get the stale copy */
+	bool background;	  /* no client waits: stale-while-revalidate */
 	char *auth;		  /* the client's Authorization, or NULL */
 	size_t auth_len;
 	char *cc; /* the client's Cache-Control, or NULL */
@@ -130,6 +133,11 @@ void job_reply_all(struct job *j, int status, const char *fmt, ...)
 /* Give every waiter of @j its own reader on @key. */
 void job_deliver(struct job *j, const void *key, size_t klen,
 		 enum fetch_kind kind, int getflags);
+/*
+ * The origin failed: true when @j's waiters were given its stale copy
+ * instead (fetch_opts.stale_on_error_s, RFC 5861 stale-if-error).
+ */
+bool job_serve_stale(struct job *j);
 /* ... on the key @j's response goes under. */
 void job_deliver_current(struct job *j);
 /* f->lock held: out of the table / the kicked queue */

@@ -39,6 +39,18 @@ struct fetch_opts {
 	size_t max_header;	 /* response heads (status line and
 				  * header lines) longer than this are
 				  * passed, not stored; 0: the default */
+	/*
+	 * Stale on error: when the origin fails (connect or transfer error
+	 * before the response head, a timeout, or a 500, 502, 503 or 504
+	 * answer) and the request came with a stored copy (fetcher_get's
+	 * @stale) at most this many seconds stale, its waiters get
+	 * FETCH_OBJECT on that copy (fetch_waiter.stale set) instead of the
+	 * error.  0: off, only the response's or request's own
+	 * stale-if-error (RFC 5861) allows it.  Never for a copy whose
+	 * must-revalidate, proxy-revalidate, s-maxage or no-cache forbids
+	 * serving it stale (RFC 9111 sec. 4.2.4).
+	 */
+	unsigned stale_on_error_s;
 };
 
 /* fetch_opts.max_header: Varnish's http_resp_size, and its ceiling */
@@ -73,6 +85,8 @@ struct fetch_waiter {
 	char msg[160];	     /* FETCH_REPLY: why, for the body */
 	struct gs_reader *r; /* FETCH_OBJECT, FETCH_PASS: the
 			      * caller's now; gs_reader_close() */
+	bool stale;	     /* FETCH_OBJECT: the stored copy, served
+			      * stale because the origin failed */
 	/* the fetcher's */
 	struct fetch_waiter *next;
 	void *job;
@@ -92,6 +106,10 @@ struct fetch_stats {
 	uint64_t not_modified;	  /* ... answered 304: metadata refreshed */
 	uint64_t forwarded;	  /* PUT/POST/DELETE passed to the origin */
 	uint64_t aborted_fills;	  /* fills given up mid-body */
+	uint64_t served_stale;	  /* waiters given a stale copy: the
+				   * origin failed (stale-if-error) */
+	uint64_t background;	  /* background revalidations started
+				   * (stale-while-revalidate) */
 };
 
 /**
@@ -176,6 +194,8 @@ struct http_cc {
 	bool no_store, no_cache, private_, public_, must_revalidate,
 		proxy_revalidate, immutable, only_if_cached, bad;
 	int64_t max_age, s_maxage, max_stale, min_fresh; /* seconds or -1 */
+	/* RFC 5861 (either message); a malformed value is ignored */
+	int64_t stale_while_revalidate, stale_if_error; /* seconds or -1 */
 };
 
 /**
@@ -188,6 +208,14 @@ struct http_cc {
  */
 void http_cc_init(struct http_cc *cc);
 void http_cc_parse(struct http_cc *cc, const char *s, size_t len);
+
+/**
+ * Parse every @name line (e.g. "Cache-Control") of a stored header block
+ * (gs_attr.headers: "Name: value\r\n" lines) into @cc, as
+ * http_cc_parse() does with each value.
+ */
+void http_cc_parse_block(struct http_cc *cc, const char *name,
+			 const char *block, size_t len);
 
 /* What the origin's response said, collected by the fetcher. */
 struct http_resp_info {
@@ -263,5 +291,29 @@ const char *http_store_strwhy(enum http_store_why why);
 bool http_fresh_for(const struct http_cc *q, int64_t fresh_until,
 		    int64_t age_base, bool revalidate_always,
 		    bool must_revalidate, int64_t now);
+
+/* Why a stale stored response would be served (http_stale_ok). */
+enum http_stale_use {
+	HTTP_STALE_ERROR,      /* the origin failed (stale-if-error) */
+	HTTP_STALE_REVALIDATE, /* while one background revalidation runs
+				* (stale-while-revalidate) */
+};
+
+/**
+ * May a stored response that is no longer fresh for request @q be served
+ * stale at @now (RFC 5861, RFC 9111 §4.2.4)?  @resp: the stored
+ * response's Cache-Control; @fresh_until, @age_base and the two flags as
+ * for http_fresh_for().  HTTP_STALE_ERROR: up to the largest of
+ * @window_s (the cache's own, --mirror-stale-on-error), the response's and
+ * the request's stale-if-error seconds past its freshness.
+ * HTTP_STALE_REVALIDATE: up to the response's stale-while-revalidate, and
+ * only when the request asks for nothing fresher (no no-cache, and age
+ * within its max-age).  Never with @revalidate_always (no-cache) or
+ * @must_revalidate (must-revalidate, proxy-revalidate, s-maxage).
+ */
+bool http_stale_ok(enum http_stale_use use, const struct http_cc *resp,
+		   const struct http_cc *q, int64_t fresh_until,
+		   int64_t age_base, bool revalidate_always,
+		   bool must_revalidate, int64_t window_s, int64_t now);
 
 #endif

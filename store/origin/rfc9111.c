@@ -58,6 +58,7 @@ void http_cc_init(struct http_cc *cc)
 {
 	memset(cc, 0, sizeof(*cc));
 	cc->max_age = cc->s_maxage = cc->max_stale = cc->min_fresh = -1;
+	cc->stale_while_revalidate = cc->stale_if_error = -1;
 }
 
 /*
@@ -112,6 +113,19 @@ static void cc_delta(struct http_cc *cc, int64_t *field, const char *v,
 		*field = d > *field ? d : *field;
 }
 
+/*
+ * RFC 5861's windows only widen what may be served: a malformed one is
+ * ignored rather than made stale, and of repeated ones the smaller wins.
+ */
+static void cc_stale_window(int64_t *field, const char *v, size_t vlen,
+			    bool has_v, bool quoted)
+{
+	int64_t d = has_v ? delta_seconds(v, vlen, quoted) : -1;
+
+	if (d >= 0 && (*field < 0 || d < *field))
+		*field = d;
+}
+
 static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
 			 const char *v, size_t vlen, bool has_v, bool quoted)
 {
@@ -150,6 +164,11 @@ static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
 			 DUP_MIN);
 	else if (ht_eq_nocase(name, nlen, "max-stale"))
 		cc_delta(cc, &cc->max_stale, v, vlen, has_v, quoted, DUP_MIN);
+	else if (ht_eq_nocase(name, nlen, "stale-while-revalidate"))
+		cc_stale_window(&cc->stale_while_revalidate, v, vlen, has_v,
+				quoted);
+	else if (ht_eq_nocase(name, nlen, "stale-if-error"))
+		cc_stale_window(&cc->stale_if_error, v, vlen, has_v, quoted);
 }
 
 /*
@@ -188,6 +207,30 @@ void http_cc_parse(struct http_cc *cc, const char *s, size_t len)
 			vlen -= 2;
 		}
 		cc_directive(cc, e, nlen, v, vlen, true, quoted);
+	}
+}
+
+void http_cc_parse_block(struct http_cc *cc, const char *name,
+			 const char *block, size_t len)
+{
+	const char *p = block, *end = block + len;
+	size_t nlen = strlen(name);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *v = p + nlen + 1;
+		size_t vlen;
+
+		if ((size_t)(le - p) > nlen && p[nlen] == ':' &&
+		    ht_eq_nocase(p, nlen, name)) {
+			vlen = (size_t)(le - v);
+			if (vlen && v[vlen - 1] == '\r')
+				vlen--;
+			ht_trim(&v, &vlen);
+			http_cc_parse(cc, v, vlen);
+		}
+		p = nl ? nl + 1 : end;
 	}
 }
 
@@ -343,4 +386,37 @@ bool http_fresh_for(const struct http_cc *q, int64_t fresh_until,
 	if (must_revalidate || q->max_stale < 0)
 		return false;
 	return sat_sub(0, left) <= q->max_stale;
+}
+
+bool http_stale_ok(enum http_stale_use use, const struct http_cc *resp,
+		   const struct http_cc *q, int64_t fresh_until,
+		   int64_t age_base, bool revalidate_always,
+		   bool must_revalidate, int64_t window_s, int64_t now)
+{
+	int64_t stale, window = -1;
+
+	if (fresh_until == 0)
+		return true; /* never stale */
+	/* §4.2.4: no-cache, must-revalidate and the like forbid it */
+	if (revalidate_always || must_revalidate)
+		return false;
+	stale = sat_sub(now, fresh_until);
+	if (stale < 0)
+		stale = 0;
+	if (use == HTTP_STALE_ERROR) {
+		window = window_s > 0 ? window_s : -1;
+		if (resp->stale_if_error > window)
+			window = resp->stale_if_error;
+		if (q->stale_if_error > window)
+			window = q->stale_if_error;
+	} else {
+		int64_t age = clamp(sat_sub(now, age_base), 0, INT64_MAX);
+
+		/* the client asked for something fresher than a stale copy */
+		if (q->no_cache || q->min_fresh >= 0 ||
+		    (q->max_age >= 0 && age > q->max_age))
+			return false;
+		window = resp->stale_while_revalidate;
+	}
+	return window >= 0 && stale <= window;
 }

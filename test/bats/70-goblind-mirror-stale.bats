@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
+# goblind --mirror (issue 18, item 6): revalidation and staleness.  A 304
+# refreshes the stored headers and keeps the body; concurrent requests for
+# one stale object share one revalidation; stale-while-revalidate serves
+# at once and revalidates once in the background; a failing origin
+# (error status, dropped connection, timeout) gets the stale copy served
+# where stale-if-error or --mirror-stale-on-error allow it and nothing
+# forbids it; Surrogate-Control is honoured and removed.  The origin is
+# stale_origin.py, whose mode each test sets.
+
+bats_require_minimum_version 1.5.0
+
+load goblind
+
+PROBE="$BATS_TEST_DIRNAME/stale_origin.py"
+
+setup() {
+	gd_setup goblind-stale
+	OPIDS=()
+}
+
+teardown() {
+	local p
+	for p in "${OPIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	gd_teardown
+}
+
+# probe: start the origin; sets OPORT
+probe() {
+	rm -f "$T/oport"
+	"$PY" "$PROBE" "$T/oport" >"$T/probe.log" 2>&1 &
+	OPIDS+=($!)
+	for _ in $(seq 100); do
+		[ -s "$T/oport" ] && break
+		sleep 0.05
+	done
+	OPORT=$(cat "$T/oport")
+}
+
+# mode JSON: set the origin's behaviour
+mode() {
+	curl -sf -X POST --data-binary "$1" \
+		"http://127.0.0.1:$OPORT/_probe/mode" >/dev/null
+}
+
+ocount() {
+	curl -sf "http://127.0.0.1:$OPORT/_probe/count"
+}
+
+# get PATH NAME: GET through the mirror; head in $T/NAME.h, body in
+# $T/NAME.b, status in $T/NAME.s
+get() {
+	curl -s -m 20 -D "$T/$2.h" -o "$T/$2.b" -w '%{http_code}' \
+		"http://127.0.0.1:$HPORT/$1" >"$T/$2.s"
+	tr -d '\r' <"$T/$2.h" >"$T/$2.hh"
+	mv "$T/$2.hh" "$T/$2.h"
+}
+
+# hdr NAME FILE: the value of a response header
+hdr() {
+	awk -v n="$1" 'BEGIN { IGNORECASE = 1 }
+		index(tolower($0), tolower(n) ":") == 1 {
+			sub(/^[^:]*: */, ""); print; exit }' "$2"
+}
+
+@test "issue 18: a failing origin gets the stale copy within --mirror-stale-on-error, Warning-free and with its Age" {
+	probe
+	mode '{"mode": "ok", "body": "stored v1\n", "headers": {"Cache-Control": "max-age=1"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --mirror-stale-on-error 60 \
+		--mirror-timeout 1
+	get o 1
+	[ "$(cat "$T/1.s")" = 200 ]
+	sleep 2.2 # stale now
+	local m
+	for m in 500 503 drop hang; do
+		mode "{\"mode\": \"$m\", \"hang_s\": 3}"
+		get o "$m"
+		echo "mode $m: $(cat "$T/$m.s")"
+		cat "$T/$m.h"
+		[ "$(cat "$T/$m.s")" = 200 ]
+		[ "$(cat "$T/$m.b")" = "stored v1" ]
+		[ "$(hdr X-Cache "$T/$m.h")" = STALE ]
+		[ "$(hdr Age "$T/$m.h")" -ge 2 ]
+		! grep -qi '^Warning:' "$T/$m.h"
+	done
+	[ "$(ocount)" = 5 ]
+}
+
+@test "issue 18: without --mirror-stale-on-error, or past it, the origin's failure reaches the client" {
+	probe
+	mode '{"mode": "ok", "body": "stored v1\n", "headers": {"Cache-Control": "max-age=1"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	get o 1
+	sleep 2.2
+	mode '{"mode": "500"}'
+	get o 2
+	[ "$(cat "$T/2.s")" = 500 ]
+	mode '{"mode": "drop"}'
+	get o 3
+	[ "$(cat "$T/3.s")" = 502 ]
+	gd_stop
+	sleep 1 # whole seconds: the copy is now 2 s or more past its freshness
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --mirror-stale-on-error 1
+	get o 4
+	[ "$(cat "$T/4.s")" = 502 ]
+	[ "$(cat "$T/4.b")" != "stored v1" ]
+}
+
+@test "issue 18: must-revalidate, proxy-revalidate, s-maxage and no-cache forbid serving stale on error" {
+	probe
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --mirror-stale-on-error 600
+	local cc i=0
+	for cc in "max-age=1, must-revalidate" "max-age=1, proxy-revalidate" \
+		"s-maxage=1" "max-age=1, no-cache" \
+		"max-age=1, must-revalidate, stale-if-error=600"; do
+		i=$((i + 1))
+		mode "{\"mode\": \"ok\", \"headers\": {\"Cache-Control\": \"$cc\"}}"
+		get "f$i" "a$i"
+		[ "$(cat "$T/a$i.s")" = 200 ]
+	done
+	sleep 2.2
+	mode '{"mode": "503"}'
+	for i in 1 2 3 4 5; do
+		get "f$i" "b$i"
+		echo "f$i: $(cat "$T/b$i.s")"
+		[ "$(cat "$T/b$i.s")" = 503 ]
+	done
+}
+
+@test "issue 18: stale-if-error in the response or the request allows stale on error without the option" {
+	probe
+	mode '{"mode": "ok", "body": "sie\n", "headers": {"Cache-Control": "max-age=1, stale-if-error=60"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	get r 1
+	mode '{"mode": "ok", "body": "plain\n", "headers": {"Cache-Control": "max-age=1"}}'
+	get q 2
+	sleep 2.2
+	mode '{"mode": "503"}'
+	get r 3
+	[ "$(cat "$T/3.s")" = 200 ]
+	[ "$(cat "$T/3.b")" = sie ]
+	[ "$(hdr X-Cache "$T/3.h")" = STALE ]
+	# the request's own stale-if-error
+	curl -s -o "$T/4.b" -w '%{http_code}' -H 'Cache-Control: stale-if-error=60' \
+		"http://127.0.0.1:$HPORT/q" >"$T/4.s"
+	[ "$(cat "$T/4.s")" = 200 ]
+	[ "$(cat "$T/4.b")" = plain ]
+	get q 5
+	[ "$(cat "$T/5.s")" = 503 ]
+}
