@@ -69,14 +69,8 @@ static int get_start(struct conn *c, const struct http_req *q)
 	if (ret < 0)
 		return reply_close(c, 500, "cannot read: %s", gs_strerror(ret));
 	http_meta_attr(gs_reader_meta(r), &a);
-	if (gd->fetcher && gs_reader_meta(r)->cas &&
-	    !http_fresh_enough(q, &a)) {
-		/* the fetcher reads the stale metadata before it returns */
-		CNT(c->w, http_misses);
-		ret = http_fetch_start(c, q, gs_reader_meta(r));
-		gd_reader_close(c->w, r);
-		return ret;
-	}
+	if (gd->fetcher && gs_reader_meta(r)->cas && !http_fresh_enough(q, &a))
+		return http_stale_run(c, q, r, &a);
 	CNT(c->w, http_hits);
 	return http_serve(c, q, r, &a, gd->fetcher ? "HIT" : NULL);
 }

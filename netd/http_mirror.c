@@ -126,17 +126,25 @@ static int fetch_refused(struct conn *c, const char *what, int ret)
 	return reply_close(c, 503, "cannot %s: %s", what, strerror(-ret));
 }
 
-/* A miss (@stale NULL) or a stale copy: ask the origin. */
-int http_fetch_start(struct conn *c, const struct http_req *q,
-		     const struct gs_meta *stale)
+/* What of @q the fetcher needs (it copies it). */
+static struct fetch_req fetch_req_of(const struct http_req *q)
 {
-	struct http_state *h = h_of(c);
 	struct fetch_req fr = {
 		.authorization = q->authorization.p,
 		.authorization_len = q->authorization.len,
 		.cache_control = q->cache_control.p,
 		.cache_control_len = q->cache_control.len,
 	};
+
+	return fr;
+}
+
+/* A miss (@stale NULL) or a stale copy: ask the origin. */
+int http_fetch_start(struct conn *c, const struct http_req *q,
+		     const struct gs_meta *stale)
+{
+	struct http_state *h = h_of(c);
+	struct fetch_req fr = fetch_req_of(q);
 	int ret;
 
 	if (!(h->saved = save_request(c)))
@@ -148,6 +156,15 @@ int http_fetch_start(struct conn *c, const struct http_req *q,
 	if (ret < 0)
 		return fetch_refused(c, "fetch", ret);
 	return STEP_NEXT;
+}
+
+/* A stale copy served at once: revalidate it in the background. */
+int http_fetch_background(struct conn *c, const struct http_req *q,
+			  const struct gs_meta *stale)
+{
+	struct fetch_req fr = fetch_req_of(q);
+
+	return fetcher_refresh(c->w->gd->fetcher, q->key, q->klen, stale, &fr);
 }
 
 int http_fetch_run(struct conn *c)

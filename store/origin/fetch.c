@@ -174,6 +174,8 @@ static void job_start(struct job *j)
 	STAT(f, origin_requests);
 	if (j->conditional)
 		STAT(f, revalidations);
+	if (j->background)
+		STAT(f, background);
 	j->pnext = f->active;
 	f->active = j;
 	f->nactive++;
@@ -597,6 +599,14 @@ int fetcher_get(struct fetcher *f, const char *key, size_t klen,
 
 	fw->shard = (unsigned)(hash % f->n);
 	return shard_get(f->sh[fw->shard], key, klen, hash, stale, req, fw);
+}
+
+int fetcher_refresh(struct fetcher *f, const char *key, size_t klen,
+		    const struct gs_meta *stale, const struct fetch_req *req)
+{
+	uint64_t hash = XXH3_64bits(key, klen);
+
+	return shard_get(f->sh[hash % f->n], key, klen, hash, stale, req, NULL);
 }
 
 int fetcher_forward(struct fetcher *f, const char *key, size_t klen,

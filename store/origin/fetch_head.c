@@ -441,7 +441,7 @@ static int head_done(struct job *j)
 	head_parse(j, &hi);
 	if (j->forward && j->status >= 200 && j->status < 400)
 		gs_delete(f->s, j->key, j->klen); /* invalidated */
-	if (!j->forward && j->conditional &&
+	if (!j->forward && (j->conditional || j->has_stale) &&
 	    ((j->status >= 200 && j->status < 300) || j->status == 404 ||
 	     j->status == 410))
 		gs_delete(f->s, j->key, j->klen); /* no longer current */

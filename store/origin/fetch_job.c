@@ -91,7 +91,7 @@ bool job_serve_stale(struct job *j)
 {
 	struct http_cc resp, q;
 
-	if (j->forward || !j->has_stale)
+	if (j->forward || !j->has_stale || j->background)
 		return false;
 	/* the stored response's own stale-if-error, and the request's */
 	http_cc_init(&resp);
@@ -262,11 +262,13 @@ int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
 	bool private = req && req->authorization;
 	struct job *j, *nj = NULL;
 
-	if (klen == 0 || klen > GS_KEY_MAX)
+	if (klen == 0 || klen > GS_KEY_MAX || (!fw && private))
 		return -EINVAL;
-	fw->next = NULL;
-	fw->job = NULL;
-	fw->r = NULL;
+	if (fw) {
+		fw->next = NULL;
+		fw->job = NULL;
+		fw->r = NULL;
+	}
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
 		if (f->stopping) {
@@ -277,6 +279,12 @@ int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
 		}
 		/* one with credentials neither joins nor is joined */
 		j = private ? NULL : table_find(f, key, klen, hash);
+		if (j && !fw) { /* a background one: that fetch will do */
+			pthread_mutex_unlock(&f->lock);
+			if (nj)
+				job_free(nj);
+			return 0;
+		}
 		if (j) {
 			waiter_add(j, fw);
 			STAT(f, collapsed);
@@ -312,7 +320,9 @@ int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
 		}
 		pthread_mutex_lock(&f->lock);
 	}
-	waiter_add(nj, fw);
+	if (fw)
+		waiter_add(nj, fw);
+	nj->background = !fw;
 	if (!private) {
 		nj->hnext = *bucket(f, hash);
 		*bucket(f, hash) = nj;

@@ -149,6 +149,7 @@ void job_unpublish(struct job *j);
 bool job_unpublish_if_unwanted(struct job *j);
 void job_release_handle(struct job *j);
 void job_free(struct job *j);
+/* @fw NULL: a background fetch (fetcher_refresh), unless one runs */
 int shard_get(struct fshard *f, const char *key, size_t klen, uint64_t hash,
 	      const struct gs_meta *stale, const struct fetch_req *req,
 	      struct fetch_waiter *fw);

@@ -145,6 +145,17 @@ int fetcher_get(struct fetcher *f, const char *key, size_t klen,
 		const struct gs_meta *stale, const struct fetch_req *req,
 		struct fetch_waiter *fw);
 
+/**
+ * Revalidate (or refetch) @key in the background: the stale-while-
+ * revalidate of RFC 5861, where the caller serves its stale copy @stale
+ * at once.  Nobody waits; the response refreshes or replaces the stored
+ * copy as fetcher_get()'s would.  Nothing is started when a fetch of
+ * @key is already running (that one brings the new copy).  0, or
+ * -ENOMEM, -ESHUTDOWN, -EINVAL.
+ */
+int fetcher_refresh(struct fetcher *f, const char *key, size_t klen,
+		    const struct gs_meta *stale, const struct fetch_req *req);
+
 /* A client write passed through to the origin (mirror mode). */
 struct fetch_forward {
 	const char *method; /* "PUT", "POST", "DELETE" */

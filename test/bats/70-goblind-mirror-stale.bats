@@ -152,3 +152,115 @@ hdr() {
 	get q 5
 	[ "$(cat "$T/5.s")" = 503 ]
 }
+
+hstat() {
+	curl -s "http://127.0.0.1:$HPORT/_goblin/stats" |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+@test "issue 18: a 304 refreshes the stored headers and keeps the body: one origin request, no body refetched" {
+	probe
+	mode '{"mode": "cond", "body": "body v1\n", "etag": "\"e1\"", "headers": {"Cache-Control": "max-age=1", "Content-Language": "en"}, "headers304": {"Cache-Control": "max-age=100", "Content-Language": "fr"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	get o 1
+	[ "$(cat "$T/1.b")" = "body v1" ]
+	[ "$(hdr Content-Language "$T/1.h")" = en ]
+	local bytes
+	bytes=$(hstat origin_bytes)
+	sleep 2.2
+	# the origin would now send another body: only a 304 keeps v1
+	mode '{"body": "body v2 is longer\n"}'
+	get o 2
+	[ "$(cat "$T/2.s")" = 200 ]
+	[ "$(cat "$T/2.b")" = "body v1" ]
+	[ "$(hdr X-Cache "$T/2.h")" = REVALIDATED ]
+	[ "$(hdr Content-Language "$T/2.h")" = fr ]
+	[ "$(hdr Cache-Control "$T/2.h")" = max-age=100 ]
+	[ "$(ocount)" = 2 ]
+	curl -s "http://127.0.0.1:$OPORT/_probe/log" | grep -q '"If-None-Match": "\\"e1\\""'
+	# fresh for 100 s now: a hit, with the refreshed headers
+	get o 3
+	[ "$(hdr X-Cache "$T/3.h")" = HIT ]
+	[ "$(cat "$T/3.b")" = "body v1" ]
+	[ "$(hdr Content-Language "$T/3.h")" = fr ]
+	[ "$(ocount)" = 2 ]
+	[ "$(hstat origin_bytes)" = "$bytes" ]
+	[ "$(hstat mirror_not_modified)" = 1 ]
+	[ "$(hstat mirror_stored)" = 1 ]
+}
+
+@test "issue 18: concurrent requests for one stale object share one revalidation, and one failed one serves them all stale" {
+	probe
+	mode '{"mode": "cond", "body": "shared\n", "headers": {"Cache-Control": "max-age=1, stale-if-error=60"}, "headers304": {"Cache-Control": "max-age=1, stale-if-error=60"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	get o 0
+	sleep 2.2
+	mode '{"delay_ms": 1500}'
+	local i pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		get o "c$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	for i in 1 2 3 4 5 6 7 8; do
+		[ "$(cat "$T/c$i.s")" = 200 ]
+		[ "$(cat "$T/c$i.b")" = shared ]
+	done
+	[ "$(ocount)" = 2 ]
+	[ "$(hstat mirror_revalidations)" = 1 ]
+	# stale again; the origin answers 503 late: one request, all stale
+	sleep 2.2
+	mode '{"mode": "503", "delay_ms": 1500}'
+	pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		get o "d$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	for i in 1 2 3 4 5 6 7 8; do
+		[ "$(cat "$T/d$i.s")" = 200 ]
+		[ "$(cat "$T/d$i.b")" = shared ]
+		[ "$(hdr X-Cache "$T/d$i.h")" = STALE ]
+	done
+	[ "$(ocount)" = 3 ]
+}
+
+@test "issue 18: within stale-while-revalidate the stale copy is served at once and one background revalidation refreshes it" {
+	probe
+	mode '{"mode": "cond", "body": "swr\n", "headers": {"Cache-Control": "max-age=1, stale-while-revalidate=60"}, "headers304": {"Cache-Control": "max-age=100"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	get o 0
+	sleep 2.2
+	# the revalidation takes 2 s: every client is answered long before
+	mode '{"delay_ms": 2000}'
+	local i pids=() t0 t1
+	t0=$(date +%s%N)
+	for i in 1 2 3 4 5 6; do
+		get o "c$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	t1=$(date +%s%N)
+	echo "6 stale answers in $(((t1 - t0) / 1000000)) ms"
+	[ $(((t1 - t0) / 1000000)) -lt 1500 ]
+	for i in 1 2 3 4 5 6; do
+		[ "$(cat "$T/c$i.s")" = 200 ]
+		[ "$(cat "$T/c$i.b")" = swr ]
+		[ "$(hdr X-Cache "$T/c$i.h")" = STALE ]
+		[ "$(hdr Age "$T/c$i.h")" -ge 2 ]
+	done
+	sleep 2.5 # the background revalidation's 304 is in
+	[ "$(ocount)" = 2 ]
+	[ "$(hstat mirror_background_revalidations)" = 1 ]
+	get o 7
+	[ "$(hdr X-Cache "$T/7.h")" = HIT ]
+	[ "$(hdr Cache-Control "$T/7.h")" = max-age=100 ]
+	[ "$(cat "$T/7.b")" = swr ]
+	# a client that asks for no-cache is not given the stale copy
+	mode '{"delay_ms": 0, "headers": {"Cache-Control": "max-age=1, stale-while-revalidate=60"}, "headers304": {"Cache-Control": "max-age=1, stale-while-revalidate=60"}}'
+	get n 8
+	sleep 2.2
+	curl -s -D "$T/9.h" -o /dev/null -H 'Cache-Control: no-cache' \
+		"http://127.0.0.1:$HPORT/n"
+	grep -q '^X-Cache: REVALIDATED' "$T/9.h"
+}
