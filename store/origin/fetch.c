@@ -77,7 +77,8 @@ static int job_handle(struct job *j)
 	curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
 	curl_easy_setopt(h, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
 	j->hdrs = curl_slist_append(NULL, "Expect:");
-	if (!j->hdrs)
+	/* a surrogate says so (Edge Architecture): Surrogate-Control ;goblin */
+	if (!j->hdrs || !curl_slist_append(j->hdrs, HTTP_SC_CAPABILITY))
 		goto fail;
 	if (j->forward) {
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, j->fwd.method);

@@ -196,6 +196,8 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 			hi->a.etag_len = vlen;
 			hi->has_etag = true;
 		}
+	} else if (name_is(line, nlen, "Surrogate-Control")) {
+		http_sc_parse(&hi->ri.sc, v, vlen, HTTP_SC_TOKEN);
 	} else if (name_is(line, nlen, "Pragma")) {
 		if (vlen >= 8 && strncasecmp(v, "no-cache", 8) == 0)
 			hi->ri.has_pragma_no_cache = true;

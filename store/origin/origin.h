@@ -228,6 +228,32 @@ void http_cc_parse(struct http_cc *cc, const char *s, size_t len);
 void http_cc_parse_block(struct http_cc *cc, const char *name,
 			 const char *block, size_t len);
 
+/*
+ * Surrogate-Control (W3C Edge Architecture 1.0, as Varnish and Fastly
+ * honour it): the directives that address this cache, a surrogate whose
+ * device token is HTTP_SC_TOKEN (advertised in Surrogate-Capability).
+ * For it they take the place of Cache-Control's freshness (max-age) and
+ * keep the response out of the store (no-store); the field never leaves
+ * the cache.
+ */
+#define HTTP_SC_TOKEN	   "goblin"
+#define HTTP_SC_CAPABILITY "Surrogate-Capability: goblin=\"Surrogate/1.0\""
+
+struct http_sc {
+	bool no_store;
+	int64_t max_age; /* seconds or -1 */
+};
+
+void http_sc_init(struct http_sc *sc);
+/**
+ * Parse a Surrogate-Control value (once per field line; they add up):
+ * "directive[=value][;device-token]" elements, a directive with another
+ * token than @token ignored, as are malformed ones ("max-age =5").
+ * max-age's "+N" (a revalidation period) is not used.
+ */
+void http_sc_parse(struct http_sc *sc, const char *s, size_t len,
+		   const char *token);
+
 /* What the origin's response said, collected by the fetcher. */
 struct http_resp_info {
 	int status;
@@ -241,6 +267,7 @@ struct http_resp_info {
 	bool vary_star;	    /* Vary: * */
 	bool has_validator; /* ETag or Last-Modified present */
 	bool has_pragma_no_cache;
+	struct http_sc sc; /* Surrogate-Control for this cache */
 };
 
 void http_resp_info_init(struct http_resp_info *r);
@@ -284,7 +311,8 @@ struct http_store_decision {
  * @response_time are unix seconds (for the age calculation of §4.2.3).
  * Heuristic freshness is used only for a 200 without explicit expiry
  * (max-age, s-maxage, Expires) and with Last-Modified, never with
- * no-cache.
+ * no-cache.  Surrogate-Control's max-age, where present, is the lifetime
+ * before all of those, and its no-store keeps the response out.
  */
 void http_store_decide(const struct http_req_info *q,
 		       const struct http_resp_info *r, int64_t request_time,

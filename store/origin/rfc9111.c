@@ -236,10 +236,65 @@ void http_cc_parse_block(struct http_cc *cc, const char *name,
 
 /* ---- shared-cache policy ---- */
 
+/* ---- Surrogate-Control ---- */
+
+void http_sc_init(struct http_sc *sc)
+{
+	sc->no_store = false;
+	sc->max_age = -1;
+}
+
+void http_sc_parse(struct http_sc *sc, const char *s, size_t len,
+		   const char *token)
+{
+	struct ht_list l;
+	const char *e, *semi, *v = NULL;
+	size_t elen, nlen, vlen = 0;
+
+	ht_list_init(&l, s, len);
+	while (ht_list_next(&l, &e, &elen)) {
+		semi = memchr(e, ';', elen);
+		if (semi) { /* targeted: only ours */
+			const char *t = semi + 1;
+			size_t tlen = elen - (size_t)(t - e);
+
+			ht_trim(&t, &tlen);
+			if (!ht_eq_nocase(t, tlen, token))
+				continue;
+			elen = (size_t)(semi - e);
+		}
+		for (nlen = 0; nlen < elen && is_tchar(e[nlen]); nlen++)
+			;
+		if (!nlen)
+			continue;
+		if (nlen < elen) {
+			/* "name=value", no white space around the '=' */
+			if (e[nlen] != '=')
+				continue;
+			v = e + nlen + 1;
+			vlen = elen - nlen - 1;
+		} else {
+			vlen = 0;
+		}
+		if (ht_eq_nocase(e, nlen, "no-store") && !vlen) {
+			sc->no_store = true;
+		} else if (ht_eq_nocase(e, nlen, "max-age") && vlen) {
+			const char *plus = memchr(v, '+', vlen);
+			int64_t d = delta_seconds(
+				v, plus ? (size_t)(plus - v) : vlen, false);
+
+			/* repeated: the smaller, the stricter */
+			if (d >= 0 && (sc->max_age < 0 || d < sc->max_age))
+				sc->max_age = d;
+		}
+	}
+}
+
 void http_resp_info_init(struct http_resp_info *r)
 {
 	memset(r, 0, sizeof(*r));
 	http_cc_init(&r->cc);
+	http_sc_init(&r->sc);
 	r->expires = -1;
 	r->age = -1;
 }
@@ -258,7 +313,7 @@ static enum http_store_why store_why(const struct http_req_info *q,
 {
 	if (r->status != 200)
 		return HTTP_STORE_STATUS;
-	if (q->cc.no_store || r->cc.no_store)
+	if (q->cc.no_store || r->cc.no_store || r->sc.no_store)
 		return HTTP_STORE_NO_STORE;
 	if (r->cc.private_)
 		return HTTP_STORE_PRIVATE;
@@ -282,6 +337,8 @@ static int64_t lifetime(const struct http_resp_info *r, bool no_cache,
 	int64_t lm;
 
 	*heuristic = false;
+	if (r->sc.max_age >= 0) /* addressed to this cache: first */
+		return r->sc.max_age;
 	if (r->cc.s_maxage >= 0)
 		return r->cc.s_maxage;
 	if (r->cc.max_age >= 0)

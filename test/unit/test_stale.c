@@ -3,7 +3,8 @@
  * Unit tests of the staleness rules (store/origin/rfc9111.c): RFC 5861's
  * stale-while-revalidate and stale-if-error as parsed, a stored header
  * block's Cache-Control, and when a stale stored response may be served
- * (on an origin error, or while it is revalidated in the background).
+ * (on an origin error, or while it is revalidated in the background);
+ * Surrogate-Control as parsed and as it decides storage and freshness.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +133,90 @@ static void test_while_revalidate(void **state)
 	assert_false(ok(w, swr, "", 10, false, true, 0));
 }
 
+static struct http_sc sc_of(const char *s)
+{
+	struct http_sc sc;
+
+	http_sc_init(&sc);
+	http_sc_parse(&sc, s, strlen(s), HTTP_SC_TOKEN);
+	return sc;
+}
+
+static void test_sc_parse(void **state)
+{
+	(void)state;
+	assert_int_equal(sc_of("max-age=3600").max_age, 3600);
+	assert_int_equal(sc_of("MaX-aGe=60").max_age, 60);
+	assert_int_equal(sc_of("foobar, max-age=5").max_age, 5);
+	assert_int_equal(sc_of("max-age=99999999999").max_age,
+			 INT64_C(2147483648));
+	assert_int_equal(sc_of("max-age=30+600").max_age, 30);
+	assert_int_equal(sc_of("max-age=0").max_age, 0);
+	/* ours, someone else's, untargeted */
+	assert_int_equal(sc_of("max-age=7;goblin").max_age, 7);
+	assert_int_equal(sc_of("max-age=7;not-for-you").max_age, -1);
+	assert_int_equal(sc_of("max-age=7;other, max-age=9").max_age, 9);
+	/* malformed: ignored */
+	assert_int_equal(sc_of("max-age =100").max_age, -1);
+	assert_int_equal(sc_of("max-age= 100").max_age, -1);
+	assert_int_equal(sc_of("max-age=x").max_age, -1);
+	assert_int_equal(sc_of("max-age").max_age, -1);
+	assert_int_equal(sc_of("foo").max_age, -1);
+	assert_false(sc_of("foo").no_store);
+	assert_true(sc_of("no-store").no_store);
+	assert_true(sc_of("max-age=5, no-store;goblin").no_store);
+	assert_false(sc_of("no-store;other").no_store);
+	/* repeated: the smaller */
+	assert_int_equal(sc_of("max-age=50, max-age=10").max_age, 10);
+}
+
+static void decide(const char *cc, const char *sc, int64_t expires,
+		   struct http_store_decision *d)
+{
+	struct http_req_info q;
+	struct http_resp_info r;
+
+	memset(&q, 0, sizeof(q));
+	http_cc_init(&q.cc);
+	http_resp_info_init(&r);
+	r.status = 200;
+	r.date = NOW;
+	r.expires = expires;
+	http_cc_parse(&r.cc, cc, strlen(cc));
+	http_sc_parse(&r.sc, sc, strlen(sc), HTTP_SC_TOKEN);
+	http_store_decide(&q, &r, NOW, NOW, d);
+}
+
+static void test_sc_decide(void **state)
+{
+	struct http_store_decision d;
+
+	(void)state;
+	/* Surrogate-Control's max-age over Cache-Control's, either way */
+	decide("max-age=1", "max-age=3600", -1, &d);
+	assert_int_equal(d.why, HTTP_STORE_OK);
+	assert_int_equal(d.fresh_until, NOW + 3600);
+	decide("max-age=3600", "max-age=1", -1, &d);
+	assert_int_equal(d.fresh_until, NOW + 1);
+	decide("s-maxage=3600", "max-age=2", -1, &d);
+	assert_int_equal(d.fresh_until, NOW + 2);
+	/* ... and over Expires, past, invalid or future */
+	decide("", "max-age=3600", NOW - 10000, &d);
+	assert_int_equal(d.fresh_until, NOW + 3600);
+	decide("", "max-age=3600", 0, &d);
+	assert_int_equal(d.fresh_until, NOW + 3600);
+	decide("", "max-age=0", NOW + 10000, &d);
+	assert_int_equal(d.fresh_until, NOW);
+	/* someone else's max-age: Cache-Control's stands */
+	decide("max-age=5", "max-age=3600;other", -1, &d);
+	assert_int_equal(d.fresh_until, NOW + 5);
+	/* no-store keeps it out, whatever Cache-Control and Expires say */
+	decide("max-age=10000", "no-store", NOW + 10000, &d);
+	assert_int_equal(d.why, HTTP_STORE_NO_STORE);
+	decide("max-age=10000", "no-store;other", -1, &d);
+	assert_int_equal(d.why, HTTP_STORE_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +224,8 @@ int main(void)
 		cmocka_unit_test(test_parse_block),
 		cmocka_unit_test(test_on_error),
 		cmocka_unit_test(test_while_revalidate),
+		cmocka_unit_test(test_sc_parse),
+		cmocka_unit_test(test_sc_decide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
