@@ -264,3 +264,32 @@ hstat() {
 		"http://127.0.0.1:$HPORT/n"
 	grep -q '^X-Cache: REVALIDATED' "$T/9.h"
 }
+
+@test "issue 18: Surrogate-Control max-age and no-store are honoured for this cache and removed before the response leaves" {
+	probe
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	mode '{"mode": "ok", "body": "sc\n", "headers": {"Cache-Control": "max-age=1", "Surrogate-Control": "max-age=3600"}}'
+	get long 1
+	mode '{"headers": {"Cache-Control": "max-age=3600", "Surrogate-Control": "max-age=1;goblin"}}'
+	get short 2
+	mode '{"headers": {"Cache-Control": "max-age=1", "Surrogate-Control": "max-age=3600;not-for-you"}}'
+	get other 3
+	mode '{"headers": {"Cache-Control": "max-age=3600", "Surrogate-Control": "no-store"}}'
+	get nostore 4
+	[ "$(ocount)" = 4 ]
+	curl -s "http://127.0.0.1:$OPORT/_probe/log" | grep -q '"Surrogate-Capability": "goblin=\\"Surrogate/1.0\\""'
+	sleep 2.2
+	get long 5
+	[ "$(hdr X-Cache "$T/5.h")" = HIT ]
+	[ "$(hdr Cache-Control "$T/5.h")" = max-age=1 ]
+	get short 6
+	[ "$(hdr X-Cache "$T/6.h")" != HIT ]
+	get other 7
+	[ "$(hdr X-Cache "$T/7.h")" != HIT ]
+	get nostore 8
+	[ "$(hdr X-Cache "$T/8.h")" = PASS ]
+	[ "$(ocount)" = 7 ]
+	for i in 1 2 3 4 5 6 7 8; do
+		! grep -qi '^Surrogate-Control:' "$T/$i.h"
+	done
+}
