@@ -197,7 +197,9 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 			hi->has_etag = true;
 		}
 	} else if (name_is(line, nlen, "Surrogate-Control")) {
+		/* for this cache only: it never leaves (Edge Architecture) */
 		http_sc_parse(&hi->ri.sc, v, vlen, HTTP_SC_TOKEN);
+		keep = false;
 	} else if (name_is(line, nlen, "Pragma")) {
 		if (vlen >= 8 && strncasecmp(v, "no-cache", 8) == 0)
 			hi->ri.has_pragma_no_cache = true;
@@ -329,94 +331,164 @@ static int begin_pass(struct job *j, const struct gs_attr *a, uint64_t size)
 	return gs_put_begin(j->f->s, j->rkey, j->rklen, &args, &j->w);
 }
 
+/*
+ * Fields a 304 does not update (RFC 9111 §4.3.4): the stored body
+ * depends on them, and it is the stored body that is served.
+ */
+static const char *const not_updated[] = {
+	"Content-Encoding", "Content-Length", "Content-MD5",
+	"Content-Range",    "Digest",	      NULL,
+};
+
+/* Is there a "@name:" line (@nlen bytes of name) in @block? */
+static bool block_has(const char *block, size_t blen, const char *name,
+		      size_t nlen)
+{
+	const char *p = block, *end = block + blen;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if ((size_t)(end - p) > nlen && p[nlen] == ':' &&
+		    strncasecmp(p, name, nlen) == 0)
+			return true;
+		p = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * The stored header block @a with a 304's fields @upd merged in, parsed
+ * into @mi as a response head would be: each field the 304 carries
+ * replaces the stored ones of its name, but for not_updated.
+ */
+static void merge_304(struct job *j, const struct gs_attr *a,
+		      const struct head_info *upd, struct head_info *mi)
+{
+	const char *blocks[2] = { a->headers, upd->a.headers };
+	size_t lens[2] = { a->headers_len, upd->a.headers_len };
+
+	memset(mi, 0, sizeof(*mi));
+	http_resp_info_init(&mi->ri);
+	gs_attr_init(&mi->a);
+	mi->j = j;
+	mi->clen = 0;
+	for (int b = 0; b < 2; b++) {
+		const char *p = blocks[b], *end = blocks[b] + lens[b];
+
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			const char *v, *next = nl ? nl + 1 : end;
+			size_t nlen, vlen;
+			bool fixed = false;
+
+			if (len && p[len - 1] == '\r')
+				len--;
+			if (!header_split(p, len, &nlen, &v, &vlen)) {
+				p = next;
+				continue;
+			}
+			for (int i = 0; not_updated[i]; i++)
+				fixed = fixed ||
+					name_is(p, nlen, not_updated[i]);
+			/* stored: unless the 304 has it; 304: unless fixed */
+			if (b == 0 ? !block_has(upd->a.headers,
+						upd->a.headers_len, p, nlen) ||
+					     fixed :
+				     !fixed)
+				head_line(mi, p, len, nlen, v, vlen);
+			p = next;
+		}
+	}
+}
+
+static bool etag_strong(const char *e, size_t len)
+{
+	return len >= 2 && e[0] == '"';
+}
+
 /* A 304 to our conditional request: refresh the stored version. */
 static int head_not_modified(struct job *j)
 {
 	struct fshard *f = j->f;
 	struct http_store_decision d;
-	struct head_info hi;
-	struct gs_attr a = j->stale;
-	uint8_t rec[GS_ATTR_MAX];
+	struct head_info *hi = malloc(2 * sizeof(*hi)), *mi = hi + 1;
+	struct gs_attr *a = &j->stale;
+	uint8_t *rec = malloc(GS_ATTR_MAX);
 	long alen;
-	int ret;
+	int ret = 0;
 
-	head_parse(j, &hi);
-	hi.ri.status = 200; /* what the 304 stands for */
-	hi.ri.has_validator = true;
-	if (!hi.ri.last_modified)
-		hi.ri.last_modified = a.last_modified;
-	decide(j, &hi.ri, &d);
-	if (d.why != HTTP_STORE_OK) {
+	if (!hi || !rec) {
+		job_reply_all(j, 502, "out of memory");
+		j->drop = true;
+		ret = -1;
+		goto out;
+	}
+	head_parse(j, hi);
+	/*
+	 * §4.3.4: a strong validator that is not the stored one says the
+	 * 304 is about another representation: ask again, unconditionally.
+	 */
+	if (hi->has_etag && etag_strong(hi->a.etag, hi->a.etag_len) &&
+	    etag_strong(a->etag, a->etag_len) &&
+	    (hi->a.etag_len != a->etag_len ||
+	     memcmp(hi->a.etag, a->etag, a->etag_len))) {
+		j->restart = true;
+		ret = -1;
+		goto out;
+	}
+	/* the stored response, updated, decides its freshness from now */
+	merge_304(j, a, hi, mi);
+	mi->ri.status = a->status ? a->status : 200;
+	mi->ri.age = hi->ri.age;
+	mi->ri.sc = hi->ri.sc;
+	mi->ri.has_validator = true;
+	mi->ri.last_modified = hi->has_lm ? hi->a.last_modified :
+					    a->last_modified;
+	decide(j, &mi->ri, &d);
+	if (d.why != HTTP_STORE_OK || mi->truncated) {
 		/*
 		 * The origin says the stored response is current but may not
-		 * be stored any more: serve it this once, then drop it.
+		 * be stored any more (or its updated head does not fit):
+		 * serve it this once, then drop it.
 		 */
 		job_deliver(j, j->key, j->klen, FETCH_OBJECT, 0);
 		gs_delete(f->s, j->key, j->klen);
 		STAT(f, not_modified);
-		return 0;
+		goto out;
 	}
-	/* RFC 9111 §4.3.4: the 304's header fields replace the stored ones */
-	attr_freshness(&a, &d);
-	if (hi.has_etag) {
-		memcpy(a.etag, hi.a.etag, hi.a.etag_len);
-		a.etag_len = hi.a.etag_len;
+	attr_freshness(a, &d);
+	memcpy(a->headers, mi->a.headers, mi->a.headers_len);
+	a->headers_len = mi->a.headers_len;
+	if (hi->has_ctype) {
+		memcpy(a->ctype, hi->a.ctype, hi->a.ctype_len);
+		a->ctype_len = hi->a.ctype_len;
 	}
-	if (hi.has_lm)
-		a.last_modified = hi.a.last_modified;
-	if (hi.a.headers_len) {
-		struct gs_attr merged = a;
-		const char *p = a.headers, *end = a.headers + a.headers_len;
-
-		merged.headers_len = 0;
-		while (p < end) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t len = nl ? (size_t)(nl - p + 1) :
-					  (size_t)(end - p);
-			const char *colon = memchr(p, ':', len);
-			bool replaced = false;
-
-			for (const char *q = hi.a.headers;
-			     colon && q < hi.a.headers + hi.a.headers_len;) {
-				size_t nlen = (size_t)(colon - p);
-
-				if (strncasecmp(q, p, nlen) == 0 &&
-				    q[nlen] == ':')
-					replaced = true;
-				q = memchr(q, '\n',
-					   (size_t)(hi.a.headers +
-						    hi.a.headers_len - q));
-				if (!q)
-					break;
-				q++;
-			}
-			if (!replaced &&
-			    len <= KEPT_HEADERS_MAX - merged.headers_len) {
-				memcpy(merged.headers + merged.headers_len, p,
-				       len);
-				merged.headers_len += len;
-			}
-			p += len;
-		}
-		if (hi.a.headers_len <= KEPT_HEADERS_MAX - merged.headers_len) {
-			memcpy(merged.headers + merged.headers_len,
-			       hi.a.headers, hi.a.headers_len);
-			merged.headers_len += hi.a.headers_len;
-		}
-		a = merged;
+	if (hi->has_etag && !a->etag_len) {
+		memcpy(a->etag, hi->a.etag, hi->a.etag_len);
+		a->etag_len = hi->a.etag_len;
 	}
-	alen = gs_attr_encode(&a, rec, sizeof(rec));
+	if (hi->has_lm)
+		a->last_modified = hi->a.last_modified;
+	/* the body stays where it is: only the record changes */
+	alen = gs_attr_encode(a, rec, GS_ATTR_MAX);
 	ret = alen < 0 ? -EINVAL :
 			 gs_set_attr(f->s, j->key, j->klen, j->stale_cas, rec,
 				     (size_t)alen, 0);
 	if (ret == -ESTALE || ret == -ENOENT) {
 		/* replaced or gone meanwhile: ask again, unconditionally */
 		j->restart = true;
-		return -1;
+		ret = -1;
+		goto out;
 	}
 	STAT(f, not_modified);
 	job_deliver(j, j->key, j->klen, FETCH_OBJECT, 0);
-	return 0;
+	ret = 0;
+out:
+	free(hi);
+	free(rec);
+	return ret;
 }
 
 /*

@@ -160,7 +160,7 @@ hstat() {
 
 @test "issue 18: a 304 refreshes the stored headers and keeps the body: one origin request, no body refetched" {
 	probe
-	mode '{"mode": "cond", "body": "body v1\n", "etag": "\"e1\"", "headers": {"Cache-Control": "max-age=1", "Content-Language": "en"}, "headers304": {"Cache-Control": "max-age=100", "Content-Language": "fr"}}'
+	mode '{"mode": "cond", "body": "body v1\n", "etag": "\"e1\"", "headers": {"Cache-Control": "max-age=1", "Content-Language": "en", "X-Version": "1", "X-Kept": "yes"}, "headers304": {"Cache-Control": "max-age=100", "Content-Language": "fr", "X-Version": "2", "Content-Encoding": "gzip"}}'
 	gd_start s --mirror "http://127.0.0.1:$OPORT"
 	get o 1
 	[ "$(cat "$T/1.b")" = "body v1" ]
@@ -176,6 +176,11 @@ hstat() {
 	[ "$(hdr X-Cache "$T/2.h")" = REVALIDATED ]
 	[ "$(hdr Content-Language "$T/2.h")" = fr ]
 	[ "$(hdr Cache-Control "$T/2.h")" = max-age=100 ]
+	[ "$(hdr X-Version "$T/2.h")" = 2 ]
+	[ "$(hdr X-Kept "$T/2.h")" = yes ]
+	# the stored body is not gzip: a 304 does not say otherwise
+	! grep -qi '^Content-Encoding:' "$T/2.h"
+	[ "$(grep -ci '^X-Version:' "$T/2.h")" = 1 ]
 	[ "$(ocount)" = 2 ]
 	curl -s "http://127.0.0.1:$OPORT/_probe/log" | grep -q '"If-None-Match": "\\"e1\\""'
 	# fresh for 100 s now: a hit, with the refreshed headers
@@ -183,6 +188,7 @@ hstat() {
 	[ "$(hdr X-Cache "$T/3.h")" = HIT ]
 	[ "$(cat "$T/3.b")" = "body v1" ]
 	[ "$(hdr Content-Language "$T/3.h")" = fr ]
+	[ "$(hdr X-Version "$T/3.h")" = 2 ]
 	[ "$(ocount)" = 2 ]
 	[ "$(hstat origin_bytes)" = "$bytes" ]
 	[ "$(hstat mirror_not_modified)" = 1 ]
@@ -292,4 +298,31 @@ hstat() {
 	for i in 1 2 3 4 5 6 7 8; do
 		! grep -qi '^Surrogate-Control:' "$T/$i.h"
 	done
+}
+
+@test "issue 18: a 304 without freshness keeps the stored Cache-Control's, and one with another strong ETag is not taken for the stored copy" {
+	probe
+	mode '{"mode": "cond", "body": "body e1\n", "etag": "\"e1\"", "headers": {"Cache-Control": "max-age=3, stale-if-error=5"}, "headers304": {"X-Refreshed": "1"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT"
+	get o 1
+	sleep 4.2
+	get o 2
+	[ "$(hdr X-Cache "$T/2.h")" = REVALIDATED ]
+	[ "$(hdr X-Refreshed "$T/2.h")" = 1 ]
+	# the stored max-age=3 still holds: fresh again after the 304
+	get o 3
+	[ "$(hdr X-Cache "$T/3.h")" = HIT ]
+	[ "$(hdr Cache-Control "$T/3.h")" = "max-age=3, stale-if-error=5" ]
+	[ "$(ocount)" = 2 ]
+	# a 304 that names "e2" is about another representation: the mirror
+	# asks again without a condition and serves and stores what comes
+	sleep 4.2
+	mode '{"mode": "force304", "etag": "\"e2\"", "body": "body e2\n"}'
+	get o 4
+	[ "$(cat "$T/4.s")" = 200 ]
+	[ "$(cat "$T/4.b")" = "body e2" ]
+	[ "$(ocount)" = 4 ]
+	get o 5
+	[ "$(hdr X-Cache "$T/5.h")" = HIT ]
+	[ "$(cat "$T/5.b")" = "body e2" ]
 }

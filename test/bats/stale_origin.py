@@ -12,6 +12,8 @@ Control (sent to the origin directly, never through the mirror):
         mode      "ok": 200 with body and headers (the default)
                   "cond": 304 with headers304 when If-None-Match names
                           etag, else as "ok"
+                  "force304": 304 with headers304 and etag to any
+                          request with If-None-Match, else as "ok"
                   "500", "503": that status, a short body
                   "drop": close the connection without a response
                   "hang": answer nothing for hang_s seconds, then drop
@@ -101,6 +103,12 @@ class Probe(BaseHTTPRequestHandler):
         if st["etag"]:
             hdrs["ETag"] = st["etag"]
         inm = self.headers.get("If-None-Match")
+        if mode == "force304" and inm:
+            # 304 to any conditional request, with our (other) ETag
+            h304 = dict(st["headers304"])
+            h304["ETag"] = st["etag"]
+            self.reply(304, h304, b"")
+            return
         if mode == "cond" and inm and st["etag"] and \
                 st["etag"] in [t.strip() for t in inm.split(",")]:
             h304 = dict(st["headers304"])
