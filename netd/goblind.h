@@ -24,11 +24,18 @@
 
 #define GD_NAME	      "goblind"
 #define GD_VERSION    "0.5.0"
-/* what "version" answers: clients parse a memcached version number */
-#define GD_MC_VERSION "1.6.18-goblind-" GD_VERSION
+/*
+ * what "version" answers: the memcached version whose protocol goblind
+ * speaks, alone, as memcached prints it (clients parse it: node's
+ * memcached takes the last x.y.z of the line); goblind's own version is
+ * stats' goblind_version
+ */
+#define GD_MC_VERSION "1.6.18"
 
 #define GD_RBUF		(16u << 10)  /* read buffer: lines and small values */
-#define GD_GET_LINE_MAX (64u << 10)  /* longest multi-get line */
+#define GD_GET_LINE_MAX GD_RBUF /* rbuf's growth past GD_RBUF (an HTTP head
+				 * at an odd offset); memcache's multi-get
+				 * lines stream through GD_RBUF (issue 19) */
 #define GD_WBUF_HIGH	(64u << 10)  /* stop taking commands above this */
 #define GD_COPY_MAX	(16u << 10)  /* chunks this small are copied to wbuf */
 #define GD_SCRATCH	(256u << 10) /* worker buffer: streamed sets */

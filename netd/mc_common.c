@@ -65,10 +65,10 @@ void mc_meta_flags_out(struct conn *c, const struct mc_req *q,
 			OUT(c, " O");
 			conn_out(c, f->tok, f->len);
 			break;
-		case 'c':
-			if (cas || mt)
+		case 'c': /* ms answers c0 for a value it did not store */
+			if (cas || mt || q->cmd == MC_MS)
 				conn_printf(c, " c%" PRIu64,
-					    cas ? cas : mt->cas);
+					    cas ? cas : mt ? mt->cas : 0);
 			break;
 		}
 		if (!mt)

@@ -83,6 +83,36 @@ static void header_value(struct conn *c, const char *key, size_t klen,
 			    mt->size);
 }
 
+/*
+ * The next key of a streamed line, from rbuf: 1 a key (consumed from
+ * rbuf, its bytes still there until the next read), 0 more input needed,
+ * 2 the line's end (consumed), -1 a key too long.
+ */
+static int stream_key(struct conn *c, const char **key, size_t *klen)
+{
+	size_t used;
+	int ret = mc_stream_key(c->rbuf + c->rstart, c->rend - c->rstart, key,
+				klen, &used);
+
+	c->rstart += used;
+	return ret;
+}
+
+/* JOB_SKIPLINE: the rest of a refused long line goes unread. */
+enum conn_run mc_skip_line_run(struct conn *c)
+{
+	struct mc_state *m = mc_of(c);
+	const char *nl = memchr(c->rbuf + c->rstart, '\n', c->rend - c->rstart);
+
+	if (!nl) {
+		c->rstart = c->rend;
+		return RUN_INPUT;
+	}
+	c->rstart = (size_t)(nl + 1 - c->rbuf);
+	m->job = JOB_NONE;
+	return RUN_INPUT;
+}
+
 /* The next keys of a get, until the end, a value to stream or a full wbuf. */
 enum conn_run mc_get_run(struct conn *c)
 {
@@ -104,15 +134,34 @@ enum conn_run mc_get_run(struct conn *c)
 		}
 		if (c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
-		if (!mc_next_key(&m->kpos, m->kend, &key, &klen)) {
+		if (m->stream) {
+			ret = stream_key(c, &key, &klen);
+			if (ret == 0)
+				return RUN_INPUT; /* rbuf holds a key's part */
+			if (ret == 2) {
+				OUT(c, "END\r\n");
+				break;
+			}
+			if (ret < 0 || !mc_key_valid(key, klen)) {
+				/* values already sent stay sent: the rest of
+				 * the line is dropped (see goblind(8)) */
+				OUT(c, "CLIENT_ERROR bad command line "
+				       "format\r\n");
+				m->job = JOB_SKIPLINE;
+				m->stream = false;
+				return RUN_INPUT;
+			}
+		} else if (!mc_next_key(&m->kpos, m->kend, &key, &klen)) {
 			OUT(c, "END\r\n");
 			break;
 		}
-		if (!mc_key_valid(key, klen)) {
-			OUT(c, "CLIENT_ERROR bad command line format\r\n");
-			break;
-		}
 		CNT(w, cmd_get);
+		ret = gd_reader_open(c->w, key, klen, 0, &m->r);
+		/*
+		 * gat touches after the open: the version it pinned is
+		 * served even when the new time has passed already, as
+		 * memcached returns the value and then expires it
+		 */
 		if (touch) {
 			CNT(w, cmd_touch);
 			if (gs_touch(store_of(c), key, klen,
@@ -121,7 +170,6 @@ enum conn_run mc_get_run(struct conn *c)
 			else
 				CNT(w, touch_misses);
 		}
-		ret = gd_reader_open(c->w, key, klen, 0, &m->r);
 		if (ret < 0) {
 			m->r = NULL;
 			CNT(w, get_misses);
@@ -131,6 +179,7 @@ enum conn_run mc_get_run(struct conn *c)
 		header_value(c, key, klen, gs_reader_meta(m->r), cas);
 	}
 	m->job = JOB_NONE;
+	m->stream = false;
 	shrink_line(m);
 	return RUN_INPUT;
 }

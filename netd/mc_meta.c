@@ -60,6 +60,7 @@ enum conn_run mc_cmd_mg(struct conn *c)
 	const struct mc_req *q = &m->req;
 	struct worker *w = c->w;
 	const struct gs_meta *mt;
+	struct gs_meta touched;
 	bool vivified = false;
 	uint64_t first = 0, len;
 	int ret;
@@ -88,10 +89,15 @@ enum conn_run mc_cmd_mg(struct conn *c)
 	if (mc_meta_has(&q->meta, 'T')) {
 		CNT(w, cmd_touch);
 		if (gs_touch(store_of(c), q->key, q->klen,
-			     store_exptime(q->meta.ttl)) == 0)
+			     store_exptime(q->meta.ttl)) == 0) {
 			CNT(w, touch_hits);
-		else
+			/* t reports the TTL just set, as memcached does */
+			touched = *mt;
+			touched.exptime = store_exptime(q->meta.ttl);
+			mt = &touched;
+		} else {
 			CNT(w, touch_misses);
+		}
 	}
 	len = mt->size;
 	if (mc_meta_has(&q->meta, 'G') && mc_meta_has(&q->meta, 'v')) {

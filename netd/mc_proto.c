@@ -213,7 +213,11 @@ static enum mc_parse_result set_key(struct mc_req *r, const struct tok *t)
 	return MC_PARSE_OK;
 }
 
-/* "noreply" as the last of @n tokens at @last (memcached's check). */
+/*
+ * "noreply" as the last of @n tokens, past @first_optional tokens
+ * (memcached's set_noreply_maybe() looks at the last token whatever its
+ * place: "verbosity noreply" and "set k 0 0 noreply" are quiet errors).
+ */
 static void take_noreply(struct mc_req *r, const struct tok *t, size_t n,
 			 size_t first_optional)
 {
@@ -231,7 +235,7 @@ static enum mc_parse_result parse_storage(struct mc_req *r, const struct tok *t,
 
 	if (n != want && n != want + 1)
 		return MC_PARSE_ERROR;
-	take_noreply(r, t, n, want);
+	take_noreply(r, t, n, 1);
 	if (set_key(r, &t[1]) != MC_PARSE_OK)
 		return MC_PARSE_CLIENT_ERROR;
 	if (!mc_parse_u64(t[2].p, t[2].len, UINT32_MAX, &v) ||
@@ -247,7 +251,7 @@ static enum mc_parse_result parse_retrieval(struct mc_req *r,
 					    const struct tok *t, size_t n,
 					    const char *end)
 {
-	size_t first = 1;
+	size_t first = 1, kl;
 
 	if (r->cmd == MC_GAT || r->cmd == MC_GATS) {
 		if (n < 2)
@@ -260,6 +264,10 @@ static enum mc_parse_result parse_retrieval(struct mc_req *r,
 		return MC_PARSE_ERROR;
 	r->keys = t[first].p;
 	r->keys_len = (size_t)(end - t[first].p);
+	/* one bad key refuses the line before any value (memcached) */
+	for (const char *p = r->keys, *k; mc_next_key(&p, end, &k, &kl);)
+		if (!mc_key_valid(k, kl))
+			return client_error(r, BAD_FORMAT);
 	return MC_PARSE_OK;
 }
 
@@ -271,7 +279,7 @@ static enum mc_parse_result parse_key_num(struct mc_req *r, const struct tok *t,
 
 	if (n != 3 && n != 4)
 		return MC_PARSE_ERROR;
-	take_noreply(r, t, n, 3);
+	take_noreply(r, t, n, 1);
 	if (set_key(r, &t[1]) != MC_PARSE_OK)
 		return MC_PARSE_CLIENT_ERROR;
 	if (touch && !mc_parse_i64(t[2].p, t[2].len, &r->exptime))
@@ -322,7 +330,7 @@ static enum mc_parse_result parse_verbosity(struct mc_req *r,
 {
 	if (n != 2 && n != 3)
 		return MC_PARSE_ERROR;
-	take_noreply(r, t, n, 2);
+	take_noreply(r, t, n, 1);
 	if (!mc_parse_u64(t[1].p, t[1].len, UINT32_MAX, &r->num))
 		return client_error(r, BAD_FORMAT);
 	r->has_num = true;
@@ -611,9 +619,41 @@ static enum mc_cmd lookup(const struct tok *t)
  * subcommands and class-id lists are not supported: ERROR, as for an
  * unknown command.
  */
+/* memcached's class list: "all" or ids 1..63 separated by commas */
+static bool crawl_classes(const struct tok *t)
+{
+	const char *p = t->p, *end = t->p + t->len;
+
+	if (tok_is(t, "all"))
+		return true;
+	while (p < end) {
+		const char *s = p;
+		uint64_t id;
+
+		while (p < end && *p != ',')
+			p++;
+		if (!mc_parse_u64(s, (size_t)(p - s), 63, &id) || id == 0)
+			return false;
+		if (p < end)
+			p++;
+	}
+	return t->len > 0 && end[-1] != ',';
+}
+
 static enum mc_parse_result parse_metadump(struct mc_req *r,
 					   const struct tok *t, size_t n)
 {
+	/*
+	 * crawl: memcached's crawler reclaims expired items in the
+	 * background; the store drops an expired object when it finds it,
+	 * so there is nothing to start, and the command is answered as
+	 * memcached answers a crawl it started.
+	 */
+	if (n == 3 && tok_is(&t[1], "crawl")) {
+		r->cmd = MC_CRAWL;
+		r->err = crawl_classes(&t[2]) ? NULL : "invalid class id";
+		return MC_PARSE_OK;
+	}
 	if (n < 3 || n > 4 || !tok_is(&t[1], "metadump") ||
 	    !(tok_is(&t[2], "all") || tok_is(&t[2], "hash")))
 		return MC_PARSE_ERROR;
@@ -632,6 +672,22 @@ static bool is_retrieval(const char *buf, size_t len)
 	       (len >= 5 &&
 		(!memcmp(buf, "gets ", 5) || !memcmp(buf, "gat ", 4))) ||
 	       (len >= 5 && !memcmp(buf, "gats ", 5));
+}
+
+/*
+ * An HTTP request line sent to the memcache port (a browser, or a
+ * cross-protocol request from a web page): memcached closes the
+ * connection when an unknown command's last token starts with "HTTP/",
+ * unless the command's first letter is one of those memcached sorts its
+ * commands by (then it answers ERROR); a one-letter command is an ERROR
+ * first.
+ */
+static bool is_http(const struct tok *t, size_t n)
+{
+	if (n < 2 || n > MAX_TOKENS || t[0].len < 2 ||
+	    strchr("gsacidt", t[0].p[0]) || (t[0].p[0] == 'm' && t[0].len == 2))
+		return false;
+	return t[n - 1].len >= 5 && !memcmp(t[n - 1].p, "HTTP/", 5);
 }
 
 static enum mc_parse_result dispatch(struct mc_req *r, const struct tok *t,
@@ -670,6 +726,7 @@ static enum mc_parse_result dispatch(struct mc_req *r, const struct tok *t,
 	case MC_QUIT:
 		return MC_PARSE_OK;
 	case MC_METADUMP:
+	case MC_CRAWL:
 		return parse_metadump(r, t, n);
 	case MC_MG:
 	case MC_MS:
@@ -706,7 +763,7 @@ enum mc_parse_result mc_parse(const char *buf, size_t len, size_t get_max,
 		return MC_PARSE_ERROR;
 	req->cmd = lookup(&t[0]);
 	if (req->cmd == MC_NONE)
-		return MC_PARSE_ERROR;
+		return is_http(t, n) ? MC_PARSE_CLOSE : MC_PARSE_ERROR;
 	if (n > MAX_TOKENS) {
 		if (req->cmd != MC_GET && req->cmd != MC_GETS &&
 		    req->cmd != MC_GAT && req->cmd != MC_GATS)
@@ -714,4 +771,68 @@ enum mc_parse_result mc_parse(const char *buf, size_t len, size_t get_max,
 		n = MAX_TOKENS; /* the key list runs to the end anyway */
 	}
 	return dispatch(req, t, n, end);
+}
+
+enum mc_parse_result mc_parse_get_head(const char *buf, size_t len,
+				       struct mc_req *req, size_t *consumed)
+{
+	const char *p = buf, *end = buf + len, *s;
+	struct tok t;
+
+	memset(req, 0, offsetof(struct mc_req, keybuf));
+	while (p < end && *p == ' ')
+		p++;
+	s = p;
+	while (p < end && *p != ' ' && *p != '\n')
+		p++;
+	t.p = s;
+	t.len = (size_t)(p - s);
+	req->cmd = lookup(&t);
+	if (p == end || *p != ' ' ||
+	    (req->cmd != MC_GET && req->cmd != MC_GETS && req->cmd != MC_GAT &&
+	     req->cmd != MC_GATS))
+		return MC_PARSE_TOO_LONG;
+	while (p < end && *p == ' ')
+		p++;
+	if (req->cmd == MC_GAT || req->cmd == MC_GATS) {
+		s = p;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+		if (p == end || *p != ' ')
+			return MC_PARSE_TOO_LONG;
+		*consumed = (size_t)(p - buf);
+		if (!mc_parse_i64(s, (size_t)(p - s), &req->exptime))
+			return client_error(req, "invalid exptime argument");
+		while (p < end && *p == ' ')
+			p++;
+	}
+	*consumed = (size_t)(p - buf);
+	return MC_PARSE_OK;
+}
+
+int mc_stream_key(const char *buf, size_t len, const char **key, size_t *klen,
+		  size_t *consumed)
+{
+	const char *p = buf, *end = buf + len, *s;
+
+	while (p < end && *p == ' ')
+		p++;
+	*consumed = (size_t)(p - buf);
+	if (p == end)
+		return 0;
+	if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
+		*consumed += *p == '\n' ? 1 : 2;
+		return 2;
+	}
+	s = p;
+	while (p < end && *p != ' ' && *p != '\n')
+		p++;
+	if (p == end) /* a "\r" may still be the line's end */
+		return (size_t)(p - s) > MC_KEY_MAX + 1 ? -1 : 0;
+	*key = s;
+	*klen = (size_t)(p - s);
+	if (*p == '\n' && *klen && s[*klen - 1] == '\r')
+		--*klen;
+	*consumed = (size_t)(s + *klen - buf);
+	return 1;
 }

@@ -19,6 +19,13 @@
  * over --max-item, a storage line is a bad command line */
 #define MC_BLOCK_MAX	(INT32_MAX - 2)
 #define MC_REL_TIME_MAX (60 * 60 * 24 * 30) /* exptime: relative below */
+/*
+ * A retrieval line is parsed whole when its newline comes within this
+ * many bytes; a longer one streams: its keys are taken from the read
+ * buffer as they arrive (mc_parse_get_head(), mc_stream_key()), so a get
+ * of any number of keys needs no buffer that grows with the line.
+ */
+#define MC_GET_WHOLE_MAX 8192
 
 enum mc_cmd {
 	MC_NONE = 0,
@@ -42,6 +49,7 @@ enum mc_cmd {
 	MC_VERBOSITY,
 	MC_QUIT,
 	MC_METADUMP, /* lru_crawler metadump all|hash [PREFIX] */
+	MC_CRAWL,    /* lru_crawler crawl CLASSES: accepted, nothing to do */
 	MC_MG,
 	MC_MS,
 	MC_MD,
@@ -57,6 +65,8 @@ enum mc_parse_result {
 	MC_PARSE_ERROR,	       /* unknown command or argument count: "ERROR" */
 	MC_PARSE_CLIENT_ERROR, /* req->err follows "CLIENT_ERROR " */
 	MC_PARSE_TOO_LONG,     /* no newline within the limit: close */
+	MC_PARSE_CLOSE,	       /* an HTTP request line: close (memcached
+				* does, against cross-protocol requests) */
 };
 
 /* Meta set modes (ms M token) and arithmetic modes (ma M token). */
@@ -132,6 +142,26 @@ struct mc_req {
  */
 enum mc_parse_result mc_parse(const char *buf, size_t len, size_t get_max,
 			      struct mc_req *req, size_t *consumed);
+
+/*
+ * The head of a retrieval line too long to parse whole ("get ", "gats
+ * EXPTIME " ...): req->cmd and req->exptime, and in *@consumed the bytes
+ * up to its first key.  MC_PARSE_OK, MC_PARSE_CLIENT_ERROR (a bad exptime:
+ * the rest of the line is to be skipped), or MC_PARSE_TOO_LONG (not a
+ * retrieval command: close, as for any long line).
+ */
+enum mc_parse_result mc_parse_get_head(const char *buf, size_t len,
+				       struct mc_req *req, size_t *consumed);
+
+/*
+ * The next key of a streamed key list in @buf (@len bytes): 1, a key at
+ * *@key (its *@klen bytes, a "\r" before the newline left out) and
+ * *@consumed the bytes up to its end; 2, the line ended (*@consumed: the
+ * newline included); 0, more bytes are needed (*@consumed: the spaces
+ * before); -1, a key over MC_KEY_MAX (*@consumed: the spaces before).
+ */
+int mc_stream_key(const char *buf, size_t len, const char **key, size_t *klen,
+		  size_t *consumed);
 
 /*
  * The next key of a get's key list: advances *@p (start with req->keys)

@@ -41,7 +41,7 @@ static int keep_line(struct conn *c, const char *line, size_t len)
 		m->line_cap = len;
 	}
 	memcpy(m->line, line, len);
-	if (mc_parse(m->line, len, GD_GET_LINE_MAX, &m->req, &used) !=
+	if (mc_parse(m->line, len, MC_GET_WHOLE_MAX, &m->req, &used) !=
 	    MC_PARSE_OK)
 		return -1; /* it parsed in rbuf: cannot happen */
 	return 0;
@@ -72,9 +72,15 @@ static enum conn_run run_simple(struct conn *c, const struct mc_req *q)
 		if (gd_stats(gd, c, q->arg, q->arg_len) < 0)
 			OUT(c, "ERROR\r\n");
 		break;
-	case MC_VERSION:
+	case MC_VERSION: /* goblind's own: goblind_version in stats */
 		conn_out(c, "VERSION " GD_MC_VERSION "\r\n",
 			 sizeof("VERSION " GD_MC_VERSION "\r\n") - 1);
+		break;
+	case MC_CRAWL:
+		if (q->err)
+			conn_printf(c, "BADCLASS %s\r\n", q->err);
+		else
+			OUT(c, "OK\r\n");
 		break;
 	case MC_VERBOSITY:
 		atomic_store(&gd->verbosity, (int)q->num);
@@ -170,6 +176,7 @@ static bool is_write(const struct mc_req *q)
 	case MC_VERBOSITY:
 	case MC_QUIT:
 	case MC_METADUMP:
+	case MC_CRAWL:
 	case MC_MN:
 	case MC_ME:
 	case MC_NONE:
@@ -230,6 +237,8 @@ static enum conn_run run_job(struct conn *c)
 		return mc_get_run(c);
 	case JOB_SWALLOW:
 		return mc_swallow_run(c);
+	case JOB_SKIPLINE:
+		return mc_skip_line_run(c);
 	case JOB_VALUE:
 		if (!m->wr && !m->err && m->req.bytes + 2 <= GD_RBUF / 2) {
 			if (c->rend - c->rstart < m->req.bytes + 2)
@@ -241,6 +250,84 @@ static enum conn_run run_job(struct conn *c)
 	default:
 		return RUN_INPUT;
 	}
+}
+
+/*
+ * A binary-protocol request (its magic byte first): goblind speaks the
+ * text and meta protocols only, and an ASCII "ERROR" would leave a
+ * binary client waiting for a header that never comes.  Closing at once
+ * makes it fail fast.
+ */
+static bool binary_request(struct conn *c)
+{
+	struct mc_state *m = mc_of(c);
+
+	if (m->started || c->rstart == c->rend)
+		return false;
+	m->started = true;
+	if ((unsigned char)c->rbuf[c->rstart] != 0x80)
+		return false;
+	gd_log(GD_LOG_WARN,
+	       "memcache: a binary protocol request (magic 0x80); goblind "
+	       "speaks the text and meta protocols only: closing the "
+	       "connection");
+	return true;
+}
+
+/*
+ * A retrieval line with no newline in its first MC_GET_WHOLE_MAX bytes
+ * streams: its head is taken now, its keys as they arrive (mc_get_run),
+ * so a get of any number of keys needs only rbuf.  RUN_INPUT when it was
+ * started (or refused), RUN_CLOSE when the line is no retrieval command.
+ */
+static enum conn_run stream_get_start(struct conn *c)
+{
+	struct mc_state *m = mc_of(c);
+	struct mc_req *q = &m->req;
+	size_t used = 0;
+
+	switch (mc_parse_get_head(c->rbuf + c->rstart, c->rend - c->rstart, q,
+				  &used)) {
+	case MC_PARSE_OK:
+		break;
+	case MC_PARSE_CLIENT_ERROR:
+		conn_printf(c, "CLIENT_ERROR %s\r\n", q->err);
+		c->rstart += used;
+		m->job = JOB_SKIPLINE;
+		return RUN_INPUT;
+	default:
+		CNT(c->w, conn_closed_long_line);
+		return RUN_CLOSE;
+	}
+	c->rstart += used;
+	/* gat and gats write (a new expiry): the write policy applies */
+	if ((q->cmd == MC_GAT || q->cmd == MC_GATS) &&
+	    (!may_write(c) || c->w->gd->set.mirror)) {
+		if (!may_write(c)) {
+			CNT(c->w, mc_denied);
+			write_refuse(c, q,
+				     "CLIENT_ERROR writes are accepted from "
+				     "loopback only (see --auth-file)\r\n");
+		} else {
+			mirror_refuse(c, q);
+		}
+		m->job = JOB_SKIPLINE;
+		return RUN_INPUT;
+	}
+	m->job = JOB_GET;
+	m->mg = false;
+	m->stream = true;
+	m->kpos = m->kend = NULL;
+	return RUN_INPUT;
+}
+
+/* No newline in the first MC_GET_WHOLE_MAX bytes of the input. */
+static bool long_line(const struct conn *c)
+{
+	size_t avail = c->rend - c->rstart;
+
+	return avail > MC_GET_WHOLE_MAX &&
+	       !memchr(c->rbuf + c->rstart, '\n', MC_GET_WHOLE_MAX + 1);
 }
 
 static enum conn_run mc_conn_run(struct conn *c)
@@ -264,6 +351,8 @@ static enum conn_run mc_conn_run(struct conn *c)
 			return RUN_CLOSE;
 		if (c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
+		if (binary_request(c))
+			return RUN_CLOSE;
 		if (c->w->gd->auth && !m->authed) {
 			int ret = mc_auth_step(c);
 
@@ -271,14 +360,25 @@ static enum conn_run mc_conn_run(struct conn *c)
 				return ret < 0 ? RUN_CLOSE : RUN_INPUT;
 			continue;
 		}
+		if (long_line(c)) {
+			st = stream_get_start(c);
+			if (st != RUN_INPUT)
+				return st;
+			continue;
+		}
 		line = c->rbuf + c->rstart;
-		pr = mc_parse(line, c->rend - c->rstart, GD_GET_LINE_MAX, q,
+		pr = mc_parse(line, c->rend - c->rstart, MC_GET_WHOLE_MAX, q,
 			      &used);
 		switch (pr) {
 		case MC_PARSE_MORE:
 			return RUN_INPUT;
 		case MC_PARSE_TOO_LONG:
 			CNT(c->w, conn_closed_long_line);
+			return RUN_CLOSE;
+		case MC_PARSE_CLOSE:
+			gd_log(GD_LOG_INFO,
+			       "memcache: an HTTP request line on the "
+			       "memcache port: closing the connection");
 			return RUN_CLOSE;
 		case MC_PARSE_ERROR:
 			c->rstart += used;

@@ -35,7 +35,7 @@
 #define OUT(c, lit) conn_out(c, lit, sizeof(lit) - 1)
 
 /* What a command in progress holds. */
-enum mc_job { JOB_NONE = 0, JOB_SWALLOW, JOB_VALUE, JOB_GET };
+enum mc_job { JOB_NONE = 0, JOB_SWALLOW, JOB_VALUE, JOB_GET, JOB_SKIPLINE };
 
 struct mc_state {
 	enum mc_job job;
@@ -62,6 +62,10 @@ struct mc_state {
 	const char *rkey; /* its key, for meta k */
 	size_t rklen;
 	bool mg; /* a meta get: one key, no END */
+	/* JOB_GET of a line too long to parse whole: the keys are taken
+	 * from rbuf as they arrive (mc_stream_key) */
+	bool stream;
+	bool started; /* the connection's first byte was looked at */
 };
 
 /* A memcache connection: the worker's part, then ours. */
@@ -133,6 +137,8 @@ int mc_put_buf(struct gs_store *s, const char *key, size_t klen,
 enum conn_run mc_stream_value(struct conn *c);
 /* JOB_GET of get/gets/gat/gats: the next keys. */
 enum conn_run mc_get_run(struct conn *c);
+/* JOB_SKIPLINE: drop input up to the end of the line. */
+enum conn_run mc_skip_line_run(struct conn *c);
 
 /* ---- mc_store.c ---- */
 

@@ -229,7 +229,9 @@ static void stats_process(struct gd *gd, struct sink *c,
 	GAUGE(c, "uptime", "seconds since goblind started",
 	      now - gd->start_time);
 	GAUGE(c, "time", "current UNIX time of the server", now);
-	STR(c, "version", "the version goblind reports", GD_MC_VERSION);
+	STR(c, "version", "the memcached version goblind speaks as",
+	    GD_MC_VERSION);
+	STR(c, "goblind_version", "goblind's own version", GD_VERSION);
 	GAUGE(c, "pointer_size", "bits in a pointer", sizeof(void *) * 8);
 	sink_time(c, "rusage_user", "user CPU time of goblind", ru.ru_utime);
 	sink_time(c, "rusage_system", "system CPU time of goblind",
