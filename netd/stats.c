@@ -590,6 +590,84 @@ static void stats_tiers(struct sink *c, const struct gs_stats *st)
 				   (enum gs_stat_id)i);
 }
 
+/*
+ * "stats slabs" in memcached's shape, for the monitoring tools that read
+ * it (memcached-tool, collectd, munin): goblind has no slab classes, so
+ * each tier is a class: 1 the RAM head pool (a chunk is a head slot),
+ * 2 the small-object arena, 3 the SSD, 4 the HDD (counted in 1 MiB
+ * pages; used pages round up).  A tier of size 0 is left out.
+ */
+#define SLAB_PAGE (1u << 20)
+
+static void slab_class(struct conn *c, int id, uint64_t chunk, uint64_t total,
+		       uint64_t used, int *active, uint64_t *bytes)
+{
+	uint64_t pages = total * chunk / SLAB_PAGE;
+
+	if (!total)
+		return;
+	if (used > total)
+		used = total;
+	conn_printf(c,
+		    "STAT %d:chunk_size %" PRIu64 "\r\n"
+		    "STAT %d:chunks_per_page %" PRIu64 "\r\n"
+		    "STAT %d:total_pages %" PRIu64 "\r\n"
+		    "STAT %d:total_chunks %" PRIu64 "\r\n"
+		    "STAT %d:used_chunks %" PRIu64 "\r\n"
+		    "STAT %d:free_chunks %" PRIu64 "\r\n"
+		    "STAT %d:free_chunks_end 0\r\n",
+		    id, chunk, id, pages ? total / pages : total, id, pages,
+		    id, total, id, used, id, total - used, id);
+	++*active;
+	*bytes += total * chunk;
+}
+
+static void stats_slabs(struct conn *c, const struct gs_stats *st)
+{
+	uint64_t bytes = 0, slot = 0;
+	int active = 0;
+
+	if (st->ram_slots)
+		slot = st->ram_capacity / st->ram_slots;
+	slab_class(c, 1, slot, slot ? st->ram_slots : 0, st->ram_slots_used,
+		   &active, &bytes);
+	slab_class(c, 2, SLAB_PAGE, st->small_capacity / SLAB_PAGE,
+		   (st->small_used + SLAB_PAGE - 1) / SLAB_PAGE, &active,
+		   &bytes);
+	slab_class(c, 3, SLAB_PAGE, st->ssd_capacity / SLAB_PAGE,
+		   (st->ssd_used + SLAB_PAGE - 1) / SLAB_PAGE, &active, &bytes);
+	slab_class(c, 4, SLAB_PAGE, st->hdd_capacity / SLAB_PAGE,
+		   (st->hdd_used + SLAB_PAGE - 1) / SLAB_PAGE, &active, &bytes);
+	conn_printf(c,
+		    "STAT active_slabs %d\r\n"
+		    "STAT total_malloced %" PRIu64 "\r\n",
+		    active, bytes);
+}
+
+/*
+ * "stats items": every object is in one LRU, shown as class 1 (the tiers
+ * are "stats slabs" and "stats tiers"): its count, value bytes, the
+ * objects evicted from any tier, the expired ones found, and the puts
+ * refused for room.
+ */
+static void stats_items(struct gd *gd, struct conn *c,
+			const struct gs_stats *st)
+{
+	struct gd_counters cn;
+
+	gd_counters_sum(gd, &cn);
+	conn_printf(c,
+		    "STAT items:1:number %" PRIu64 "\r\n"
+		    "STAT items:1:mem_requested %" PRIu64 "\r\n"
+		    "STAT items:1:evicted %" PRIu64 "\r\n"
+		    "STAT items:1:outofmemory %" PRIu64 "\r\n"
+		    "STAT items:1:reclaimed %" PRIu64 "\r\n",
+		    st->objects, st->bytes,
+		    st->evictions_ssd + st->evictions_hdd +
+			    st->evictions_small,
+		    cn.store_no_memory, st->expired);
+}
+
 static bool arg_is(const char *arg, size_t len, const char *s)
 {
 	return len == strlen(s) && !memcmp(arg, s, len);
@@ -613,6 +691,12 @@ int gd_stats(struct gd *gd, struct conn *conn, const char *arg, size_t len)
 		stats_settings(gd, c, st);
 	else if (arg_is(arg, len, "tiers"))
 		stats_tiers(c, st);
+	else if (arg_is(arg, len, "slabs"))
+		stats_slabs(conn, st);
+	else if (arg_is(arg, len, "items"))
+		stats_items(gd, conn, st);
+	else if (arg_is(arg, len, "sizes")) /* memcached's default */
+		conn_printf(conn, "STAT sizes_status disabled\r\n");
 	else {
 		free(st);
 		return -1;
