@@ -260,8 +260,12 @@ static enum mc_parse_result parse_retrieval(struct mc_req *r,
 			return client_error(r, "invalid exptime argument");
 		first = 2;
 	}
-	if (n <= first)
+	if (n < first + (first == 1))
 		return MC_PARSE_ERROR;
+	if (n == first) { /* "gat 10": no key, memcached answers END */
+		r->keys = end;
+		return MC_PARSE_OK;
+	}
 	r->keys = t[first].p;
 	r->keys_len = (size_t)(end - t[first].p);
 	/* one bad key refuses the line before any value (memcached) */
