@@ -33,9 +33,7 @@
 #define GD_MC_VERSION "1.6.18"
 
 #define GD_RBUF		(16u << 10)  /* read buffer: lines and small values */
-#define GD_GET_LINE_MAX GD_RBUF /* rbuf's growth past GD_RBUF (an HTTP head
-				 * at an odd offset); memcache's multi-get
-				 * lines stream through GD_RBUF (issue 19) */
+#define GD_GET_LINE_MAX (16u << 10)  /* rbuf's growth past GD_RBUF (a head) */
 #define GD_WBUF_HIGH	(64u << 10)  /* stop taking commands above this */
 #define GD_COPY_MAX	(16u << 10)  /* chunks this small are copied to wbuf */
 #define GD_SCRATCH	(256u << 10) /* worker buffer: streamed sets */

@@ -68,7 +68,9 @@ void mc_meta_flags_out(struct conn *c, const struct mc_req *q,
 		case 'c': /* ms answers c0 for a value it did not store */
 			if (cas || mt || q->cmd == MC_MS)
 				conn_printf(c, " c%" PRIu64,
-					    cas ? cas : mt ? mt->cas : 0);
+					    cas ? cas :
+					    mt	? mt->cas :
+						  0);
 			break;
 		}
 		if (!mt)

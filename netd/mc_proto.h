@@ -11,14 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MC_KEY_MAX	250  /* longest key, bytes (after base64 decoding) */
-#define MC_LINE_MAX	2048 /* a line without a newline past this closes */
-#define MC_OPAQUE_MAX	32   /* longest meta O token */
-#define MC_META_MAX	24   /* meta flags kept per request */
+#define MC_KEY_MAX	 250  /* longest key, bytes (after base64 decoding) */
+#define MC_LINE_MAX	 2048 /* a line without a newline past this closes */
+#define MC_OPAQUE_MAX	 32   /* longest meta O token */
+#define MC_META_MAX	 24   /* meta flags kept per request */
 /* memcached's longest data block (an int32 with its CRLF): over it, and
  * over --max-item, a storage line is a bad command line */
-#define MC_BLOCK_MAX	(INT32_MAX - 2)
-#define MC_REL_TIME_MAX (60 * 60 * 24 * 30) /* exptime: relative below */
+#define MC_BLOCK_MAX	 (INT32_MAX - 2)
+#define MC_REL_TIME_MAX	 (60 * 60 * 24 * 30) /* exptime: relative below */
 /*
  * A retrieval line is parsed whole when its newline comes within this
  * many bytes; a longer one streams: its keys are taken from the read

@@ -616,8 +616,8 @@ static void slab_class(struct conn *c, int id, uint64_t chunk, uint64_t total,
 		    "STAT %d:used_chunks %" PRIu64 "\r\n"
 		    "STAT %d:free_chunks %" PRIu64 "\r\n"
 		    "STAT %d:free_chunks_end 0\r\n",
-		    id, chunk, id, pages ? total / pages : total, id, pages,
-		    id, total, id, used, id, total - used, id);
+		    id, chunk, id, pages ? total / pages : total, id, pages, id,
+		    total, id, used, id, total - used, id);
 	++*active;
 	*bytes += total * chunk;
 }
@@ -663,8 +663,7 @@ static void stats_items(struct gd *gd, struct conn *c,
 		    "STAT items:1:outofmemory %" PRIu64 "\r\n"
 		    "STAT items:1:reclaimed %" PRIu64 "\r\n",
 		    st->objects, st->bytes,
-		    st->evictions_ssd + st->evictions_hdd +
-			    st->evictions_small,
+		    st->evictions_ssd + st->evictions_hdd + st->evictions_small,
 		    cn.store_no_memory, st->expired);
 }
 

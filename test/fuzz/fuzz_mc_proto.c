@@ -3,7 +3,10 @@
  * libFuzzer target for the memcache parser: the input is a stream of
  * command lines (and data blocks, skipped as the daemon would), parsed
  * until it runs out.  Checks that every result stays inside the buffer,
- * that keys handed out are valid, and that base64 keys round-trip.
+ * that keys handed out are valid, and that base64 keys round-trip.  The
+ * same bytes then go through the streamed multi-get path (issue 19): a
+ * retrieval head, then keys taken one by one, each inside the buffer and
+ * never over MC_KEY_MAX + 1 bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +49,38 @@ static void check_req(const struct mc_req *r, const char *buf, size_t used)
 		      r->meta.fl[i].tok + r->meta.fl[i].len <= buf + used);
 }
 
+/* A long multi-get as memcache.c streams it: head, then key by key. */
+static void stream(const char *buf, size_t size, struct mc_req *r)
+{
+	size_t pos = 0, used = 0;
+	enum mc_parse_result ret = mc_parse_get_head(buf, size, r, &used);
+
+	if (ret == MC_PARSE_TOO_LONG)
+		return;
+	CHECK(used <= size);
+	if (ret == MC_PARSE_CLIENT_ERROR) {
+		CHECK(r->err && *r->err);
+		return;
+	}
+	CHECK(ret == MC_PARSE_OK);
+	CHECK(r->cmd >= MC_GET && r->cmd <= MC_GATS);
+	pos = used;
+	for (;;) {
+		const char *k = NULL;
+		size_t kl = 0;
+		int got = mc_stream_key(buf + pos, size - pos, &k, &kl, &used);
+
+		CHECK(used <= size - pos);
+		if (got == 1) {
+			CHECK(k >= buf + pos && k + kl <= buf + size);
+			CHECK(kl > 0 && kl <= used && used > 0);
+		}
+		pos += used;
+		if (got != 1)
+			break;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* a copy of exactly @size bytes: reads past it are caught */
@@ -56,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf || !r)
 		goto out;
 	memcpy(buf, data, size);
+	stream(buf, size, r);
 	while (pos < size) {
 		size_t used = 0;
 		enum mc_parse_result ret =

@@ -59,7 +59,103 @@ static void test_get_keys(void **state)
 	assert_int_equal(P("gat\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("gat a\r\n"), MC_PARSE_CLIENT_ERROR);
 	assert_string_equal(req.err, "invalid exptime argument");
-	assert_int_equal(P("gats 5\r\n"), MC_PARSE_ERROR);
+	/* issue 19: "gats 5" has no key: END, as memcached answers */
+	assert_int_equal(P("gats 5\r\n"), MC_PARSE_OK);
+	assert_int_equal(req.keys_len, 0);
+}
+
+/* issue 19: one bad key refuses the whole line, before any value */
+static void test_get_bad_key(void **state)
+{
+	char line[600];
+
+	(void)state;
+	snprintf(line, sizeof(line), "get a %0251d b\r\n", 0);
+	assert_int_equal(P(line), MC_PARSE_CLIENT_ERROR);
+	assert_string_equal(req.err, "bad command line format");
+	assert_int_equal(used, strlen(line));
+	snprintf(line, sizeof(line), "gat 1 a %0250d b\r\n", 0);
+	assert_int_equal(P(line), MC_PARSE_OK);
+	assert_int_equal(P("get a b\x01 c\r\n"), MC_PARSE_CLIENT_ERROR);
+}
+
+/* issue 19: a long retrieval line's head, then its keys as they come */
+static void test_get_stream(void **state)
+{
+	const char *k;
+	size_t kl, n;
+	char big[300];
+
+	(void)state;
+	assert_int_equal(mc_parse_get_head("  get  a b", 10, &req, &n),
+			 MC_PARSE_OK);
+	assert_int_equal(req.cmd, MC_GET);
+	assert_int_equal(n, 7);
+	assert_int_equal(mc_parse_get_head("gats -5 k", 9, &req, &n),
+			 MC_PARSE_OK);
+	assert_int_equal(req.cmd, MC_GATS);
+	assert_int_equal(req.exptime, -5);
+	assert_int_equal(n, 8);
+	assert_int_equal(mc_parse_get_head("gat x k", 7, &req, &n),
+			 MC_PARSE_CLIENT_ERROR);
+	assert_string_equal(req.err, "invalid exptime argument");
+	assert_int_equal(n, 5);
+	assert_int_equal(mc_parse_get_head("set k 0", 7, &req, &n),
+			 MC_PARSE_TOO_LONG);
+	assert_int_equal(mc_parse_get_head("getx k", 6, &req, &n),
+			 MC_PARSE_TOO_LONG);
+	assert_int_equal(mc_parse_get_head("gat 5555", 8, &req, &n),
+			 MC_PARSE_TOO_LONG);
+
+	assert_int_equal(mc_stream_key("  ab cd", 7, &k, &kl, &n), 1);
+	assert_int_equal(kl, 2);
+	assert_memory_equal(k, "ab", 2);
+	assert_int_equal(n, 4);
+	assert_int_equal(mc_stream_key(" cd", 3, &k, &kl, &n), 0);
+	assert_int_equal(n, 1); /* the space: "cd" may go on */
+	assert_int_equal(mc_stream_key("cd\r", 3, &k, &kl, &n), 0);
+	assert_int_equal(mc_stream_key("cd\r\n", 4, &k, &kl, &n), 1);
+	assert_int_equal(kl, 2);
+	assert_int_equal(n, 2);
+	assert_int_equal(mc_stream_key("\r\nget", 5, &k, &kl, &n), 2);
+	assert_int_equal(n, 2);
+	assert_int_equal(mc_stream_key("  \nget", 6, &k, &kl, &n), 2);
+	assert_int_equal(n, 3);
+	assert_int_equal(mc_stream_key("\r", 1, &k, &kl, &n), 0);
+	assert_int_equal(mc_stream_key("", 0, &k, &kl, &n), 0);
+	memset(big, 'k', sizeof(big));
+	assert_int_equal(mc_stream_key(big, 251, &k, &kl, &n), 0);
+	assert_int_equal(mc_stream_key(big, 252, &k, &kl, &n), -1);
+	big[251] = ' ';
+	assert_int_equal(mc_stream_key(big, 252, &k, &kl, &n), 1);
+	assert_int_equal(kl, 251); /* the caller refuses it */
+}
+
+/* issue 19: what memcached closes on, and its noreply rule */
+static void test_http_noreply(void **state)
+{
+	(void)state;
+	assert_int_equal(P("GET / HTTP/1.0\r\n"), MC_PARSE_CLOSE);
+	assert_int_equal(P("POST /x HTTP/1.1\r\n"), MC_PARSE_CLOSE);
+	assert_int_equal(P("HEAD HTTP/2\r\n"), MC_PARSE_CLOSE);
+	/* letters memcached sorts commands by, one-letter and meta-like
+	 * commands: ERROR; a known command stays itself */
+	assert_int_equal(P("trace / HTTP/1.1\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("mx / HTTP/1.1\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("G / HTTP/1.1\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("GET / HTTPS\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("get / HTTP/1.1\r\n"), MC_PARSE_OK);
+	/* "noreply" as the last token makes a bad line's error quiet */
+	assert_int_equal(P("verbosity noreply\r\n"), MC_PARSE_CLIENT_ERROR);
+	assert_true(req.noreply);
+	assert_int_equal(P("verbosity x\r\n"), MC_PARSE_CLIENT_ERROR);
+	assert_false(req.noreply);
+	assert_int_equal(P("set k 0 0 noreply\r\n"), MC_PARSE_CLIENT_ERROR);
+	assert_true(req.noreply);
+	assert_int_equal(P("incr k noreply\r\n"), MC_PARSE_CLIENT_ERROR);
+	assert_true(req.noreply);
+	assert_int_equal(P("delete noreply\r\n"), MC_PARSE_OK);
+	assert_false(req.noreply); /* the key "noreply", as memcached */
 }
 
 static void test_storage(void **state)
@@ -196,7 +292,19 @@ static void test_metadump(void **state)
 	assert_int_equal(P("lru_crawler\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump 1,2\r\n"), MC_PARSE_ERROR);
-	assert_int_equal(P("lru_crawler crawl all\r\n"), MC_PARSE_ERROR);
+	/* issue 19: crawl is accepted, its class list checked */
+	assert_int_equal(P("lru_crawler crawl all\r\n"), MC_PARSE_OK);
+	assert_int_equal(req.cmd, MC_CRAWL);
+	assert_null(req.err);
+	assert_int_equal(P("lru_crawler crawl 1,2,63\r\n"), MC_PARSE_OK);
+	assert_null(req.err);
+	assert_int_equal(P("lru_crawler crawl 0\r\n"), MC_PARSE_OK);
+	assert_string_equal(req.err, "invalid class id");
+	assert_int_equal(P("lru_crawler crawl 1,\r\n"), MC_PARSE_OK);
+	assert_string_equal(req.err, "invalid class id");
+	assert_int_equal(P("lru_crawler crawl 64\r\n"), MC_PARSE_OK);
+	assert_string_equal(req.err, "invalid class id");
+	assert_int_equal(P("lru_crawler crawl\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump all a b\r\n"), MC_PARSE_ERROR);
 	assert_int_equal(P("lru_crawler metadump all a\x01\r\n"),
 			 MC_PARSE_CLIENT_ERROR);
@@ -356,6 +464,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get_keys),
+		cmocka_unit_test(test_get_bad_key),
+		cmocka_unit_test(test_get_stream),
+		cmocka_unit_test(test_http_noreply),
 		cmocka_unit_test(test_storage),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_line_limits),
