@@ -435,9 +435,17 @@ static void mc_conn_release(struct conn *c)
 	m->line = NULL;
 }
 
+/*
+ * Between commands, or inside a long line waiting for the client's next
+ * bytes (a streamed get with no value in flight, a line being skipped):
+ * the idle timeouts apply there as they do to a partial line.
+ */
 static bool mc_conn_idle(const struct conn *c)
 {
-	return mc_of(c)->job == JOB_NONE;
+	const struct mc_state *m = mc_of(c);
+
+	return m->job == JOB_NONE || m->job == JOB_SKIPLINE ||
+	       (m->job == JOB_GET && m->stream && !m->r);
 }
 
 /* A delayed flush_all that came due: the first worker to see it runs it. */

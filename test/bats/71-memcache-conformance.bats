@@ -273,3 +273,98 @@ PYEOF
 	free=$(tr -d '\r' <<<"$output" | awk '$2 == "3:free_chunks" { print $3 }')
 	[ $((used + free)) = 3072 ]
 }
+
+@test "issue 19: a streamed get stalled mid-line is an idle connection for --idle-timeout" {
+	gd_start s --idle-timeout 1
+	run -0 "$PY" - "$PORT" <<'PYEOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"set a 0 0 1\r\nx\r\n")
+assert s.recv(100) == b"STORED\r\n"
+s.sendall(b"get" + b" a" * 6000)  # 12 kB, no newline: streamed
+s.settimeout(10)
+t, got = time.monotonic(), b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    got += b
+waited = time.monotonic() - t
+# the last "a" may go on into a longer key: not answered
+assert got == b"VALUE a 0 1\r\nx\r\n" * 5999, len(got)
+assert 0.5 < waited < 8, waited
+print("closed after %.1f s" % waited)
+PYEOF
+	echo "$output"
+	[ "$(stat_of idle_kicks)" = 1 ]
+}
+
+@test "issue 19: streamed multi-gets while other clients set and delete the same keys, 3 s" {
+	gd_start s
+	run -0 "$PY" - "$PORT" <<'PYEOF'
+import re, socket, sys, threading, time
+port = int(sys.argv[1])
+KEYS = [b"race%05d" % i for i in range(8000)]  # 80 kB: over the old 64 KiB
+stop = time.monotonic() + 3
+errors, gets = [], [0]
+
+def conn():
+    return socket.create_connection(("127.0.0.1", port))
+
+def writer(n):
+    s, v = conn(), 0
+    while time.monotonic() < stop:
+        v += 1
+        out = b""
+        for k in KEYS[n::2]:
+            val = k + b"=" + b"%d" % v * (v % 50 + 1)
+            if v % 7 == 0:
+                out += b"delete %s noreply\r\n" % k
+            else:
+                out += b"set %s 0 0 %d noreply\r\n%s\r\n" % (k, len(val), val)
+        s.sendall(out)
+    s.sendall(b"mn\r\n")
+    buf = b""
+    while not buf.endswith(b"MN\r\n"):
+        buf += s.recv(65536)
+    if buf != b"MN\r\n":
+        errors.append(b"writer: " + buf[:200])
+
+def reader():
+    s = conn()
+    f = s.makefile("rb")
+    line = b"gets " + b" ".join(KEYS) + b"\r\n"
+    while time.monotonic() < stop:
+        s.sendall(line)
+        seen = 0
+        while True:
+            h = f.readline()
+            if h == b"END\r\n":
+                break
+            m = re.fullmatch(rb"VALUE (\S+) 0 (\d+) (\d+)\r\n", h)
+            if not m:
+                errors.append(b"header: " + h[:200])
+                return
+            data = f.read(int(m.group(2)) + 2)
+            k = m.group(1)
+            # a whole version of that key: its name, "=", one number repeated
+            if not re.fullmatch(re.escape(k) + rb"=((\d+)\2*)\r\n", data) \
+                    or KEYS.index(k) < seen:
+                errors.append(b"value: " + k + b" " + data[:100])
+                return
+            seen = KEYS.index(k)
+        gets[0] += 1
+
+ts = [threading.Thread(target=writer, args=(i,)) for i in range(2)] + \
+     [threading.Thread(target=reader) for _ in range(2)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+assert not errors, errors[:3]
+assert gets[0] >= 2, gets
+print("%d streamed gets of %d keys, every value whole" % (gets[0], len(KEYS)))
+PYEOF
+	echo "$output"
+	[ "$(stat_of conn_closed_long_line)" = 0 ]
+}
