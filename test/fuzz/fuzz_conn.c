@@ -390,6 +390,8 @@ static void gen_mc(struct in *in, struct bytes *b)
 		 mc_other_cmds[(sel >> 1) % (sizeof(mc_other_cmds) /
 					     sizeof(*mc_other_cmds))]);
 	nkeys = in_byte(in) % 4;
+	if (nkeys == 3 && in_byte(in) % 8 == 0) /* a streamed multi-get */
+		nkeys += in_u16(in) % 4000;
 	for (unsigned i = 0; i < nkeys; i++) {
 		b_printf(b, " ");
 		if (in_byte(in) % 4 == 0)
