@@ -175,6 +175,10 @@ PYEOF
 
 @test "issue 19: memccapable -a passes 27 of 27" {
 	command -v memccapable >/dev/null || skip "no memccapable (libmemcached-tools)"
+	# the control: memcached passes the same 27
+	memcached_start
+	run timeout 120 memccapable -h 127.0.0.1 -p "$MPORT" -a
+	[ "$(grep -c '\[pass\]' <<<"$output")" = 27 ]
 	gd_start s
 	run timeout 120 memccapable -h 127.0.0.1 -p "$PORT" -a
 	echo "$output"
