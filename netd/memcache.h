@@ -5,7 +5,8 @@
  *
  *   memcache.c   the command loop and the seam (mc_ops): parse, the write
  *                policy, dispatch, jobs in progress, release
- *   mc_get.c     retrieval: get gets gat gats, values streamed head first
+ *   mc_get.c     retrieval: get gets gat gats, values streamed head first,
+ *                a line too long to parse whole streamed key by key
  *   mc_store.c   storage: set add replace append prepend cas (and ms's
  *                data block), small values whole, big ones streamed
  *   mc_simple.c  commands answered at once: incr decr delete touch
