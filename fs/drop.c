@@ -17,10 +17,16 @@ struct gfs_drop {
 };
 
 /* The store's drop hook: the store is locked, so only queue the key. */
-static void on_store_drop(void *arg, const void *key, size_t klen)
+static void on_store_drop(void *arg, const struct gs_change *c)
 {
 	struct gfs *fs = arg;
-	struct gfs_drop *d = malloc(sizeof(*d) + klen + 1);
+	const void *key = c->key;
+	size_t klen = c->klen;
+	struct gfs_drop *d;
+
+	if (c->kind != GS_CHANGE_DROP)
+		return;
+	d = malloc(sizeof(*d) + klen + 1);
 
 	if (!d)
 		return; /* the name stays until a lookup finds it gone */
@@ -113,7 +119,7 @@ void drops_start(struct gfs *fs)
 {
 	if (pthread_create(&fs->drop_thread, NULL, drop_main, fs) == 0) {
 		fs->drop_running = true;
-		gs_set_drop_hook(fs->s, on_store_drop, fs);
+		gs_set_change_hook(fs->s, on_store_drop, fs);
 	}
 }
 
@@ -122,7 +128,7 @@ void drops_stop(struct gfs *fs)
 {
 	if (!fs->drop_running)
 		return;
-	gs_set_drop_hook(fs->s, NULL, NULL);
+	gs_set_change_hook(fs->s, NULL, NULL);
 	pthread_mutex_lock(&fs->drop_lock);
 	fs->drop_stop = true;
 	pthread_cond_signal(&fs->drop_cond);

@@ -283,17 +283,51 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 	      size_t tlen);
 
+/* ---- the change hook: what every front-end and the store do to keys ---- */
+
+enum gs_change_kind {
+	GS_CHANGE_PUBLISH, /* a commit made version cas live under key */
+	GS_CHANGE_DELETE,  /* gs_delete removed version cas of key */
+	GS_CHANGE_RENAME,  /* gs_rename moved version cas from key to to */
+	GS_CHANGE_DROP,	   /* the store dropped version cas of key by
+			    * itself: evicted, expired, failed verification */
+};
+
+struct gs_change {
+	enum gs_change_kind kind;
+	const void *key; /* valid for the call only: copy what you keep */
+	size_t klen;
+	const void *to; /* GS_CHANGE_RENAME: the new key, else NULL */
+	size_t tlen;
+	uint64_t cas; /* the version the change is about */
+	bool locked;  /* called with the store locked (GS_CHANGE_DROP) */
+};
+
 /*
- * Have @fn called whenever the store itself drops a live object: evicted
- * from a full tier, expired, or failed verification (not for gs_delete,
- * gs_rename or a put that replaces it: the caller knows of those).  It is
- * called with the store locked, from whichever thread caused the drop:
- * copy the key and return; calling into the store from it deadlocks.
- * @fn NULL removes the hook.
+ * Have @fn told of every change to the store's keys, whoever made it: a
+ * commit (also one that replaced a version), a delete, a rename, and the
+ * store's own drops.  One call per change, nothing per byte; without a
+ * hook the store pays nothing.  A change that failed (the mode's error, a
+ * missing key) is not reported; one that was undone (a commit whose
+ * record could not be written) is, so ask the store (gs_stat) what the
+ * key holds now rather than trust the kind: calls for one key may come
+ * out of order from two threads.
+ *
+ * PUBLISH, DELETE and RENAME are reported after the store's lock is
+ * released, from the thread that made the change, before its gs_put_commit,
+ * gs_delete or gs_rename returns: @fn may call the store (gs_stat, not
+ * gs_set_change_hook) and may block briefly, and a front-end's
+ * acknowledgement of the change comes after @fn returned.  DROP is
+ * reported with the store locked (c->locked), from whichever thread caused
+ * the drop: copy the key and return; calling into the store from there
+ * deadlocks.
+ *
+ * @fn NULL removes the hook.  gs_set_change_hook() returns once no call of
+ * the previous hook is running, so that its @arg may be freed then.
  */
-void gs_set_drop_hook(struct gs_store *s,
-		      void (*fn)(void *arg, const void *key, size_t klen),
-		      void *arg);
+void gs_set_change_hook(struct gs_store *s,
+			void (*fn)(void *arg, const struct gs_change *c),
+			void *arg);
 
 /*
  * Delete @key: -ENOENT when absent.  Pinned readers keep their version.

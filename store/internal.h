@@ -158,8 +158,11 @@ struct gs_store {
 	struct bufpool jbufs; /* direct journal records: a whole small put */
 	struct gs_reader *reader_free; /* recycled readers */
 	struct pooled_ring *ring_free; /* rings for the blocking API */
-	void (*drop_hook)(void *arg, const void *key, size_t klen);
-	void *drop_arg;
+	/* gs_set_change_hook's: set under s->lock; calls made outside it
+	 * are counted in change_calls, which the next setter waits on */
+	void (*change_hook)(void *arg, const struct gs_change *c);
+	void *change_arg;
+	atomic_uint change_calls; /* lock free */
 
 	/*
 	 * Journal maintenance (jmaint.c): one thread rewrites the journal
@@ -312,6 +315,19 @@ void obj_chill(struct gs_store *s, struct gs_obj *o);
 /* Apply a rename to the index (live call or replay). */
 int rename_apply(struct gs_store *s, const void *from, size_t flen,
 		 const void *to, size_t tlen, uint64_t jlen);
+/*
+ * The change hook (gs_set_change_hook).  change_take(), with s->lock held,
+ * says whether a hook is set and, if so, counts the call to come in @h;
+ * change_give() makes that call once the lock is released.  Without a hook
+ * a change costs the test of one pointer.
+ */
+struct change_ref {
+	void (*fn)(void *arg, const struct gs_change *c);
+	void *arg;
+};
+bool change_take(struct gs_store *s, struct change_ref *h);
+void change_give(struct gs_store *s, const struct change_ref *h,
+		 const struct gs_change *c);
 /* Check the block checksums of object bytes [off, off+len) held in @buf
  * (off block aligned; len reaching a block end or the object's end). */
 bool blocks_verify(const struct gs_obj *o, const uint8_t *buf, uint64_t off,

@@ -139,11 +139,42 @@ int obj_remove(struct gs_store *s, struct gs_obj *o)
 	return ret;
 }
 
+bool change_take(struct gs_store *s, struct change_ref *h)
+{
+	if (!s->change_hook)
+		return false;
+	h->fn = s->change_hook;
+	h->arg = s->change_arg;
+	/* under the lock: a setter that took it after us waits for this */
+	atomic_fetch_add_explicit(&s->change_calls, 1, memory_order_relaxed);
+	return true;
+}
+
+/* Called without s->lock. */
+void change_give(struct gs_store *s, const struct change_ref *h,
+		 const struct gs_change *c)
+{
+	h->fn(h->arg, c);
+	atomic_fetch_sub_explicit(&s->change_calls, 1, memory_order_release);
+}
+
+/* Tell the change hook, from under the lock, that @o is being dropped. */
+static void change_dropped(struct gs_store *s, const struct gs_obj *o)
+{
+	struct gs_change c = { .kind = GS_CHANGE_DROP,
+			       .key = o->node.key,
+			       .klen = o->node.klen,
+			       .cas = o->cas,
+			       .locked = true };
+
+	if (s->change_hook)
+		s->change_hook(s->change_arg, &c);
+}
+
 /* Remove a live object the store decided to drop, and say so. */
 static void obj_drop(struct gs_store *s, struct gs_obj *o)
 {
-	if (s->drop_hook)
-		s->drop_hook(s->drop_arg, o->node.key, o->node.klen);
+	change_dropped(s, o);
 	obj_remove(s, o);
 }
 
@@ -162,8 +193,7 @@ bool obj_evict(struct gs_store *s, struct gs_obj *o)
 	FAULT_STEP(step);
 	if (ret < 0)
 		return false;
-	if (s->drop_hook)
-		s->drop_hook(s->drop_arg, o->node.key, o->node.klen);
+	change_dropped(s, o);
 	obj_unlink(s, o);
 	return true;
 }

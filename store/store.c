@@ -423,18 +423,26 @@ void gs_close(struct gs_store *s)
 	free(s);
 }
 
-void gs_set_drop_hook(struct gs_store *s,
-		      void (*fn)(void *arg, const void *key, size_t klen),
-		      void *arg)
+void gs_set_change_hook(struct gs_store *s,
+			void (*fn)(void *arg, const struct gs_change *c),
+			void *arg)
 {
 	pthread_mutex_lock(&s->lock);
-	s->drop_hook = fn;
-	s->drop_arg = arg;
+	s->change_hook = fn;
+	s->change_arg = arg;
 	pthread_mutex_unlock(&s->lock);
+	/* calls taken before the lock was ours run outside it: wait */
+	while (atomic_load_explicit(&s->change_calls, memory_order_acquire))
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 }
 
 int gs_delete(struct gs_store *s, const void *key, size_t klen)
 {
+	struct gs_change c = { .kind = GS_CHANGE_DELETE,
+			       .key = key,
+			       .klen = klen };
+	struct change_ref h;
+	bool tell = false;
 	struct gs_obj *o;
 	int ret = -ENOENT;
 
@@ -445,12 +453,16 @@ int gs_delete(struct gs_store *s, const void *key, size_t klen)
 	o = obj_lookup(s, key, klen);
 	/* gone only once its record is written: else it stays */
 	if (o && (ret = journal_key_record(s, J_DEL, o, 0)) >= 0) {
+		c.cas = o->cas;
 		obj_unlink(s, o);
 		stat_add(s, deletes, 1);
 		journal_maybe_rewrite(s);
 		ret = ret == JOURNAL_UNSYNCED ? -EIO : 0;
+		tell = change_take(s, &h);
 	}
 	pthread_mutex_unlock(&s->lock);
+	if (tell)
+		change_give(s, &h, &c);
 	return ret;
 }
 
@@ -462,6 +474,13 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 			  .klen = (uint32_t)flen,
 			  .key2 = to,
 			  .klen2 = (uint32_t)tlen };
+	struct gs_change c = { .kind = GS_CHANGE_RENAME,
+			       .key = from,
+			       .klen = flen,
+			       .to = to,
+			       .tlen = tlen };
+	struct change_ref h;
+	bool tell = false;
 	uint8_t *buf;
 	size_t len;
 	int ret;
@@ -487,6 +506,10 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 			int applied =
 				rename_apply(s, from, flen, to, tlen, len);
 
+			if (applied == 0 && change_take(s, &h)) {
+				tell = true;
+				c.cas = obj_lookup(s, to, tlen)->cas;
+			}
 			ret = ret == JOURNAL_UNSYNCED ? -EIO : applied;
 		}
 		if (ret == 0)
@@ -494,6 +517,8 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(buf);
+	if (tell)
+		change_give(s, &h, &c);
 	return ret;
 }
 

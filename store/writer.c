@@ -524,6 +524,11 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	struct jrec r;
 	size_t len;
 	int ret, late = 0;
+	/* the change hook's report, made after the lock is released */
+	struct gs_change ch = { .kind = GS_CHANGE_PUBLISH };
+	struct change_ref h;
+	uint8_t kstack[256], *kheap = NULL;
+	bool tell = false;
 
 	FAULT_STEP(FS_COMMIT);
 	if (w->unknown)
@@ -567,6 +572,16 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 		old->refs++; /* put back if the record is not written */
 	obj_publish(s, o);   /* the index takes the writer's reference */
 	obj_wake(s, o);
+	if (change_take(s, &h)) {
+		/* the key, for the hook: @o may be gone once we unlock */
+		ch.klen = o->node.klen;
+		ch.cas = o->cas;
+		if (ch.klen > sizeof(kstack) && !(kheap = malloc(ch.klen)))
+			ch.klen = 0; /* the hook learns nothing: see below */
+		ch.key = kheap ? kheap : kstack;
+		memcpy(kheap ? kheap : kstack, o->node.key, ch.klen);
+		tell = true;
+	}
 	if (cas_out)
 		*cas_out = o->cas;
 	if (js.buf) {
@@ -606,6 +621,15 @@ int gs_put_commit(struct gs_writer *w, uint64_t *cas_out)
 	journal_maybe_rewrite(s);
 	pthread_mutex_unlock(&s->lock);
 	writer_free(w);
+	if (tell) {
+		/* a key we could not copy (no memory) goes unreported;
+		 * its call is counted out all the same */
+		if (ch.klen)
+			change_give(s, &h, &ch);
+		else
+			atomic_fetch_sub(&s->change_calls, 1);
+		free(kheap);
+	}
 	if (ret < 0)
 		return ret;
 	stat_add(s, puts, 1);

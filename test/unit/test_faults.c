@@ -46,7 +46,7 @@ struct model {
 struct run {
 	int step, cls;
 	bool evict; /* a small SSD tier: puts evict */
-	int drops;  /* evictions the drop hook reported */
+	int drops;  /* evictions the change hook reported (DROP) */
 	uint64_t seed, rng;
 	struct model m;
 	int ops_failed;	   /* operations that reported an error */
@@ -107,7 +107,7 @@ static const struct ver absent = { .present = false };
 
 /* ---- the store ---- */
 
-static struct run *cur; /* the drop hook's */
+static struct run *cur; /* the change hook's */
 
 static bool evicting;
 
@@ -129,12 +129,15 @@ static void opts(struct gs_options *o, bool sync)
  * The store evicted @key: an acknowledged removal, as a delete is.  It
  * must not come back at a restart.
  */
-static void on_drop(void *arg, const void *key, size_t klen)
+static void on_drop(void *arg, const struct gs_change *c)
 {
 	struct run *r = arg;
+	const void *key = c->key;
+	size_t klen = c->klen;
 	int k;
 
-	if (klen != 3 || ((const char *)key)[0] != 'k')
+	if (c->kind != GS_CHANGE_DROP || klen != 3 ||
+	    ((const char *)key)[0] != 'k')
 		return;
 	k = (((const char *)key)[1] - '0') * 10 + ((const char *)key)[2] - '0';
 	if (k >= 0 && k < NKEYS)
@@ -151,7 +154,7 @@ static int open_store(bool sync, struct gs_store **s)
 	opts(&o, sync);
 	ret = gs_open(dir, &o, s, err, sizeof(err));
 	if (ret == 0 && cur)
-		gs_set_drop_hook(*s, on_drop, cur);
+		gs_set_change_hook(*s, on_drop, cur);
 	return ret;
 }
 

@@ -845,17 +845,42 @@ static void test_rename(void **state)
 }
 
 struct drops {
-	int n;
+	struct gs_store *s; /* set: unlocked calls stat the key */
+	int n;		    /* GS_CHANGE_DROP calls */
 	char keys[64][32];
+	int kinds[4];	  /* calls, by kind */
+	int stat_ok;	  /* unlocked calls whose gs_stat agreed */
+	char last[2][32]; /* the last unlocked call's key (and to) */
+	uint64_t last_cas;
 };
 
-static void on_drop(void *arg, const void *key, size_t klen)
+static void on_drop(void *arg, const struct gs_change *c)
 {
 	struct drops *d = arg;
+	struct gs_meta m;
 
-	if (d->n < 64 && klen < 32) {
-		memcpy(d->keys[d->n], key, klen);
-		d->keys[d->n][klen] = '\0';
+	d->kinds[c->kind]++;
+	if (c->kind != GS_CHANGE_DROP) {
+		/* outside the lock: the store may be asked what it holds */
+		const void *k = c->kind == GS_CHANGE_RENAME ? c->to : c->key;
+		size_t kl = c->kind == GS_CHANGE_RENAME ? c->tlen : c->klen;
+		int ret = gs_stat(d->s, k, kl, &m);
+
+		assert_false(c->locked);
+		if (c->kind == GS_CHANGE_DELETE ? ret == -ENOENT :
+						  ret == 0 && m.cas == c->cas)
+			d->stat_ok++;
+		snprintf(d->last[0], 32, "%.*s", (int)c->klen,
+			 (const char *)c->key);
+		snprintf(d->last[1], 32, "%.*s", (int)c->tlen,
+			 c->to ? (const char *)c->to : "");
+		d->last_cas = c->cas;
+		return;
+	}
+	assert_true(c->locked);
+	if (d->n < 64 && c->klen < 32) {
+		memcpy(d->keys[d->n], c->key, c->klen);
+		d->keys[d->n][c->klen] = '\0';
 	}
 	d->n++;
 }
@@ -868,7 +893,7 @@ static bool dropped(const struct drops *d, const char *key)
 	return false;
 }
 
-static void test_drop_hook(void **state)
+static void test_change_hook(void **state)
 {
 	struct gs_options o;
 	struct gs_store *s;
@@ -883,12 +908,30 @@ static void test_drop_hook(void **state)
 	opts(&o);
 	o.ssd_size = 4 * MiB + 64 * KiB; /* a unit for the journal */
 	s = open_store(&o);
-	gs_set_drop_hook(s, on_drop, &d);
-	/* what the caller does itself is not reported */
+	d.s = s;
+	gs_set_change_hook(s, on_drop, &d);
+	/* what a caller does is reported, once, after the store unlocked */
 	assert_int_equal(put_gen(s, "x", 1, 1 * MiB, 1 * MiB), 0);
 	assert_int_equal(put_gen(s, "x", 2, 1 * MiB, 1 * MiB), 0);
+	assert_int_equal(d.kinds[GS_CHANGE_PUBLISH], 2);
 	assert_int_equal(gs_rename(s, "x", 1, "y", 1), 0);
+	assert_int_equal(d.kinds[GS_CHANGE_RENAME], 1);
+	assert_string_equal(d.last[0], "x");
+	assert_string_equal(d.last[1], "y");
 	assert_int_equal(gs_delete(s, "y", 1), 0);
+	assert_int_equal(d.kinds[GS_CHANGE_DELETE], 1);
+	assert_string_equal(d.last[0], "y");
+	assert_int_equal(d.stat_ok, 4);
+	/* what did not happen is not */
+	assert_int_equal(gs_delete(s, "y", 1), -ENOENT);
+	assert_int_equal(gs_rename(s, "y", 1, "z", 1), -ENOENT);
+	a.mode = GS_REPLACE;
+	assert_int_equal(gs_put(s, "y", 1, "v", 1, &a), -ENOENT);
+	a.mode = GS_SET;
+	assert_int_equal(d.kinds[GS_CHANGE_PUBLISH] +
+				 d.kinds[GS_CHANGE_RENAME] +
+				 d.kinds[GS_CHANGE_DELETE],
+			 4);
 	assert_int_equal(d.n, 0);
 	/* eviction from a full SSD tier is */
 	for (int i = 0; i < 6; i++) {
@@ -909,7 +952,11 @@ static void test_drop_hook(void **state)
 	assert_int_equal(gs_get(s, "e5", 2, &val, &len, NULL), -EBADMSG);
 	assert_true(dropped(&d, "e5"));
 	assert_int_equal(d.n, 4);
-	gs_set_drop_hook(s, NULL, NULL);
+	assert_int_equal(d.kinds[GS_CHANGE_DROP], 4);
+	gs_set_change_hook(s, NULL, NULL);
+	/* removed: nothing more is reported */
+	assert_int_equal(gs_delete(s, "e4", 2), 0);
+	assert_int_equal(d.kinds[GS_CHANGE_DELETE], 1);
 	gs_close(s);
 }
 
@@ -2639,7 +2686,7 @@ int main(void)
 			test_issue16_journal_counts_in_capacity, setup,
 			teardown),
 		cmocka_unit_test(test_option_set),
-		cmocka_unit_test_setup_teardown(test_drop_hook, setup,
+		cmocka_unit_test_setup_teardown(test_change_hook, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sizes_remembered, setup,
 						teardown),
