@@ -104,9 +104,10 @@ struct gfs {
 
 	/*
 	 * Keys the store dropped by itself (evicted, expired, corrupt),
-	 * queued by its drop hook (which runs with the store locked, so it
-	 * only queues) and taken out of the tree by the drop thread.
-	 * drop_lock guards the queue and is never held with another lock.
+	 * queued by the change hook (which the store calls locked for
+	 * them, so it only queues) and applied to the tree by the drop
+	 * thread (changes.c).  drop_lock guards the queue and is never held
+	 * with another lock.
 	 */
 	pthread_mutex_t drop_lock;
 	pthread_cond_t drop_cond;
@@ -114,6 +115,9 @@ struct gfs {
 	bool drop_stop;		/* drop_lock */
 	bool drop_running;
 	pthread_t drop_thread;
+
+	/* ns_load runs; a change was applied meanwhile (fs->lock) */
+	bool loading, load_raced;
 
 	struct mirror *mirror; /* --mirror: the origin, or NULL */
 	/*
@@ -171,9 +175,18 @@ static inline void ns_to_ts(int64_t ns, struct timespec *ts)
 
 /* ---- small helpers of every room ---- */
 
+/*
+ * The filesystem whose FUSE requests this thread serves (each request sets
+ * it, through req_fs).  What such a thread changes in the store the
+ * request applies to the tree itself, in the same step: the change hook
+ * (changes.c) leaves it be.
+ */
+extern __thread struct gfs *gfs_self;
+
 static inline struct gfs *req_fs(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	gfs_self = fuse_req_userdata(req);
+	return gfs_self;
 }
 
 /* Called with fs->lock held (the root is never freed). */
@@ -246,6 +259,9 @@ int ns_key(const struct gfs_node *n, bool marker, char *buf);
 int ns_child_key(const struct gfs_node *dir, const char *name, size_t len,
 		 bool marker, char *buf);
 
+/* Whether @key names a path (see goblinfs(1)): no empty, ".", ".." part. */
+bool ns_key_valid(const char *key, size_t klen);
+
 /* Whether @name is a valid component: not empty, ".", "..", no '/'. */
 int ns_name_check(const char *name, size_t len);
 
@@ -300,12 +316,13 @@ void rings_free(struct gfs *fs);
 /* Close every file the kernel never released (gfs_free). */
 void fh_close_all(struct gfs *fs);
 
-/* ---- objects the store drops (drop.c) ---- */
+/* ---- what other front-ends and the store change (changes.c) ---- */
 
-void drops_start(struct gfs *fs);
+/* Listen to the store's changes: before ns_load. */
+void changes_start(struct gfs *fs);
 /* Stop listening to the store and finish the queue (before unmount). */
-void drops_stop(struct gfs *fs);
-void drops_free(struct gfs *fs);
+void changes_stop(struct gfs *fs);
+void changes_free(struct gfs *fs);
 
 /* ---- the FUSE operations, by room (see session.c's table) ---- */
 

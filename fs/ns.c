@@ -314,10 +314,12 @@ int ns_child_key(const struct gfs_node *dir, const char *name, size_t len,
 
 /* ---- building the tree from the store ---- */
 
-static bool key_valid(const char *key, size_t klen)
+bool ns_key_valid(const char *key, size_t klen)
 {
 	size_t i = 0, end = klen;
 
+	if (klen == 0 || klen > GS_KEY_MAX)
+		return false;
 	if (key[klen - 1] == '/')
 		end--;
 	if (end == 0 || memchr(key, '\0', klen))
@@ -344,7 +346,7 @@ static int add_key(void *arg, const void *kv, size_t klen,
 	size_t end, i = 0;
 	struct gfs_node *d = fs->root, *c;
 
-	if (klen == 0 || !key_valid(key, klen)) {
+	if (!ns_key_valid(key, klen)) {
 		fs->skipped++;
 		return 0;
 	}
@@ -372,6 +374,8 @@ static int add_key(void *arg, const void *kv, size_t klen,
 			if (last)
 				c->marker = true;
 		} else {
+			if (c && !c->dir) /* a change put it there first */
+				return 0;
 			if (c) { /* a directory of that name exists */
 				fs->shadowed++;
 				return 0;
@@ -391,21 +395,42 @@ static int add_key(void *arg, const void *kv, size_t klen,
 	}
 }
 
+/*
+ * The store is not locked between two keys of gs_iterate: @m may be a
+ * version another front-end has replaced or deleted since, and the change
+ * hook (changes.c), which runs from before the load, may have been and
+ * gone.  Once it has applied a change, each key is asked again.
+ */
 static int add_key_locked(void *arg, const void *kv, size_t klen,
 			  const struct gs_meta *m)
 {
 	struct gfs *fs = arg;
-	int ret;
+	struct gs_meta *now = NULL;
+	int ret = 0;
 
 	pthread_mutex_lock(&fs->lock);
-	ret = add_key(fs, kv, klen, m);
+	if (fs->load_raced && (now = malloc(sizeof(*now))) &&
+	    gs_stat(fs->s, kv, klen, now) < 0)
+		goto out; /* gone since */
+	ret = add_key(fs, kv, klen, now ? now : m);
+out:
 	pthread_mutex_unlock(&fs->lock);
+	free(now);
 	return ret;
 }
 
 int ns_load(struct gfs *fs)
 {
-	return gs_iterate(fs->s, "", 0, add_key_locked, fs);
+	int ret;
+
+	pthread_mutex_lock(&fs->lock);
+	fs->loading = true;
+	pthread_mutex_unlock(&fs->lock);
+	ret = gs_iterate(fs->s, "", 0, add_key_locked, fs);
+	pthread_mutex_lock(&fs->lock);
+	fs->loading = false;
+	pthread_mutex_unlock(&fs->lock);
+	return ret;
 }
 
 int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m)

@@ -151,12 +151,12 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,
 		why = "out of memory";
 		goto fail;
 	}
+	changes_start(fs); /* before the load: no change is missed */
 	ret = ns_load(fs);
 	if (ret < 0) {
 		why = gs_strerror(ret);
 		goto fail;
 	}
-	drops_start(fs);
 	if (fs->skipped || fs->shadowed)
 		fprintf(stderr,
 			"goblinfs: %" PRIu64 " keys are no path and %" PRIu64
@@ -214,7 +214,7 @@ void gfs_exit(struct gfs *fs)
 
 void gfs_unmount(struct gfs *fs)
 {
-	drops_stop(fs); /* it uses the session */
+	changes_stop(fs); /* it uses the session */
 	if (!fs->se)
 		return;
 	fuse_remove_signal_handlers(fs->se);
@@ -229,7 +229,7 @@ void gfs_free(struct gfs *fs)
 {
 	if (!fs)
 		return;
-	drops_stop(fs);
+	changes_stop(fs);
 	/* files the kernel never released (a lazy unmount, a signal) */
 	fh_close_all(fs);
 	/* after the readers: a fill nobody reads is aborted, not waited for */
@@ -242,6 +242,6 @@ void gfs_free(struct gfs *fs)
 	pthread_mutex_destroy(&fs->drop_lock);
 	pthread_cond_destroy(&fs->commit_cond);
 	pthread_cond_destroy(&fs->drop_cond);
-	drops_free(fs);
+	changes_free(fs);
 	free(fs);
 }
