@@ -255,6 +255,28 @@ static void apply(struct gfs *fs, const void *key, size_t klen, const void *to,
 }
 
 /*
+ * Apply the drops queued so far.  Called by the drop thread, and by a
+ * front-end's thread after its own change, without any lock: the drops
+ * its put caused (evictions for room) show before its client is answered.
+ */
+static void drain(struct gfs *fs)
+{
+	for (;;) {
+		struct gfs_drop *d;
+
+		pthread_mutex_lock(&fs->drop_lock);
+		d = fs->drops;
+		if (d)
+			fs->drops = d->next;
+		pthread_mutex_unlock(&fs->drop_lock);
+		if (!d)
+			return;
+		apply(fs, d->key, d->klen, NULL, 0);
+		free(d);
+	}
+}
+
+/*
  * The store's change hook.  The mount's own changes are applied by the
  * operation that makes them, in the same step as the store call (under
  * fs->lock), so the hook leaves them be; drops are the store's own, so
@@ -269,8 +291,10 @@ static void on_change(void *arg, const struct gs_change *c)
 	struct gfs_drop *d;
 
 	if (!c->locked) {
-		if (gfs_self != fs)
+		if (gfs_self != fs) {
+			drain(fs);
 			apply(fs, c->key, c->klen, c->to, c->tlen);
+		}
 		return;
 	}
 	d = malloc(sizeof(*d) + c->klen + 1);
@@ -291,19 +315,13 @@ static void *drop_main(void *arg)
 	struct gfs *fs = arg;
 
 	pthread_mutex_lock(&fs->drop_lock);
-	for (;;) {
-		struct gfs_drop *d = fs->drops;
-
-		if (!d) {
-			if (fs->drop_stop)
-				break;
+	while (fs->drops || !fs->drop_stop) {
+		if (!fs->drops) {
 			pthread_cond_wait(&fs->drop_cond, &fs->drop_lock);
 			continue;
 		}
-		fs->drops = d->next;
 		pthread_mutex_unlock(&fs->drop_lock);
-		apply(fs, d->key, d->klen, NULL, 0);
-		free(d);
+		drain(fs);
 		pthread_mutex_lock(&fs->drop_lock);
 	}
 	pthread_mutex_unlock(&fs->drop_lock);
