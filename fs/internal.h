@@ -91,6 +91,7 @@ struct gfs {
 	pthread_mutex_t lock;	    /* the tree: every gfs_node field */
 	pthread_cond_t commit_cond; /* a writer released or wrote */
 	struct gfs_node *root;
+	struct gfs_node *limbo; /* detached, still held (ns.c) */
 	struct gfs_node **hash; /* (parent, name) -> node */
 	size_t hsize, hcount;
 	uint64_t next_id;

@@ -129,10 +129,17 @@ static void free_tree(struct gfs_node *n)
 
 void ns_release(struct gfs *fs)
 {
-	/* detached nodes still referenced by the kernel are lost with it */
 	if (fs->root)
 		free_tree(fs->root);
 	fs->root = NULL;
+	/* detached nodes the kernel never forgot (it is gone) */
+	while (fs->limbo) {
+		struct gfs_node *n = fs->limbo;
+
+		fs->limbo = n->next;
+		free(n->name);
+		free(n);
+	}
 	free(fs->hash);
 	fs->hash = NULL;
 	fs->hsize = fs->hcount = 0;
@@ -204,12 +211,37 @@ struct gfs_node *ns_add(struct gfs *fs, struct gfs_node *dir, const char *name,
 	return n;
 }
 
+/*
+ * Detached nodes the kernel or an open file still holds are kept on
+ * fs->limbo (by their sibling links, which a detached node does not use
+ * otherwise), so that ns_release frees those no forget came for.
+ */
+static void limbo_add(struct gfs *fs, struct gfs_node *n)
+{
+	n->prev = NULL;
+	n->next = fs->limbo;
+	if (n->next)
+		n->next->prev = n;
+	fs->limbo = n;
+}
+
+static void limbo_del(struct gfs *fs, struct gfs_node *n)
+{
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		fs->limbo = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+}
+
 void ns_detach(struct gfs *fs, struct gfs_node *n)
 {
 	if (!n->attached)
 		return;
 	unlink_child(fs, n);
 	n->attached = false;
+	limbo_add(fs, n);
 	/* children of a detached directory (only empty ones are removed) */
 	assert(n->nkids == 0);
 	ns_put(fs, n);
@@ -243,6 +275,7 @@ struct gfs_node *ns_replace(struct gfs *fs, struct gfs_node *n)
 		return NULL;
 	unlink_child(fs, n); /* the hash keeps its count: no growth */
 	n->attached = false;
+	limbo_add(fs, n);
 	link_child(fs, dir, n2);
 	return n2;
 }
@@ -254,6 +287,7 @@ void ns_put(struct gfs *fs, struct gfs_node *n)
 	       n->refs == 0) {
 		struct gfs_node *next = n->successor;
 
+		limbo_del(fs, n);
 		free(n->name);
 		free(n);
 		if (next) {

@@ -72,6 +72,8 @@ mcset() { # KEY VALUE: fails unless STORED
 	printf 'delete kept/f\r\nquit\r\n' | mc
 	[ -d "$M/kept" ]
 	[ -z "$(ls "$M/kept")" ]
+	gd_stop # and it stops cleanly (exit 0), unmounted
+	run ! mountpoint -q "$M"
 }
 
 @test "issue 19: an overwrite from memcache or HTTP shows its new size and mtime on the mount at once" {
@@ -116,6 +118,7 @@ mcset() { # KEY VALUE: fails unless STORED
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == "300 steps, seed "* ]]
+	gd_stop
 }
 
 @test "issue 19: writers on memcache and HTTP, readers on the mount: no torn read, no ENOENT for a key that exists throughout" {
@@ -124,6 +127,7 @@ mcset() { # KEY VALUE: fails unless STORED
 		--seed "${GOBLIN_SEED:-$RANDOM}" --seconds 3
 	echo "$output"
 	[ "$status" -eq 0 ]
+	gd_stop
 }
 
 @test "issue 19: keys the store evicts leave the mount by the time the put that evicted them is answered" {
