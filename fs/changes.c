@@ -254,6 +254,11 @@ static void apply(struct gfs *fs, const void *key, size_t klen, const void *to,
 	notes_send(fs, &nt);
 }
 
+void changes_settle(struct gfs *fs, const char *key, size_t klen)
+{
+	apply(fs, key, klen, NULL, 0);
+}
+
 /*
  * Apply the drops queued so far.  Called by the drop thread, and by a
  * front-end's thread after its own change, without any lock: the drops

@@ -629,9 +629,10 @@ void gfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 {
 	struct gfs_node *n = fh->node;
-	char gone[GFS_NAME_MAX + 1];
+	char gone[GFS_NAME_MAX + 1], key[GFS_KEYBUF];
 	fuse_ino_t gone_parent = 0, ino;
 	size_t gone_len = 0;
+	int klen = -1;
 
 	if (fh->w) {
 		int ret = fh->werr ? fh->werr : fh_commit(fs, fh);
@@ -669,6 +670,9 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 		ns_detach(fs, n);
 		keep_dir(fs, d);
 	} else {
+		/* what other front-ends did meanwhile was left to us */
+		if (!n->writers && n->attached)
+			klen = ns_key(n, false, key);
 		ns_put(fs, n);
 	}
 	pthread_cond_broadcast(&fs->commit_cond);
@@ -676,6 +680,8 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 	if (gone_len)
 		fuse_lowlevel_notify_inval_entry(fs->se, gone_parent, gone,
 						 gone_len);
+	if (klen > 0)
+		changes_settle(fs, key, (size_t)klen);
 }
 
 static void release_reader(struct gfs *fs, struct gfs_fh *fh)

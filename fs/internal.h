@@ -324,6 +324,12 @@ void changes_start(struct gfs *fs);
 /* Stop listening to the store and finish the queue (before unmount). */
 void changes_stop(struct gfs *fs);
 void changes_free(struct gfs *fs);
+/*
+ * Show what the store holds under @key now: after the last writer of its
+ * file let go, since changes that came meanwhile were left to the writer.
+ * Takes fs->lock.
+ */
+void changes_settle(struct gfs *fs, const char *key, size_t klen);
 
 /* ---- the FUSE operations, by room (see session.c's table) ---- */
 

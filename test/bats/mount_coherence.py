@@ -8,9 +8,10 @@
       the three views must be the model's.  Prints the seed and the steps on
       a failure (exit 1).
   stress PORT HPORT MNT [--seconds S] [--seed N]
-      Writers on memcache and HTTP overwrite and delete keys while readers
-      on the mount open, stat and read them: every read is one whole
-      version, and a key that exists throughout never gives ENOENT.
+      Writers on memcache and HTTP overwrite and delete keys (and one on
+      the mount, keys that come and go) while readers on the mount open,
+      list and read them: every read is one whole version, and a key that
+      exists throughout never gives ENOENT.
 
 Only the standard library; loopback only.
 """
@@ -371,6 +372,30 @@ def stress(args, seconds, seed):
         except Exception as e:
             errors.append("writer %s: %r" % (kind, e))
 
+    def mount_writer(wseed):
+        # the mount's own changes, among the others' (flaky keys only)
+        r = random.Random(wseed)
+        try:
+            while time.monotonic() < stop and not errors:
+                k = r.choice(flaky)
+                p = os.path.join(mnt, k)
+                try:
+                    if r.random() < 0.3:
+                        os.unlink(p)
+                        continue
+                    os.makedirs(os.path.dirname(p), exist_ok=True)
+                    with lock:
+                        ver[0] += 1
+                        v = ver[0]
+                    with open(p, "wb") as f:
+                        f.write(version_bytes(k, v, sizes(r)))
+                    with lock:
+                        counts["writes"] += 1
+                except (FileNotFoundError, FileExistsError):
+                    pass  # another front-end took the name meanwhile
+        except Exception as e:
+            errors.append("mount writer: %r" % e)
+
     def reader(rseed):
         r = random.Random(rseed)
         try:
@@ -402,12 +427,27 @@ def stress(args, seconds, seed):
 
     ts = [threading.Thread(target=writer, args=("mc", seed + 1)),
           threading.Thread(target=writer, args=("http", seed + 2))]
+    ts.append(threading.Thread(target=mount_writer, args=(seed + 3,)))
     ts += [threading.Thread(target=reader, args=(seed + 10 + i,))
            for i in range(3)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
+    # once all is quiet, the mount is what memcache says, key by key
+    final = mc.get_many(steady + flaky)
+    for k in steady + flaky:
+        p = os.path.join(mnt, k)
+        try:
+            with open(p, "rb") as f:
+                data = f.read()
+            listed = os.path.basename(p) in os.listdir(os.path.dirname(p))
+        except FileNotFoundError:
+            data, listed = None, False
+        if data != final.get(k) or listed != (k in final):
+            errors.append("at the end, %s: %s on the mount, %s stored" % (
+                k, "absent" if data is None else "%d bytes" % len(data),
+                "%d bytes" % len(final[k]) if k in final else "absent"))
     print("%.1f s, seed %d: %d writes, %d whole reads, %d ENOENT of keys "
           "that come and go" % (seconds, seed, counts["writes"],
                                 counts["reads"], counts["enoent"]))
