@@ -15,8 +15,6 @@
 
 Only the standard library; loopback only.
 """
-import errno
-import hashlib
 import http.client
 import os
 import random
