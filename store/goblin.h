@@ -306,7 +306,8 @@ struct gs_change {
 /*
  * Have @fn told of every change to the store's keys, whoever made it: a
  * commit (also one that replaced a version), a delete, a rename, and the
- * store's own drops.  One call per change, nothing per byte; without a
+ * store's own drops (gs_touch and gs_set_attr, which make no new version,
+ * are not reported).  One call per change, nothing per byte; without a
  * hook the store pays nothing.  A change that failed (the mode's error, a
  * missing key) is not reported; one that was undone (a commit whose
  * record could not be written) is, so ask the store (gs_stat) what the

@@ -481,6 +481,7 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 			       .tlen = tlen };
 	struct change_ref h;
 	bool tell = false;
+	struct gs_obj *src;
 	uint8_t *buf;
 	size_t len;
 	int ret;
@@ -494,11 +495,12 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 	if (!buf)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);
-	if (!obj_lookup(s, from, flen)) {
+	if (!(src = obj_lookup(s, from, flen))) {
 		ret = -ENOENT;
 	} else if (flen == tlen && memcmp(from, to, flen) == 0) {
 		ret = 0;
 	} else {
+		c.cas = src->cas; /* the version that moves */
 		r.seq = ++s->seq;
 		jrec_encode(&r, NULL, NULL, buf);
 		ret = journal_write(s, buf, len);
@@ -506,10 +508,8 @@ int gs_rename(struct gs_store *s, const void *from, size_t flen, const void *to,
 			int applied =
 				rename_apply(s, from, flen, to, tlen, len);
 
-			if (applied == 0 && change_take(s, &h)) {
-				tell = true;
-				c.cas = obj_lookup(s, to, tlen)->cas;
-			}
+			if (applied == 0)
+				tell = change_take(s, &h);
 			ret = ret == JOURNAL_UNSYNCED ? -EIO : applied;
 		}
 		if (ret == 0)
