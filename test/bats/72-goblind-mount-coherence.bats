@@ -5,6 +5,8 @@
 # memcache or HTTP stores, deletes or overwrites, or the store evicts, is
 # what the mount shows at once; open files keep their bytes.
 
+bats_require_minimum_version 1.5.0
+
 load goblind
 
 COH="$BATS_TEST_DIRNAME/mount_coherence.py"
