@@ -24,7 +24,10 @@
 # apart, as a setup failure; "retry" when the cache retried a request), or
 # anything else (a harness failure: the client's fetch failed, say on a
 # reset connection).  All three count as not passed; the counts of setup
-# and harness failures are printed with the rest.  Dependencies (a test
+# and harness failures are printed with the rest, and config_failures
+# counts the setup failures of the suite's own first step (the PUT of each
+# test's configuration through the cache to the origin): those are a run
+# that did not happen, not a cache's behaviour.  Dependencies (a test
 # whose prerequisite failed, drawn grey on the site) are not subtracted:
 # the site's own totals do not subtract them either.
 #
@@ -295,7 +298,7 @@ score() {
 	const tests = (await import(`${pkg}/tests/index.mjs`)).default
 	tests.push((await import(`${pkg}/tests/surrogate-control.mjs`)).default)
 	const res = JSON.parse(fs.readFileSync(file, 'utf8'))
-	const c = { passed: 0, total: 0, rp: 0, rt: 0, setup: 0, harness: 0, missing: 0 }
+	const c = { passed: 0, total: 0, rp: 0, rt: 0, setup: 0, config: 0, harness: 0, missing: 0 }
 	const groups = []
 	for (const suite of tests) {
 	  const g = { id: suite.id, name: suite.name, total: 0, failed: [] }
@@ -308,7 +311,11 @@ score() {
 	    if (r === true) { c.passed++; if (req) c.rp++; continue }
 	    let why
 	    if (r === undefined) { c.missing++; why = 'no result' }
-	    else if (r[0] === 'Setup') { c.setup++; why = `setup: ${r[1]}` }
+	    else if (r[0] === 'Setup') {
+	      c.setup++; why = `setup: ${r[1]}`
+	      // the test's configuration did not reach the suite's origin
+	      if (/^PUT config /.test(r[1])) c.config++
+	    }
 	    else if (r[0] === 'Assertion') why = r[1]
 	    else { c.harness++; why = `harness: ${r[0]}: ${r[1]}` }
 	    g.failed.push({ id: t.id, kind: t.kind || 'none', why })
@@ -342,6 +349,7 @@ for s in "${systems[@]}"; do
 	const s = JSON.parse(process.argv[1]), c = s.counts, n = process.argv[2]
 	console.log(`RESULT system=${n} passed=${c.passed} total=${c.total} ` +
 	  `required_passed=${c.rp} required_total=${c.rt} setup_failures=${c.setup} ` +
+	  `config_failures=${c.config} ` +
 	  `harness_failures=${c.harness} no_result=${c.missing} ` +
 	  `seconds=${process.argv[3]}`)
 	const f = s.groups.flatMap(g => g.failed)
