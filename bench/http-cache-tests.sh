@@ -408,7 +408,11 @@ w('per system pass or the suite\'s message. The suite tells a stored')
 w('response from a fresh one by the origin\'s `Server-Request-Count`')
 w('response header: a cache that drops it (does not store or replay the')
 w('origin\'s headers) fails "comes from cache" and "does not come from')
-w('cache" checks alike, whatever it did.')
+w('cache" checks alike, whatever it did. It numbers its requests in a')
+w('`Req-Num` request header, which its origin echoes in `Request-Numbers`;')
+w('a cache that does not forward that header to the origin makes every')
+w('number NaN, which the client takes for a request sent twice: "setup:')
+w('retry".')
 const cell = t => t.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim()
 const short = t => { t = cell(t); return t.length > 90 ? t.slice(0, 87) + '...' : t }
 tests.forEach((suite, i) => {

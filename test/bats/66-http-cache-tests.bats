@@ -9,11 +9,15 @@ bats_require_minimum_version 1.5.0
 
 load goblind
 
-# What goblind --mirror passes today (measured on 2026-12-01: 13 of 350,
-# 0 of the 37 required).  The lead raises these to 250 / 37 (issue 18's
-# target) as the other parts of issue 18 land; never lower them.
-FLOOR=13
-RFLOOR=0
+# What goblind --mirror passes today, less a margin: on main's build of
+# 2026-12-01 16:10 UTC, 103 to 105 of 350 in twelve runs (some tests wait
+# 3 s for a response to go stale, and stale-sie-503 passed in one run of
+# six), 29 of the 37 required in every run; 13 and 0 at 15:44, before the
+# first parts of issue 18 landed.  The lead raises these to 250 / 37
+# (issue 18's target) as the other parts of issue 18 land; never lower
+# them.
+FLOOR=100
+RFLOOR=29
 
 HCT="$BATS_TEST_DIRNAME/../../bench/http-cache-tests.sh"
 
@@ -44,9 +48,10 @@ field() {
 	# configuration reached the suite's origin through goblind (the PUT
 	# that starts each test), and no fetch of the client failed (a reset
 	# or refused connection is a harness failure).  The other setup
-	# failures (a test's first steps not cached as it needs, so that the
-	# rest cannot be checked: 54 today, e.g. "Response 2 does not come
-	# from cache") are the cache's doing, not the run's: they count as not
+	# failures (a test's first steps not as it needs them, so that the
+	# rest cannot be checked: "Response 2 does not come from cache", or
+	# "retry" when the Req-Num request header is not forwarded; 217 on
+	# main today) are the cache's doing, not the run's: they count as not
 	# passed, as on cache-tests.fyi.
 	[ "$total" = 350 ]
 	[ "$rtotal" = 37 ]
