@@ -91,15 +91,21 @@ static bool key_reserved(const struct http_req *q)
 static int request_start(struct conn *c, const struct http_req *q)
 {
 	struct gd *gd = c->w->gd;
+	bool fwd = gd->fetcher && q->method != HTTP_M_GET &&
+		   q->method != HTTP_M_HEAD;
 
 	if (q->expect_other)
 		return reply_close(c, 417, "only 100-continue is expected");
 	if (key_reserved(q) &&
 	    (q->method == HTTP_M_PUT || q->method == HTTP_M_DELETE ||
-	     q->method == HTTP_M_POST))
+	     q->method == HTTP_M_POST || fwd))
 		return http_reply_close_extra(c, 405, "Allow: GET, HEAD\r\n",
 					      "/_goblin/ and /metrics are read "
 					      "only");
+	/* a mirror forwards any method but GET and HEAD, body and all
+	 * (RFC 9110 sec. 9.3.5: DELETE may have one) */
+	if (fwd)
+		return http_forward_start(c, q);
 	if (http_has_body(q) && q->method != HTTP_M_PUT &&
 	    q->method != HTTP_M_POST)
 		return reply_close(c, 400,
@@ -110,16 +116,10 @@ static int request_start(struct conn *c, const struct http_req *q)
 	case HTTP_M_HEAD:
 		return get_start(c, q);
 	case HTTP_M_PUT:
-		if (gd->fetcher)
-			return http_forward_start(c, q);
 		return http_put_start(c, q);
 	case HTTP_M_DELETE:
-		if (gd->fetcher)
-			return http_forward_start(c, q);
 		return http_delete_run(c, q);
 	case HTTP_M_POST:
-		if (gd->fetcher)
-			return http_forward_start(c, q);
 		return http_reply_close_extra(c, 405,
 					      "Allow: GET, HEAD, PUT, "
 					      "DELETE\r\n",
@@ -166,6 +166,14 @@ static int head_run(struct conn *c)
 	h->head = buf;
 	h->head_len = used;
 	c->rstart += used;
+	if (w->gd->fetcher && http_mirror_key(q) < 0) {
+		CNT(w, http_bad_requests);
+		if (q->origin_form.len > HTTP_KEY_MAX)
+			return reply_close(c, 414, "request target too long");
+		return reply_close(c, 400,
+				   "bad request target: an invalid "
+				   "percent escape");
+	}
 	return request_start(c, q);
 }
 

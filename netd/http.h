@@ -193,6 +193,8 @@ int http_delete_run(struct conn *c, const struct http_req *q);
 
 /* ---- http_mirror.c ---- */
 
+/* Mirror mode: @q's key from its target (path and query).  0 or -errno. */
+int http_mirror_key(struct http_req *q);
 /* Is a stored version with attributes @a fresh enough for @q? */
 bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a);
 /* A miss (@stale NULL) or a stale copy: ask the origin. */

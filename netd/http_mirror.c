@@ -18,6 +18,9 @@
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "http.h"
 
@@ -88,6 +91,63 @@ void http_fetch_release(struct conn *c)
 	h->fw_pending = h->fw_ready = false;
 }
 
+/*
+ * Mirror mode: @q's key is its target's, path and query (fetch_key_of),
+ * not the decoded path an origin server's keys are.  0 or -errno.
+ */
+int http_mirror_key(struct http_req *q)
+{
+	long n = fetch_key_of(q->origin_form.p, q->origin_form.len, q->key,
+			      HTTP_KEY_MAX);
+
+	if (n < 0)
+		return (int)n;
+	q->klen = (size_t)n;
+	return 0;
+}
+
+/* The peer's address, for X-Forwarded-For ("" if unknown). */
+static void peer_name(const struct conn *c, char *out, size_t cap)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	const void *a = NULL;
+
+	out[0] = '\0';
+	if (getpeername(c->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return;
+	if (ss.ss_family == AF_INET)
+		a = &((struct sockaddr_in *)&ss)->sin_addr;
+	else if (ss.ss_family == AF_INET6)
+		a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	if (!a || !inet_ntop(ss.ss_family, a, out, (socklen_t)cap))
+		out[0] = '\0';
+	if (!strncmp(out, "::ffff:", 7) && strchr(out, '.'))
+		memmove(out, out + 7, strlen(out + 7) + 1);
+}
+
+/*
+ * What the fetcher forwards of @q (see fetch_req), into @fr; @client has
+ * room for INET6_ADDRSTRLEN.
+ */
+static void fetch_req_of(struct conn *c, const struct http_req *q,
+			 struct fetch_req *fr, char *client)
+{
+	peer_name(c, client, INET6_ADDRSTRLEN);
+	*fr = (struct fetch_req){
+		.target = q->origin_form.p,
+		.target_len = q->origin_form.len,
+		.fields = q->fields.p ? q->fields.p : "",
+		.fields_len = q->fields.len,
+		.client = client,
+		.pass = q->authorization.p != NULL,
+		.authorization = q->authorization.p,
+		.authorization_len = q->authorization.len,
+		.cache_control = q->cache_control.p,
+		.cache_control_len = q->cache_control.len,
+	};
+}
+
 static struct http_saved *save_request(struct conn *c)
 {
 	struct http_state *h = h_of(c);
@@ -101,6 +161,10 @@ static struct http_saved *save_request(struct conn *c)
 	if (http_parse_head(sv->head, sv->len, &sv->req, &used) !=
 	    HTTP_PARSE_OK) {
 		free(sv); /* it parsed in rbuf: cannot happen */
+		return NULL;
+	}
+	if (c->w->gd->fetcher && http_mirror_key(&sv->req) < 0) {
+		free(sv); /* nor this */
 		return NULL;
 	}
 	return sv;
@@ -126,27 +190,16 @@ static int fetch_refused(struct conn *c, const char *what, int ret)
 	return reply_close(c, 503, "cannot %s: %s", what, strerror(-ret));
 }
 
-/* What of @q the fetcher needs (it copies it). */
-static struct fetch_req fetch_req_of(const struct http_req *q)
-{
-	struct fetch_req fr = {
-		.authorization = q->authorization.p,
-		.authorization_len = q->authorization.len,
-		.cache_control = q->cache_control.p,
-		.cache_control_len = q->cache_control.len,
-	};
-
-	return fr;
-}
-
 /* A miss (@stale NULL) or a stale copy: ask the origin. */
 int http_fetch_start(struct conn *c, const struct http_req *q,
 		     const struct gs_meta *stale)
 {
 	struct http_state *h = h_of(c);
-	struct fetch_req fr = fetch_req_of(q);
+	char client[INET6_ADDRSTRLEN];
+	struct fetch_req fr;
 	int ret;
 
+	fetch_req_of(c, q, &fr, client);
 	if (!(h->saved = save_request(c)))
 		return reply_close(c, 500, "out of memory");
 	h->fw_revalidate = stale != NULL;
@@ -162,8 +215,10 @@ int http_fetch_start(struct conn *c, const struct http_req *q,
 int http_fetch_background(struct conn *c, const struct http_req *q,
 			  const struct gs_meta *stale)
 {
-	struct fetch_req fr = fetch_req_of(q);
+	char client[INET6_ADDRSTRLEN];
+	struct fetch_req fr;
 
+	fetch_req_of(c, q, &fr, client);
 	return fetcher_refresh(c->w->gd->fetcher, q->key, q->klen, stale, &fr);
 }
 
@@ -206,23 +261,40 @@ int http_fetch_run(struct conn *c)
 	}
 }
 
-/* ---- mirror mode: writes go to the origin ---- */
+/* ---- mirror mode: other methods go to the origin ---- */
+
+#define HTTP_METHOD_FWD_MAX 31 /* a longer method gets 501 */
+
+/* Safe methods but GET and HEAD (RFC 9110 sec. 9.2.1): no invalidation. */
+static bool method_safe(const struct http_req *q)
+{
+	const struct http_str *m = &q->method_tok;
+
+	return (m->len == 7 && !memcmp(m->p, "OPTIONS", 7)) ||
+	       (m->len == 5 && !memcmp(m->p, "TRACE", 5));
+}
 
 static int forward_send(struct conn *c)
 {
 	struct http_state *h = h_of(c);
 	const struct http_req *q = &h->saved->req;
+	char method[HTTP_METHOD_FWD_MAX + 1], client[INET6_ADDRSTRLEN];
 	struct fetch_forward fwd = {
-		.method = q->method == HTTP_M_PUT  ? "PUT" :
-			  q->method == HTTP_M_POST ? "POST" :
-						     "DELETE",
-		.body = h->fwd,
+		.method = method,
+		.body = q->has_length || q->chunked ? h->fwd : NULL,
 		.body_len = (size_t)h->total,
 		.ctype = q->content_type.p,
 		.ctype_len = q->content_type.len,
+		.safe = method_safe(q),
 	};
 	int ret;
 
+	/* http_forward_start() checked its length */
+	memcpy(method, q->method_tok.p, q->method_tok.len);
+	method[q->method_tok.len] = '\0';
+	fetch_req_of(c, q, &fwd.req, client);
+	/* goblind's own write token is not the origin's business */
+	fwd.req.no_authorization = c->w->gd->set.http_token != NULL;
 	fetch_begin(c);
 	h->fw_revalidate = false;
 	ret = fetcher_forward(c->w->gd->fetcher, q->key, q->klen, &fwd, &h->fw);
@@ -284,7 +356,11 @@ int http_forward_start(struct conn *c, const struct http_req *q)
 	struct http_state *h = h_of(c);
 	int ret;
 
-	if ((ret = http_write_gate(c, q)))
+	if (q->method_tok.len > HTTP_METHOD_FWD_MAX ||
+	    (q->method_tok.len == 7 && !memcmp(q->method_tok.p, "CONNECT", 7)))
+		return reply_close(c, 501, "method not implemented");
+	/* what may change the origin's state needs the write gate */
+	if (!method_safe(q) && (ret = http_write_gate(c, q)))
 		return ret;
 	if (q->has_length && q->length > FWD_BODY_MAX)
 		return reply_close(c, 413,

@@ -175,6 +175,7 @@ struct head_ctx {
 	struct http_str *val; /* where its value goes, NULL: ignored */
 	size_t line_len;      /* request line without its CRLF */
 	bool te, cl, expect;
+	bool ext_method; /* parsed after a stand-in known method */
 };
 
 /* set the first error only: a callback returning nonzero stops the parser */
@@ -383,6 +384,7 @@ static enum http_err target_split(struct http_req *r)
 		if (!tlen || t[0] != '/')
 			return HTTP_E_TARGET;
 	}
+	r->origin_form = (struct http_str){ t, tlen };
 	path = t + 1;
 	q = memchr(t, '?', tlen);
 	plen = (q ? (size_t)(q - t) : tlen) - 1;
@@ -403,15 +405,13 @@ static enum http_err head_finish(const http_parser *p, struct head_ctx *x)
 
 	/* http-parser takes runs of spaces: the line must be exactly
 	 * "METHOD SP target SP HTTP/1.x CRLF" */
-	if (x->line_len !=
-	    strlen(http_method_str(p->method)) + r->target.len + 10)
+	if (x->line_len != r->method_tok.len + r->target.len + 10)
 		return HTTP_E_SYNTAX;
 	r->major = p->http_major;
 	r->minor = p->http_minor;
 	if (r->major != 1 || r->minor > 1)
 		return HTTP_E_VERSION;
-	r->method_raw = p->method;
-	r->method = method_id(p->method);
+	r->method = x->ext_method ? HTTP_M_OTHER : method_id(p->method);
 	r->chunked = x->te;
 	if (x->te && x->cl)
 		return HTTP_E_CL_TE;
@@ -434,7 +434,7 @@ enum http_parse_result http_parse_head(const char *buf, size_t len,
 {
 	struct head_ctx x = { .req = req };
 	http_parser hp;
-	size_t skip = 0, done;
+	size_t skip = 0, done, mlen;
 	long n;
 
 	*consumed = 0;
@@ -456,9 +456,26 @@ enum http_parse_result http_parse_head(const char *buf, size_t len,
 	x.line_len =
 		(size_t)((const char *)memchr(buf + skip, '\r', (size_t)n) -
 			 (buf + skip));
+	for (mlen = 0;
+	     mlen < x.line_len && is_tchar((unsigned char)buf[skip + mlen]);
+	     mlen++)
+		;
+	req->method_tok = (struct http_str){ buf + skip, mlen };
 	http_parser_init(&hp, HTTP_REQUEST);
 	hp.data = &x;
 	done = http_parser_execute(&hp, &head_settings, buf + skip, (size_t)n);
+	if (!x.err && HTTP_PARSER_ERRNO(&hp) == HPE_INVALID_METHOD && mlen &&
+	    buf[skip + mlen] == ' ') {
+		/* an extension method: the rest after a stand-in (see .h) */
+		x.ext_method = true;
+		http_parser_init(&hp, HTTP_REQUEST);
+		hp.data = &x;
+		http_parser_execute(&hp, &head_settings, "POST ", 5);
+		done = mlen + 1 +
+		       http_parser_execute(&hp, &head_settings,
+					   buf + skip + mlen + 1,
+					   (size_t)n - mlen - 1);
+	}
 	if (x.err) {
 		req->err = x.err;
 	} else if (HTTP_PARSER_ERRNO(&hp) != HPE_PAUSED ||
@@ -472,6 +489,9 @@ enum http_parse_result http_parse_head(const char *buf, size_t len,
 	}
 	if (req->err)
 		return HTTP_PARSE_BAD;
+	/* after the request line's CRLF, before the empty line's */
+	req->fields = (struct http_str){ buf + skip + x.line_len + 2,
+					 (size_t)n - x.line_len - 4 };
 	*consumed = skip + (size_t)n;
 	return HTTP_PARSE_OK;
 }

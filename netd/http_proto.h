@@ -23,11 +23,14 @@
  *    http-parser itself then also refuses CL + TE and invalid header bytes.
  *  - http_parser_set_max_header_size() is not called: it is process-wide
  *    and our pre-scan enforces HTTP_HEAD_MAX before the library runs.
- *  - Methods: http-parser knows a fixed list; a token it does not know
- *    (e.g. "BREW") is HTTP_E_METHOD_UNKNOWN (501 + close, the head cannot
- *    be parsed past it), one it knows but we do not serve (OPTIONS, PATCH)
- *    parses as HTTP_M_OTHER: the server replies 501 and may keep the
- *    connection, as the body framing is known.
+ *  - Methods: http-parser knows a fixed list; the rest of a head whose
+ *    method token it does not know (an extension method, RFC 9110 sec.
+ *    9.1, e.g. "BREW") is parsed after a stand-in "POST " fed first in
+ *    place of the token, so every span still points into the caller's
+ *    buffer.  Any method but GET, HEAD, PUT, DELETE and POST parses as
+ *    HTTP_M_OTHER with its token in method_tok: the server replies 501
+ *    and may keep the connection, as the body framing is known; a mirror
+ *    forwards it to the origin.
  *  - Chunked bodies: every byte goes first through our own strict framing
  *    scanner (RFC 9112 sec. 7.1 grammar, nothing lenient), then to
  *    http-parser, which decodes; the two must agree on where the body ends.
@@ -70,7 +73,7 @@ enum http_method_id {
 	HTTP_M_PUT,
 	HTTP_M_DELETE,
 	HTTP_M_POST,
-	HTTP_M_OTHER, /* known to http-parser, not served: 501 */
+	HTTP_M_OTHER, /* any other token: method_tok */
 };
 
 /* Why a head or a chunked body was refused; see http_strerror(). */
@@ -121,7 +124,7 @@ struct http_str {
 
 struct http_req {
 	enum http_method_id method;
-	unsigned method_raw;	     /* enum http_method of http-parser */
+	struct http_str method_tok;  /* the method as sent */
 	unsigned short major, minor; /* HTTP version: 1.0 or 1.1 */
 	bool keep_alive; /* after this request, per version/Connection */
 	bool has_length; /* Content-Length given: @length body bytes */
@@ -131,6 +134,10 @@ struct http_req {
 	bool expect_other;	/* an Expect other than 100-continue: 417 */
 	struct http_str target; /* the raw request target */
 	struct http_str query;	/* after '?', raw (not decoded) */
+	struct http_str origin_form; /* the target from its path's '/' on:
+				      * path and query, raw */
+	struct http_str fields;	     /* the header field lines, each with its
+				 * CRLF (none: len 0) */
 	struct http_str host, range, if_none_match, if_match, if_modified_since,
 		if_unmodified_since, if_range, authorization, content_type,
 		cache_control, pragma,	    /* these two: the first line */

@@ -44,11 +44,230 @@
 
 /* ---- the origin request ---- */
 
+static bool field_is(const char *name, size_t nlen, const char *lit)
+{
+	return nlen == strlen(lit) && !strncasecmp(name, lit, nlen);
+}
+
+/* Is @name among the comma-separated tokens of @v (@vlen bytes)? */
+static bool list_has(const char *v, size_t vlen, const char *name, size_t nlen)
+{
+	const char *end = v + vlen;
+
+	while (v < end) {
+		const char *comma = memchr(v, ',', (size_t)(end - v));
+		const char *te = comma ? comma : end;
+
+		while (v < te && (*v == ' ' || *v == '\t'))
+			v++;
+		while (te > v && (te[-1] == ' ' || te[-1] == '\t'))
+			te--;
+		if ((size_t)(te - v) == nlen && !strncasecmp(v, name, nlen))
+			return true;
+		v = comma ? comma + 1 : end;
+	}
+	return false;
+}
+
+bool fetch_forwards_field(const char *name, size_t nlen, const char *conn,
+			  size_t conn_len, bool pass)
+{
+	/* hop-by-hop (RFC 9110 sec. 7.6.1), and those libcurl writes */
+	static const char *const never[] = {
+		"connection",
+		"keep-alive",
+		"proxy-connection",
+		"proxy-authorization",
+		"proxy-authenticate",
+		"te",
+		"trailer",
+		"transfer-encoding",
+		"upgrade",
+		"host",
+		"content-length",
+		"expect",
+	};
+	/* the cache evaluates these itself (RFC 9111 sec. 4.3.2) */
+	static const char *const cached[] = {
+		"if-match",	     "if-none-match",
+		"if-modified-since", "if-unmodified-since",
+		"if-range",	     "range",
+	};
+
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		if (field_is(name, nlen, never[i]))
+			return false;
+	if (!pass)
+		for (size_t i = 0; i < sizeof(cached) / sizeof(cached[0]); i++)
+			if (field_is(name, nlen, cached[i]))
+				return false;
+	return !conn || !list_has(conn, conn_len, name, nlen);
+}
+
+/* One field line into @l: "Name: value", or "Name;" for an empty value
+ * (libcurl's spelling; "Name:" would remove the field). */
+static int append_field(struct curl_slist **l, const char *name, size_t nlen,
+			const char *v, size_t vlen)
+{
+	char *line = malloc(nlen + vlen + 3);
+	struct curl_slist *n;
+
+	if (!line)
+		return -ENOMEM;
+	if (vlen)
+		snprintf(line, nlen + vlen + 3, "%.*s: %.*s", (int)nlen, name,
+			 (int)vlen, v);
+	else
+		snprintf(line, nlen + 2, "%.*s;", (int)nlen, name);
+	n = curl_slist_append(*l, line);
+	free(line);
+	if (!n)
+		return -ENOMEM;
+	*l = n;
+	return 0;
+}
+
+/* The field lines of @j's client request: calls @fn for each. */
+static int each_field(const struct job *j,
+		      int (*fn)(void *arg, const char *name, size_t nlen,
+				const char *v, size_t vlen),
+		      void *arg)
+{
+	const char *p = j->fields, *end = j->fields + j->fields_len;
+	int ret;
+
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *colon = memchr(p, ':', (size_t)(le - p));
+		const char *v, *ve = le;
+
+		if (colon) {
+			v = colon + 1;
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' ||
+					  ve[-1] == '\t'))
+				ve--;
+			if ((ret = fn(arg, p, (size_t)(colon - p), v,
+				      (size_t)(ve - v))))
+				return ret;
+		}
+		p = le + 1;
+	}
+	return 0;
+}
+
+/* What add_fields collects over the client's field lines. */
+struct fields_ctx {
+	const struct job *j;
+	struct curl_slist **l;
+	char *conn; /* the Connection values, comma-joined */
+	size_t conn_len;
+	char *via, *xff; /* the client's Via, X-Forwarded-For, joined */
+	size_t via_len, xff_len;
+	bool accept;
+};
+
+static int join(char **s, size_t *len, const char *v, size_t vlen)
+{
+	char *n = realloc(*s, *len + vlen + 3);
+
+	if (!n)
+		return -ENOMEM;
+	if (*len) {
+		memcpy(n + *len, ", ", 2);
+		*len += 2;
+	}
+	memcpy(n + *len, v, vlen);
+	*len += vlen;
+	n[*len] = '\0';
+	*s = n;
+	return 0;
+}
+
+static int collect_conn(void *arg, const char *name, size_t nlen, const char *v,
+			size_t vlen)
+{
+	struct fields_ctx *x = arg;
+
+	if (field_is(name, nlen, "connection"))
+		return join(&x->conn, &x->conn_len, v, vlen);
+	return 0;
+}
+
+static int add_one(void *arg, const char *name, size_t nlen, const char *v,
+		   size_t vlen)
+{
+	struct fields_ctx *x = arg;
+	const struct fshard *f = x->j->f;
+
+	if (!fetch_forwards_field(name, nlen, x->conn, x->conn_len,
+				  x->j->passreq || x->j->forward) ||
+	    (x->j->no_auth && field_is(name, nlen, "authorization")))
+		return 0;
+	if (!f->o.no_via && field_is(name, nlen, "via"))
+		return join(&x->via, &x->via_len, v, vlen);
+	if (!f->o.no_xff && field_is(name, nlen, "x-forwarded-for"))
+		return join(&x->xff, &x->xff_len, v, vlen);
+	if (field_is(name, nlen, "accept"))
+		x->accept = true;
+	return append_field(x->l, name, nlen, v, vlen);
+}
+
+/*
+ * The client's end-to-end fields into @l (see fetch_req), with Via and
+ * X-Forwarded-For appended to.
+ */
+static int add_fields(struct job *j, struct curl_slist **l)
+{
+	struct fields_ctx x = { .j = j, .l = l };
+	int ret;
+
+	if ((ret = each_field(j, collect_conn, &x)) ||
+	    (ret = each_field(j, add_one, &x)))
+		goto out;
+	/* libcurl would send an "Accept: any" of its own */
+	if (!x.accept && j->fields && !curl_slist_append(*l, "Accept:")) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!j->f->o.no_via && j->fields &&
+	    ((ret = join(&x.via, &x.via_len, "1.1 goblind", 11)) ||
+	     (ret = append_field(l, "Via", 3, x.via, x.via_len))))
+		goto out;
+	if (!j->f->o.no_xff && j->client[0] &&
+	    ((ret = join(&x.xff, &x.xff_len, j->client, strlen(j->client))) ||
+	     (ret = append_field(l, "X-Forwarded-For", 15, x.xff, x.xff_len))))
+		goto out;
+	ret = 0;
+out:
+	free(x.conn);
+	free(x.via);
+	free(x.xff);
+	return ret;
+}
+
+/* @j's origin URL: the client's target as it came, or its key encoded. */
+static char *job_url(struct job *j, CURL *h)
+{
+	struct fshard *f = j->f;
+	char *url;
+
+	if (!j->target)
+		return fetch_url(f->base, h, j->key, j->klen);
+	/* the base has no trailing '/' and the target starts with one */
+	url = malloc(strlen(f->base) + j->target_len + 1);
+	if (url)
+		sprintf(url, "%s%.*s", f->base, (int)j->target_len, j->target);
+	return url;
+}
+
 static int job_handle(struct job *j)
 {
 	struct fshard *f = j->f;
 	CURL *h = curl_easy_init();
-	char *url = h ? fetch_url(f->base, h, j->key, j->klen) : NULL;
+	char *url = h ? job_url(j, h) : NULL;
 
 	if (!url)
 		goto fail;
@@ -56,6 +275,8 @@ static int job_handle(struct job *j)
 	j->errbuf[0] = '\0';
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	free(url);
+	/* the target's bytes go as they came: no "/../" squashed */
+	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, j);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->errbuf);
@@ -82,13 +303,16 @@ static int job_handle(struct job *j)
 		goto fail;
 	if (j->forward) {
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, j->fwd.method);
-		if (j->fwd.body || strcmp(j->fwd.method, "DELETE")) {
+		/* a body goes when there is one; PUT and POST always
+		 * have one, if empty */
+		if (j->fwd.body || !strcmp(j->fwd.method, "PUT") ||
+		    !strcmp(j->fwd.method, "POST")) {
 			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 					 (curl_off_t)j->fwd.body_len);
 			curl_easy_setopt(h, CURLOPT_POSTFIELDS,
 					 j->fwd.body ? j->fwd.body : "");
 		}
-		if (j->fwd.ctype) {
+		if (j->fwd.ctype && !j->fields) {
 			char line[GS_ATTR_CTYPE_MAX + 32];
 			int len = (int)(j->fwd.ctype_len < GS_ATTR_CTYPE_MAX ?
 						j->fwd.ctype_len :
@@ -118,7 +342,9 @@ static int job_handle(struct job *j)
 				goto fail;
 		}
 	}
-	if (j->auth) {
+	if (add_fields(j, &j->hdrs) < 0)
+		goto fail;
+	if (j->auth && !j->fields) {
 		char *line = malloc(j->auth_len + 32);
 
 		if (!line)

@@ -513,8 +513,11 @@ static int head_done(struct job *j)
 		return -1;
 	}
 	head_parse(j, &hi);
-	if (j->forward && j->status >= 200 && j->status < 400)
-		gs_delete(f->s, j->key, j->klen); /* invalidated */
+	if (j->forward && !j->fwd.safe && j->status >= 200 &&
+	    j->status < 400) { /* invalidated, RFC 9111 sec. 4.4 */
+		gs_delete(f->s, j->key, j->klen);
+		job_invalidate_locations(j);
+	}
 	if (!j->forward && (j->conditional || j->has_stale) &&
 	    ((j->status >= 200 && j->status < 300) || j->status == 404 ||
 	     j->status == 410))

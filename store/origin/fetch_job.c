@@ -212,6 +212,9 @@ void job_free(struct job *j)
 	free(j->key);
 	free(j->auth);
 	free(j->cc);
+	free(j->target);
+	free(j->fields);
+	free(j->method);
 	free(j);
 }
 
@@ -252,6 +255,16 @@ static int job_take_req(struct job *j, const struct fetch_req *req)
 	    !(j->cc = strndup(req->cache_control, req->cache_control_len)))
 		return -ENOMEM;
 	j->cc_len = req->cache_control_len;
+	if (req->target && !(j->target = strndup(req->target, req->target_len)))
+		return -ENOMEM;
+	j->target_len = req->target_len;
+	if (req->fields && !(j->fields = strndup(req->fields, req->fields_len)))
+		return -ENOMEM;
+	j->fields_len = req->fields_len;
+	snprintf(j->client, sizeof(j->client), "%s",
+		 req->client ? req->client : "");
+	j->passreq = req->pass || req->authorization;
+	j->no_auth = req->no_authorization;
 	return 0;
 }
 
@@ -339,13 +352,20 @@ int shard_forward(struct fshard *f, const char *key, size_t klen,
 {
 	struct job *j;
 
-	if (klen == 0 || klen > GS_KEY_MAX || !fwd->method)
+	if (klen > GS_KEY_MAX || !fwd->method) /* "/": no key */
 		return -EINVAL;
 	j = job_new(f, key, klen);
 	if (!j)
 		return -ENOMEM;
 	j->forward = true;
 	j->fwd = *fwd;
+	if (!(j->method = strdup(fwd->method)) ||
+	    job_take_req(j, &fwd->req) < 0) {
+		job_free(j);
+		return -ENOMEM;
+	}
+	j->fwd.method = j->method;
+	j->passreq = true;
 	fw->next = NULL;
 	fw->r = NULL;
 	pthread_mutex_lock(&f->lock);
@@ -417,4 +437,146 @@ char *fetch_url(const char *base, CURL *h, const char *key, size_t klen)
 		}
 	}
 	return url;
+}
+
+/* ---- keys ---- */
+
+static int hexval(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+static bool unreserved(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' ||
+	       ch == '_' || ch == '~';
+}
+
+long fetch_key_of(const char *t, size_t len, char *out, size_t max)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	bool query = false;
+	size_t o = 0;
+
+	if (!len || t[0] != '/')
+		return -EINVAL;
+	for (size_t i = 1; i < len; i++) {
+		unsigned char ch = (unsigned char)t[i];
+		int hi, lo;
+
+		if (!ch)
+			return -EINVAL;
+		if (ch == '?')
+			query = true;
+		hi = ch == '%' && i + 2 < len ?
+			     hexval((unsigned char)t[i + 1]) :
+			     -1;
+		lo = hi >= 0 ? hexval((unsigned char)t[i + 2]) : -1;
+		if (lo >= 0) {
+			unsigned char v = (unsigned char)(hi << 4 | lo);
+
+			if (!v && !query)
+				return -EINVAL;
+			if (o + 3 > max)
+				return -ENAMETOOLONG;
+			if (unreserved(v)) {
+				out[o++] = (char)v;
+			} else {
+				out[o++] = '%';
+				out[o++] = hex[hi];
+				out[o++] = hex[lo];
+			}
+			i += 2;
+			continue;
+		}
+		if (ch == '%' && !query)
+			return -EINVAL;
+		if (o + 1 > max)
+			return -ENAMETOOLONG;
+		out[o++] = (char)ch;
+	}
+	out[o] = '\0';
+	return (long)o;
+}
+
+/*
+ * The key of a URL the origin named (Location, Content-Location): a path
+ * ("/x"), or an absolute URL of the origin itself; under the origin
+ * URL's own path, which the key does not carry.  Relative references
+ * other than a path are not resolved (nothing is invalidated for them).
+ */
+static long key_of_url(const char *base, const char *u, size_t len, char *out,
+		       size_t max)
+{
+	const char *auth_end, *bpath;
+	size_t alen, plen;
+
+	auth_end = strstr(base, "://");
+	bpath = auth_end ? strchr(auth_end + 3, '/') : NULL;
+	alen = bpath ? (size_t)(bpath - base) : strlen(base);
+	plen = bpath ? strlen(bpath) : 0;
+	if (len >= 2 && u[0] == '/' && u[1] == '/')
+		return -EINVAL; /* another host, scheme-relative */
+	if (len && u[0] != '/') {
+		if (len < alen || strncasecmp(u, base, alen) ||
+		    (len > alen && u[alen] != '/'))
+			return -EINVAL; /* not the origin's */
+		u += alen;
+		len -= alen;
+		if (!len)
+			u = "/", len = 1;
+	}
+	if (plen) {
+		if (len < plen || memcmp(u, bpath, plen) ||
+		    (len > plen && u[plen] != '/' && u[plen] != '?'))
+			return -EINVAL; /* outside what we mirror */
+		u += plen;
+		len -= plen;
+	}
+	if (!len || u[0] != '/')
+		return -EINVAL;
+	return fetch_key_of(u, len, out, max);
+}
+
+void job_invalidate_locations(struct job *j)
+{
+	const char *p = j->head, *end = j->head + j->head_len;
+	char *key = malloc(GS_KEY_MAX + 1);
+
+	if (!key)
+		return; /* they stay until they expire */
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *v;
+		size_t n;
+		long klen;
+
+		if ((size_t)(le - p) > 9 && !strncasecmp(p, "location:", 9))
+			v = p + 9;
+		else if ((size_t)(le - p) > 17 &&
+			 !strncasecmp(p, "content-location:", 17))
+			v = p + 17;
+		else
+			v = NULL;
+		if (v) {
+			while (v < le && (*v == ' ' || *v == '\t'))
+				v++;
+			n = (size_t)(le - v);
+			while (n && (v[n - 1] == '\r' || v[n - 1] == ' ' ||
+				     v[n - 1] == '\t'))
+				n--;
+			klen = key_of_url(j->f->base, v, n, key, GS_KEY_MAX);
+			if (klen > 0)
+				gs_delete(j->f->s, key, (size_t)klen);
+		}
+		p = le + 1;
+	}
+	free(key);
 }

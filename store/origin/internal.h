@@ -69,6 +69,14 @@ struct job {
 	size_t auth_len;
 	char *cc; /* the client's Cache-Control, or NULL */
 	size_t cc_len;
+	char *target; /* the client's origin-form target, or NULL */
+	size_t target_len;
+	char *fields; /* the client's header fields, or NULL */
+	size_t fields_len;
+	char client[48]; /* the client's address, or "" */
+	bool passreq;	 /* the answer cannot come from the cache */
+	bool no_auth;	 /* fetch_req.no_authorization */
+	char *method;	 /* forward: fwd.method, copied */
 	uint64_t stale_cas;
 	struct gs_attr stale;
 	CURL *h;
@@ -158,6 +166,9 @@ int shard_forward(struct fshard *f, const char *key, size_t klen,
 bool shard_cancel(struct fshard *f, struct fetch_waiter *fw);
 /* @base + '/' + @key, each '/'-separated segment percent-encoded; free() */
 char *fetch_url(const char *base, CURL *h, const char *key, size_t klen);
+/* An unsafe method's 2xx/3xx: delete the same-origin URLs of the response
+ * head's Location and Content-Location (RFC 9111 sec. 4.4). */
+void job_invalidate_locations(struct job *j);
 
 /* ---- lookup.c: fetcher_head()'s connections ---- */
 

@@ -51,6 +51,8 @@ struct fetch_opts {
 	 * serving it stale (RFC 9111 sec. 4.2.4).
 	 */
 	unsigned stale_on_error_s;
+	bool no_via;		 /* add no "Via: 1.1 goblind" */
+	bool no_xff;		 /* add no X-Forwarded-For */
 };
 
 /* fetch_opts.max_header: Varnish's http_resp_size, and its ceiling */
@@ -122,17 +124,67 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 /** Stop the thread: running fetches are aborted, waiters get 502. */
 void fetcher_free(struct fetcher *f);
 
-/* What the client's request says that the origin and RFC 9111 care about. */
+/*
+ * What the client's request says that the origin and RFC 9111 care about.
+ *
+ * Gateway forwarding (RFC 9110 sec. 7.6): with @fields, every end-to-end
+ * header field of the client's request goes to the origin as it came;
+ * the hop-by-hop ones (Connection, Keep-Alive, Proxy-*, TE, Trailer,
+ * Transfer-Encoding, Upgrade) and those Connection names are dropped,
+ * and so are Host, Content-Length and Expect (libcurl writes its own).
+ * A request the cache may answer (not @pass) also loses its
+ * preconditions and Range: the cache wants the whole current response
+ * and evaluates those itself.  "Via: 1.1 goblind" and the client's
+ * address in X-Forwarded-For are appended unless fetch_opts says not to.
+ * When concurrent misses collapse into one fetch, the first request's
+ * fields are the ones that go (as Varnish does): requests for one key
+ * are taken as equivalent, which is what Vary is for.
+ */
 struct fetch_req {
+	const char *target; /* the origin-form path and query as the
+			     * client sent them, sent unchanged; NULL:
+			     * the key, percent-encoded by segment */
+	size_t target_len;
+	const char *fields; /* the client's header section: field lines,
+			     * each ending in CRLF; NULL: none */
+	size_t fields_len;
+	const char *client;	   /* the client's address (X-Forwarded-For) */
+	bool pass;		   /* the answer cannot come from the cache */
+	bool no_authorization;	   /* the client's Authorization was for
+				* us: it does not go */
 	const char *authorization; /* NULL: none */
 	size_t authorization_len;
 	const char *cache_control; /* NULL: none */
 	size_t cache_control_len;
 };
 
+/*
+ * Is the request header field @name (@nlen bytes) forwarded to the origin,
+ * given the client's Connection value @conn (NULL: none) and @pass (see
+ * fetch_req)?  Pure: test/unit/test_fetch.c.
+ */
+bool fetch_forwards_field(const char *name, size_t nlen, const char *conn,
+			  size_t conn_len, bool pass);
+
 /**
- * Ask for @key (the decoded request path without its leading '/', as the
- * store sees it).  @req (may be NULL) is copied: with Authorization the
+ * The cache key of the origin-form request target @t (@len bytes from its
+ * '/': the path and query as the client sent them) into @out (room for
+ * @max bytes and a NUL): the target without its leading '/', normalised
+ * only as RFC 9110 sec. 4.2.3 and RFC 3986 sec. 6.2.2 allow: a percent-
+ * encoded unreserved character (ALPHA, DIGIT, "-", ".", "_", "~") is
+ * decoded and every other escape's hex digits are upper-cased.  Nothing
+ * else changes: query parameters keep their order, "+" and empty ones,
+ * and "/p" and "/p?" stay two keys.  (Scheme and host are the origin's
+ * and not in the key; a mirror has one origin.)  A '%' not followed by
+ * two hex digits is kept as it is in the query and refused in the path.
+ * Returns the length, -EINVAL (no leading '/', a bad escape in the path,
+ * %00) or -ENAMETOOLONG.  Pure: test/unit/test_fetch.c.
+ */
+long fetch_key_of(const char *t, size_t len, char *out, size_t max);
+
+/**
+ * Ask for @key (goblind: fetch_key_of() of the target; goblinfs: the
+ * decoded file path; either without its leading '/').  @req (may be NULL) is copied: with Authorization the
  * request goes to the origin with it, on its own (it joins no other fetch
  * and none joins it), and its response is stored only where RFC 9111 §3.5
  * allows; a request Cache-Control of no-store keeps the response out of
@@ -156,18 +208,27 @@ int fetcher_get(struct fetcher *f, const char *key, size_t klen,
 int fetcher_refresh(struct fetcher *f, const char *key, size_t klen,
 		    const struct gs_meta *stale, const struct fetch_req *req);
 
-/* A client write passed through to the origin (mirror mode). */
+/*
+ * A request the cache does not answer, passed through to the origin
+ * (mirror mode): an unsafe or unknown method, or a safe one but GET and
+ * HEAD.
+ */
 struct fetch_forward {
-	const char *method; /* "PUT", "POST", "DELETE" */
+	const char *method; /* "PUT", "POST", "DELETE", any token */
 	const void *body;   /* the whole request body, or NULL */
 	size_t body_len;
-	const char *ctype; /* Content-Type, or NULL */
+	const char *ctype; /* Content-Type, or NULL; ignored with
+			    * req.fields (it is among them) */
 	size_t ctype_len;
+	bool safe;	      /* OPTIONS, TRACE: invalidates nothing */
+	struct fetch_req req; /* target, fields, client (pass is implied) */
 };
 
 /**
- * Send @fwd to the origin for @key; on a 2xx or 3xx answer the stored
- * object is deleted (invalidated).  The answer reaches @fw as FETCH_PASS
+ * Send @fwd to the origin for @key; on a 2xx or 3xx answer to an unsafe
+ * method the stored object is deleted (invalidated, RFC 9111 sec. 4.4),
+ * and so are the objects of the same-origin URLs in the response's
+ * Location and Content-Location.  The answer reaches @fw as FETCH_PASS
  * (or FETCH_REPLY on failure).  The caller keeps @fwd's buffers until
  * done() ran or the waiter was cancelled.
  */
