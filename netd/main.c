@@ -81,6 +81,10 @@ static void usage_print(FILE *f)
 	      "stale when the\n"
 	      "                         origin fails or times out (default "
 	      "0: off)\n"
+	      "  --mirror-no-via        add no Via: 1.1 goblind to origin "
+	      "requests\n"
+	      "  --mirror-no-xff        add no X-Forwarded-For to origin "
+	      "requests\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -136,6 +140,8 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "mirror-threads", required_argument, NULL, OPT_OWN },
 	{ "mirror-max-header", required_argument, NULL, OPT_OWN },
 	{ "mirror-stale-on-error", required_argument, NULL, OPT_OWN },
+	{ "mirror-no-via", no_argument, NULL, OPT_OWN },
+	{ "mirror-no-xff", no_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -241,6 +247,14 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "mirror-stale-on-error")) {
 		if (!count_arg(val, 0, 1u << 30, &s->mirror_stale_on_error))
 			return "not a number of seconds";
+	} else if (!strcmp(name, "mirror-no-via")) {
+		if ((ret = bool_arg(val)) < 0)
+			return "not yes or no";
+		s->mirror_no_via = ret;
+	} else if (!strcmp(name, "mirror-no-xff")) {
+		if ((ret = bool_arg(val)) < 0)
+			return "not yes or no";
+		s->mirror_no_xff = ret;
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -877,6 +891,8 @@ int main(int argc, char **argv)
 					   gd.set.cores,
 			.max_header = (size_t)gd.set.mirror_max_header,
 			.stale_on_error_s = gd.set.mirror_stale_on_error,
+			.no_via = gd.set.mirror_no_via,
+			.no_xff = gd.set.mirror_no_xff,
 		};
 
 		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));
