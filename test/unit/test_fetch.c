@@ -823,6 +823,210 @@ static void test_forward_invalidates(void **state)
 	EVENTUALLY(pass_keys(x) == 0);
 }
 
+/* issue 18: the key of a target is normalised as RFC 9110 allows only */
+static void test_issue18_key_of(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "/q?x=1", "q?x=1" },
+		{ "/q?x=2", "q?x=2" },
+		{ "/q?b=2&a=1", "q?b=2&a=1" },	 /* not sorted */
+		{ "/q?a=1&&a=1", "q?a=1&&a=1" }, /* nothing dropped */
+		{ "/q?", "q?" },		 /* not "/q" */
+		{ "/q", "q" },
+		{ "/", "" },
+		{ "/%7Euser/%61%2d%5F%2E", "~user/a-_." }, /* unreserved */
+		{ "/a%2fb?c%3dd", "a%2Fb?c%3Dd" },	   /* upper-cased */
+		{ "/a%2Fb", "a%2Fb" },			   /* not '/' */
+		{ "/s p+?q=a+b%20c", "s p+?q=a+b%20c" },
+		{ "/p?100%", "p?100%" }, /* a lone '%' in a query */
+		{ "/p?%zz%4", "p?%zz%4" },
+		{ "/p?%00", "p?%00" },
+	};
+	char out[64];
+	long n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		n = fetch_key_of(ok[i].in, strlen(ok[i].in), out,
+				 sizeof(out) - 1);
+		assert_int_equal(n, strlen(ok[i].out));
+		assert_string_equal(out, ok[i].out);
+	}
+	assert_int_equal(fetch_key_of("q", 1, out, 10), -EINVAL);
+	assert_int_equal(fetch_key_of("", 0, out, 10), -EINVAL);
+	assert_int_equal(fetch_key_of("/a%zz", 5, out, 10), -EINVAL);
+	assert_int_equal(fetch_key_of("/a%4", 4, out, 10), -EINVAL);
+	assert_int_equal(fetch_key_of("/a%00", 5, out, 10), -EINVAL);
+	assert_int_equal(fetch_key_of("/abcdef", 7, out, 6), 6);
+	assert_int_equal(fetch_key_of("/abcdefg", 8, out, 6), -ENAMETOOLONG);
+	assert_int_equal(fetch_key_of("/abcd%2F", 8, out, 6), -ENAMETOOLONG);
+}
+
+/* issue 18: which request fields a gateway forwards (RFC 9110 sec. 7.6) */
+static void test_issue18_forwards_field(void **state)
+{
+	static const char *const e2e[] = {
+		"User-Agent",
+		"Cookie",
+		"Accept",
+		"Accept-Encoding",
+		"accept-language",
+		"X-Custom",
+		"Authorization",
+		"Cache-Control",
+		"Pragma",
+		"Content-Type",
+		"Via",
+		"X-Forwarded-For",
+	};
+	static const char *const hop[] = {
+		"Connection",
+		"Keep-Alive",
+		"Proxy-Connection",
+		"TE",
+		"Trailer",
+		"Transfer-Encoding",
+		"Upgrade",
+		"proxy-authorization",
+		"Host",
+		"Content-Length",
+	};
+	static const char *const cond[] = {
+		"If-None-Match",       "If-Modified-Since", "If-Match",
+		"If-Unmodified-Since", "If-Range",	    "Range",
+	};
+	const char *conn = "close, X-Hop ,x-other";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(e2e) / sizeof(e2e[0]); i++) {
+		assert_true(fetch_forwards_field(e2e[i], strlen(e2e[i]), NULL,
+						 0, false));
+		assert_true(fetch_forwards_field(e2e[i], strlen(e2e[i]), conn,
+						 strlen(conn), true));
+	}
+	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		assert_false(fetch_forwards_field(hop[i], strlen(hop[i]), NULL,
+						  0, true));
+	for (size_t i = 0; i < sizeof(cond) / sizeof(cond[0]); i++) {
+		assert_false(fetch_forwards_field(cond[i], strlen(cond[i]),
+						  NULL, 0, false));
+		assert_true(fetch_forwards_field(cond[i], strlen(cond[i]), NULL,
+						 0, true));
+	}
+	/* named in Connection: hop-by-hop too */
+	assert_false(
+		fetch_forwards_field("X-Hop", 5, conn, strlen(conn), true));
+	assert_false(
+		fetch_forwards_field("X-OTHER", 7, conn, strlen(conn), false));
+	assert_true(fetch_forwards_field("X-Ho", 4, conn, strlen(conn), true));
+}
+
+/* issue 18: the origin gets the target and the end-to-end fields */
+static void test_issue18_request_forwarded(void **state)
+{
+	struct fx *x = *state;
+	static const char fields[] = "Host: mirror.example\r\n"
+				     "User-Agent: probe/1\r\n"
+				     "Connection: keep-alive, X-Hop\r\n"
+				     "X-Hop: secret\r\n"
+				     "Cookie: a=b\r\n"
+				     "If-None-Match: \"zz\"\r\n"
+				     "Via: 1.0 edge\r\n"
+				     "X-Forwarded-For: 192.0.2.1\r\n"
+				     "X-Empty:\r\n"
+				     "Accept-Encoding: gzip\r\n";
+	struct fetch_req req = {
+		.target = "/a%2fb?x=1&y=%41",
+		.target_len = 16,
+		.fields = fields,
+		.fields_len = sizeof(fields) - 1,
+		.client = "127.0.0.9",
+	};
+	struct fetch_forward fwd = {
+		.method = "BREW",
+		.body = "tea",
+		.body_len = 3,
+	};
+	char k[64];
+	long kl = fetch_key_of(req.target, req.target_len, k, sizeof(k) - 1);
+	struct tw t;
+
+	origin_set(200, "Cache-Control: max-age=60\r\n", 100);
+	tw_init(&t);
+	assert_int_equal(fetcher_get(x->f, k, (size_t)kl, NULL, &req, &t.fw),
+			 0);
+	tw_wait(&t);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	gs_reader_close(t.fw.r);
+	assert_non_null(strstr(org.last_req, "GET /a%2fb?x=1&y=%41 HTTP/1.1"));
+	assert_non_null(strstr(org.last_req, "\r\nUser-Agent: probe/1\r\n"));
+	assert_non_null(strstr(org.last_req, "\r\nCookie: a=b\r\n"));
+	assert_non_null(strstr(org.last_req, "\r\nAccept-Encoding: gzip\r\n"));
+	assert_non_null(strstr(org.last_req, "\r\nX-Empty: \r\n") ?
+				strstr(org.last_req, "\r\nX-Empty: \r\n") :
+				strstr(org.last_req, "\r\nX-Empty:\r\n"));
+	assert_non_null(strstr(org.last_req, "\r\nVia: 1.0 edge, 1.1 goblind"));
+	assert_non_null(strstr(
+		org.last_req, "\r\nX-Forwarded-For: 192.0.2.1, 127.0.0.9\r\n"));
+	assert_null(strstr(org.last_req, "X-Hop: secret"));
+	assert_null(strstr(org.last_req, "mirror.example"));
+	assert_null(strcasestr(org.last_req, "\r\nConnection: keep-alive"));
+	assert_null(strstr(org.last_req, "If-None-Match")); /* cacheable */
+	assert_null(strstr(org.last_req, "Accept: */*"));
+
+	/* a forward: its conditionals go too, and its method as it is */
+	fwd.req = req;
+	origin_set(201, "Location: /a%2Fb?x=1&y=A\r\n", 0);
+	tw_forward(x, &t, k, &fwd, 201);
+	gs_reader_close(t.fw.r);
+	assert_non_null(strstr(org.last_req, "BREW /a%2fb?x=1&y=%41 HTTP/1.1"));
+	assert_non_null(strstr(org.last_req, "\r\nIf-None-Match: \"zz\"\r\n"));
+	assert_int_equal(org.last_req_body, 3);
+	assert_int_equal(gs_stat(x->s, k, (size_t)kl, &(struct gs_meta){ 0 }),
+			 -ENOENT); /* invalidated */
+}
+
+/* issue 18: an unsafe method's Location names another stored URL */
+static void test_issue18_location_invalidated(void **state)
+{
+	struct fx *x = *state;
+	struct fetch_forward fwd = { .method = "POST" };
+	struct tw t;
+	char abs[128];
+
+	origin_set(200, "Cache-Control: max-age=60\r\n", 10);
+	tw_get(x, &t, "other?v=1", NULL);
+	gs_reader_close(t.fw.r);
+	tw_get(x, &t, "third", NULL);
+	gs_reader_close(t.fw.r);
+	tw_get(x, &t, "kept", NULL);
+	gs_reader_close(t.fw.r);
+	EVENTUALLY(gs_stat(x->s, "kept", 4, &(struct gs_meta){ 0 }) == 0);
+	snprintf(abs, sizeof(abs),
+		 "Location: /other?v=%%31\r\n"
+		 "Content-Location: http://127.0.0.1:%d/third\r\n",
+		 org.port);
+	origin_set(303, abs, 0);
+	tw_forward(x, &t, "post", &fwd, 303);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(gs_stat(x->s, "other?v=1", 9, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	assert_int_equal(gs_stat(x->s, "third", 5, &(struct gs_meta){ 0 }),
+			 -ENOENT);
+	/* another origin's URL, or a safe method: nothing invalidated */
+	origin_set(200, "Location: http://elsewhere.example/kept\r\n", 0);
+	tw_forward(x, &t, "post", &fwd, 200);
+	gs_reader_close(t.fw.r);
+	fwd.method = "OPTIONS";
+	fwd.safe = true;
+	origin_set(200, "Location: /kept\r\n", 0);
+	tw_forward(x, &t, "kept", &fwd, 200);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(gs_stat(x->s, "kept", 4, &(struct gs_meta){ 0 }), 0);
+}
+
 static void test_max_object(void **state)
 {
 	struct fx *x = *state;
@@ -920,6 +1124,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_revalidate_304, setup,
 						teardown),
+		cmocka_unit_test(test_issue18_key_of),
+		cmocka_unit_test(test_issue18_forwards_field),
+		cmocka_unit_test_setup_teardown(test_issue18_request_forwarded,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_issue18_location_invalidated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_invalidates, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_max_object, setup,

@@ -152,15 +152,59 @@ static void test_methods_versions(void **state)
 	assert_true(req.keep_alive);
 	assert_false(req.has_length);
 	assert_null(req.query.p);
-	bad("BREW /a HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_METHOD_UNKNOWN);
 	assert_int_equal(http_err_status(HTTP_E_METHOD_UNKNOWN), 501);
 	bad("G(T /a HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_METHOD);
-	bad("get /a HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_METHOD_UNKNOWN);
+	bad("BREW  /a HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_E_SYNTAX);
 	bad("GET /a HTTP/2.0\r\nHost: h\r\n\r\n", HTTP_E_VERSION);
 	bad("GET /a HTTP/1.2\r\nHost: h\r\n\r\n", HTTP_E_VERSION);
 	assert_int_equal(http_err_status(HTTP_E_VERSION), 505);
 	bad("GET /a HTTP/1.1\r\n\r\n", HTTP_E_NO_HOST);
 	bad("GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", HTTP_E_DUP_HEADER);
+}
+
+/* issue 18: extension methods parse (a mirror forwards them) */
+static void test_issue18_extension_methods(void **state)
+{
+	static const char *const ms[] = { "BREW", "get",      "M-SEARCH",
+					  "FOO",  "PROPFIND", "X" };
+	char buf[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		snprintf(buf, sizeof(buf),
+			 "%s /k?a=1 HTTP/1.1\r\nHost: h\r\n"
+			 "Content-Length: 3\r\nX-A: b\r\n\r\n",
+			 ms[i]);
+		assert_int_equal(P(buf), HTTP_PARSE_OK);
+		assert_int_equal(req.method, HTTP_M_OTHER);
+		assert_int_equal(req.method_tok.len, strlen(ms[i]));
+		assert_memory_equal(req.method_tok.p, ms[i], strlen(ms[i]));
+		assert_ptr_equal(req.method_tok.p, buf); /* in the buffer */
+		assert_string_equal(req.key, "k");
+		assert_int_equal(req.origin_form.len, 6);
+		assert_memory_equal(req.origin_form.p, "/k?a=1", 6);
+		assert_true(req.has_length);
+		assert_int_equal(req.length, 3);
+		assert_int_equal(req.fields.len,
+				 strlen("Host: h\r\nContent-Length: 3\r\n"
+					"X-A: b\r\n"));
+		assert_memory_equal(req.fields.p, "Host: h\r\n", 9);
+		assert_ptr_equal(req.host.p, strstr(buf, "h\r\nContent"));
+	}
+	/* the smuggling checks hold for them as for the others */
+	bad("BREW /a HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n",
+	    HTTP_E_CL_TE);
+	bad("BREW /a HTTP/1.1\r\n\r\n", HTTP_E_NO_HOST);
+	/* the absolute form: the origin form is the path on */
+	assert_int_equal(P("GET http://h:1/p/q?x=%41 HTTP/1.1\r\nHost: h\r\n"
+			   "\r\n"),
+			 HTTP_PARSE_OK);
+	assert_int_equal(req.origin_form.len, 10);
+	assert_memory_equal(req.origin_form.p, "/p/q?x=%41", 10);
+	assert_int_equal(req.method_tok.len, 3);
+	assert_int_equal(P("GET / HTTP/1.0\r\n\r\n"), HTTP_PARSE_OK);
+	assert_int_equal(req.fields.len, 0);
 }
 
 static void test_body_framing(void **state)
@@ -755,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_full_head),
 		cmocka_unit_test(test_split_every_byte),
 		cmocka_unit_test(test_methods_versions),
+		cmocka_unit_test(test_issue18_extension_methods),
 		cmocka_unit_test(test_body_framing),
 		cmocka_unit_test(test_smuggling),
 		cmocka_unit_test(test_nul),
