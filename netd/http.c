@@ -124,7 +124,8 @@ static int request_start(struct conn *c, const struct http_req *q)
 					      "Allow: GET, HEAD, PUT, "
 					      "DELETE\r\n",
 					      "method not allowed");
-	default:
+	default: /* counted as when http-parser refused unknown ones */
+		CNT(c->w, http_bad_requests);
 		return reply_close(c, 501, "method not implemented");
 	}
 }

@@ -36,6 +36,12 @@ static void check_req(const struct http_req *r, const char *buf, size_t used)
 	CHECK(r->minor == 0 || r->host.p);
 	check_str(r->target, buf, used);
 	check_str(r->query, buf, used);
+	check_str(r->origin_form, buf, used);
+	check_str(r->fields, buf, used);
+	check_str(r->method_tok, buf, used);
+	CHECK(r->method_tok.p == NULL || r->method_tok.len > 0);
+	CHECK(!r->query.p ||
+	      (r->origin_form.p && r->query.p > r->origin_form.p));
 	check_str(r->host, buf, used);
 	check_str(r->range, buf, used);
 	check_str(r->authorization, buf, used);
