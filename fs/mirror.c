@@ -153,6 +153,7 @@ int mirror_open(struct mirror *m, const char *key, size_t klen,
 		else
 			*r = w.fw.r;
 		return ret;
+	case FETCH_RETRY: /* only for fetch_req.fields: not ours */
 	case FETCH_REPLY:
 		break;
 	}

@@ -35,6 +35,44 @@ static bool key_is(const struct http_req *q, const char *k)
 	return q->klen == strlen(k) && !memcmp(q->key, k, q->klen);
 }
 
+/*
+ * A mirror's object or variant @key: served if fresh, revalidated if
+ * stale, fetched if missing.  @r is open on @key, or NULL after -ENOENT.
+ */
+static int mirror_get(struct conn *c, const struct http_req *q, const char *key,
+		      size_t klen, struct gs_reader *r, struct gs_attr *a)
+{
+	if (!r) {
+		CNT(c->w, http_misses);
+		return http_fetch_start(c, q, key, klen, NULL);
+	}
+	if (gs_reader_meta(r)->cas && !http_fresh_enough(q, a))
+		return http_stale_run(c, q, key, klen, r, a);
+	CNT(c->w, http_hits);
+	return http_serve(c, q, r, a, "HIT");
+}
+
+/* The URL's Vary stub (@r, @a) is in: the variant @q selects. */
+static int variant_get(struct conn *c, const struct http_req *q,
+		       struct gs_reader *r, struct gs_attr *a)
+{
+	char vk[GS_KEY_MAX + 1];
+	long vlen = fetch_variant_key(q->key, q->klen, a, q->fields.p,
+				      q->fields.len, vk, GS_KEY_MAX);
+	int ret;
+
+	gd_reader_close(c->w, r);
+	if (vlen < 0) /* a stub without Vary: the origin's answer */
+		return mirror_get(c, q, q->key, q->klen, NULL, a);
+	ret = gd_reader_open(c->w, vk, (size_t)vlen, GS_GET_FILL, &r);
+	if (ret == -ENOENT)
+		return mirror_get(c, q, vk, (size_t)vlen, NULL, a);
+	if (ret < 0)
+		return reply_close(c, 500, "cannot read: %s", gs_strerror(ret));
+	http_meta_attr(gs_reader_meta(r), a);
+	return mirror_get(c, q, vk, (size_t)vlen, r, a);
+}
+
 static int get_start(struct conn *c, const struct http_req *q)
 {
 	struct gd *gd = c->w->gd;
@@ -55,24 +93,26 @@ static int get_start(struct conn *c, const struct http_req *q)
 	/* RFC 9111 §3.5: a request with credentials goes to the origin */
 	if (gd->fetcher && q->authorization.p) {
 		CNT(c->w, http_misses);
-		return http_fetch_start(c, q, NULL);
+		return http_fetch_start(c, q, q->key, q->klen, NULL);
 	}
 	ret = gd_reader_open(c->w, q->key, q->klen,
 			     gd->fetcher ? GS_GET_FILL : 0, &r);
+	if (ret == -ENOENT && gd->fetcher)
+		return mirror_get(c, q, q->key, q->klen, NULL, &a);
 	if (ret == -ENOENT) {
 		CNT(c->w, http_misses);
-		if (gd->fetcher)
-			return http_fetch_start(c, q, NULL);
 		http_reply_text(c, 404, "not found");
 		return http_request_done(c);
 	}
 	if (ret < 0)
 		return reply_close(c, 500, "cannot read: %s", gs_strerror(ret));
 	http_meta_attr(gs_reader_meta(r), &a);
-	if (gd->fetcher && gs_reader_meta(r)->cas && !http_fresh_enough(q, &a))
-		return http_stale_run(c, q, r, &a);
+	if (gd->fetcher && (a.flags & GS_ATTR_VARY))
+		return variant_get(c, q, r, &a);
+	if (gd->fetcher)
+		return mirror_get(c, q, q->key, q->klen, r, &a);
 	CNT(c->w, http_hits);
-	return http_serve(c, q, r, &a, gd->fetcher ? "HIT" : NULL);
+	return http_serve(c, q, r, &a, NULL);
 }
 
 /* ---- requests ---- */

@@ -205,8 +205,8 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
  * at once, with its Age, while one background revalidation brings the
  * next; otherwise it is revalidated (or refetched) first.
  */
-int http_stale_run(struct conn *c, const struct http_req *q,
-		   struct gs_reader *r, const struct gs_attr *a)
+int http_stale_run(struct conn *c, const struct http_req *q, const char *key,
+		   size_t klen, struct gs_reader *r, const struct gs_attr *a)
 {
 	const struct gs_meta *m = gs_reader_meta(r);
 	struct http_cc resp, req;
@@ -224,13 +224,13 @@ int http_stale_run(struct conn *c, const struct http_req *q,
 	    http_stale_ok(HTTP_STALE_REVALIDATE, &resp, &req, a->fresh_until,
 			  a->age_base, a->flags & GS_ATTR_NO_CACHE,
 			  a->flags & GS_ATTR_REVALIDATE, 0, time(NULL)) &&
-	    http_fetch_background(c, q, m) == 0) {
+	    http_fetch_background(c, q, key, klen, m) == 0) {
 		CNT(c->w, http_hits);
 		return http_serve(c, q, r, a, "STALE");
 	}
 	/* the fetcher reads the stale metadata before it returns */
 	CNT(c->w, http_misses);
-	ret = http_fetch_start(c, q, m);
+	ret = http_fetch_start(c, q, key, klen, m);
 	gd_reader_close(c->w, r);
 	return ret;
 }

@@ -191,8 +191,8 @@ static int fetch_refused(struct conn *c, const char *what, int ret)
 }
 
 /* A miss (@stale NULL) or a stale copy: ask the origin. */
-int http_fetch_start(struct conn *c, const struct http_req *q,
-		     const struct gs_meta *stale)
+int http_fetch_start(struct conn *c, const struct http_req *q, const char *key,
+		     size_t klen, const struct gs_meta *stale)
 {
 	struct http_state *h = h_of(c);
 	char client[INET6_ADDRSTRLEN];
@@ -204,7 +204,34 @@ int http_fetch_start(struct conn *c, const struct http_req *q,
 		return reply_close(c, 500, "out of memory");
 	h->fw_revalidate = stale != NULL;
 	fetch_begin(c);
-	ret = fetcher_get(c->w->gd->fetcher, q->key, q->klen, stale, &fr,
+	/* the saved copy: it stays until the result is taken */
+	h->fw.fields = h->saved->req.fields.p;
+	h->fw.fields_len = h->saved->req.fields.len;
+	ret = fetcher_get(c->w->gd->fetcher, key, klen, stale, &fr, &h->fw);
+	if (ret < 0)
+		return fetch_refused(c, "fetch", ret);
+	return STEP_NEXT;
+}
+
+/*
+ * The fetch this request joined brought another variant than it selects:
+ * a fetch of its own (which no request joins, so this happens once).
+ */
+static int fetch_retry(struct conn *c)
+{
+	struct http_state *h = h_of(c);
+	const struct http_req *q = &h->saved->req;
+	char client[INET6_ADDRSTRLEN];
+	struct fetch_req fr;
+	int ret;
+
+	fetch_req_of(c, q, &fr, client);
+	fr.alone = true;
+	h->fw_revalidate = false;
+	fetch_begin(c);
+	h->fw.fields = fr.fields;
+	h->fw.fields_len = fr.fields_len;
+	ret = fetcher_get(c->w->gd->fetcher, q->key, q->klen, NULL, &fr,
 			  &h->fw);
 	if (ret < 0)
 		return fetch_refused(c, "fetch", ret);
@@ -213,13 +240,14 @@ int http_fetch_start(struct conn *c, const struct http_req *q,
 
 /* A stale copy served at once: revalidate it in the background. */
 int http_fetch_background(struct conn *c, const struct http_req *q,
+			  const char *key, size_t klen,
 			  const struct gs_meta *stale)
 {
 	char client[INET6_ADDRSTRLEN];
 	struct fetch_req fr;
 
 	fetch_req_of(c, q, &fr, client);
-	return fetcher_refresh(c->w->gd->fetcher, q->key, q->klen, stale, &fr);
+	return fetcher_refresh(c->w->gd->fetcher, key, klen, stale, &fr);
 }
 
 int http_fetch_run(struct conn *c)
@@ -253,6 +281,8 @@ int http_fetch_run(struct conn *c)
 							  "MISS");
 		fw->r = NULL;
 		return ret;
+	case FETCH_RETRY:
+		return fetch_retry(c);
 	case FETCH_REPLY:
 	default:
 		http_reply_text(c, fw->status ? fw->status : 502, "%s",

@@ -565,6 +565,10 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 	0x02		      /* must-revalidate/no-cache: never
 			       * served stale / always revalidated */
 #define GS_ATTR_NO_CACHE 0x04 /* stored, but revalidate on every use */
+#define GS_ATTR_VARY \
+	0x08 /* a mirror's Vary stub, never served: its
+			       * headers name the fields that select the
+			       * URL's variants (store/origin/origin.h) */
 
 struct gs_attr {
 	uint8_t flags;	       /* GS_ATTR_* */

@@ -304,6 +304,7 @@ static void decide(struct job *j, const struct http_resp_info *ri,
 	memset(&q, 0, sizeof(q));
 	http_cc_init(&q.cc);
 	q.authorization = j->auth != NULL;
+	q.variants = j->fields != NULL; /* the gateway's requests */
 	if (j->cc)
 		http_cc_parse(&q.cc, j->cc, j->cc_len);
 	http_store_decide(&q, ri, j->request_time, time(NULL), d);
@@ -515,7 +516,7 @@ static int head_done(struct job *j)
 	head_parse(j, &hi);
 	if (j->forward && !j->fwd.safe && j->status >= 200 &&
 	    j->status < 400) { /* invalidated, RFC 9111 sec. 4.4 */
-		gs_delete(f->s, j->key, j->klen);
+		job_delete_url(f, j->key, j->klen);
 		job_invalidate_locations(j);
 	}
 	if (!j->forward && (j->conditional || j->has_stale) &&
@@ -531,6 +532,7 @@ static int head_done(struct job *j)
 			attr_freshness(&hi.a, &d);
 			j->storable = true;
 		}
+		job_vary(j, &j->storable); /* may move j to its variant */
 	}
 	if (j->storable && hi.clen != GS_SIZE_UNKNOWN &&
 	    hi.clen <= f->o.max_object) {

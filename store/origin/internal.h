@@ -73,10 +73,17 @@ struct job {
 	size_t target_len;
 	char *fields; /* the client's header fields, or NULL */
 	size_t fields_len;
-	char client[48]; /* the client's address, or "" */
-	bool passreq;	 /* the answer cannot come from the cache */
-	bool no_auth;	 /* fetch_req.no_authorization */
-	char *method;	 /* forward: fwd.method, copied */
+	char client[48];	    /* the client's address, or "" */
+	bool passreq;		    /* the answer cannot come from the cache */
+	bool no_auth;		    /* fetch_req.no_authorization */
+	char *method;		    /* forward: fwd.method, copied */
+	bool alone;		    /* fetch_req.alone */
+	struct fetch_waiter *owner; /* the waiter it was started for */
+	/* the response's Vary: its normalised field names ("" none), and
+	 * the digest of the values of the request it was fetched for */
+	char *vary;
+	bool vary_star;
+	uint64_t vdigest;
 	uint64_t stale_cas;
 	struct gs_attr stale;
 	CURL *h;
@@ -169,6 +176,21 @@ char *fetch_url(const char *base, CURL *h, const char *key, size_t klen);
 /* An unsafe method's 2xx/3xx: delete the same-origin URLs of the response
  * head's Location and Content-Location (RFC 9111 sec. 4.4). */
 void job_invalidate_locations(struct job *j);
+/* Delete what is stored for the URL of @key: its object, or its Vary stub
+ * and the variants the stub lists. */
+void job_delete_url(struct fshard *f, const char *key, size_t klen);
+/*
+ * Vary (see origin.h): with the response head in and *@storable decided,
+ * note its Vary for delivery and, when it is stored, move @j to the key
+ * its body goes under (the variant's, or the URL's when it no longer
+ * varies) and update the URL's stub; *@storable false when it cannot be.
+ */
+void job_vary(struct job *j, bool *storable);
+/* May @fw have @j's response?  Only if its request selects it. */
+bool job_selects(const struct job *j, const struct fetch_waiter *fw);
+#define VARY_SEP     "\0v" /* a variant's key: the URL's, this, 16 hex */
+#define VARY_SEP_LEN 2
+#define VARIANTS_MAX 16 /* per URL; the oldest is replaced */
 
 /* ---- lookup.c: fetcher_head()'s connections ---- */
 

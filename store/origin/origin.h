@@ -14,6 +14,31 @@
  * the fill (read-while-fill).  Uncacheable responses reach their clients
  * the same way, through a fill under a private key that is never served
  * by name and is deleted when the response is complete.
+ *
+ * Vary (RFC 9111 sec. 4.1), for the gateway's requests (fetch_req.fields
+ * given; goblinfs's responses with Vary are passed as before).  The store
+ * has no notion of variants; a URL with a varying response keeps, under
+ * its own key K, a stub: an empty object whose attribute record has
+ * GS_ATTR_VARY and two header lines, "Vary: a,b" (the response's field
+ * names, lower-cased, in its order) and "Goblin-Variants: D1 D2 ..." (the
+ * variants stored, oldest first, at most VARIANTS_MAX = 16).  Each
+ * variant is an ordinary object under K + "\0v" + D, D being 16 hex
+ * digits of the XXH3 digest of the request's values of those fields
+ * (fetch_variant_key(): field lines of one name combined with ", ", list
+ * elements' surrounding whitespace removed and inner runs made one
+ * space; a field absent differs from a field empty).  No request target
+ * has a NUL, so no URL's key is another's variant.  A lookup that finds a
+ * stub looks up, fetches or revalidates the variant's key instead.  A
+ * response is stored under the variant its own request selects; one with
+ * another Vary list replaces the stub and deletes the variants it listed,
+ * one without Vary is stored under K and deletes them too; the 17th
+ * variant deletes the oldest.  "Vary: *" is never stored.  Two variants
+ * stored at once may each rewrite the stub from the same old list: the
+ * list then misses one, which stays reachable by its key but is no longer
+ * counted (the store's eviction reclaims it in time).  Concurrent misses
+ * of K before the stub exists collapse into one fetch; when its response
+ * varies, the waiters whose own values select another variant get
+ * FETCH_RETRY, and ask again on their own (fetch_req.alone).
  */
 #ifndef GOBLIN_ORIGIN_H
 #define GOBLIN_ORIGIN_H
@@ -69,6 +94,8 @@ enum fetch_kind {
 			   * record); not stored under the key */
 	FETCH_REPLY,	  /* no body from the origin: reply @status
 			   * (502, 504) with @msg */
+	FETCH_RETRY,	  /* the response varies, and not as this
+			   * waiter's request does: ask again, alone */
 };
 
 /*
@@ -81,6 +108,10 @@ enum fetch_kind {
  */
 struct fetch_waiter {
 	void (*done)(struct fetch_waiter *fw);
+	/* the caller's request fields (see fetch_req), kept until done()
+	 * ran: they say which variant of a varying response it may have */
+	const char *fields;
+	size_t fields_len;
 	/* the result, valid when done() runs */
 	enum fetch_kind kind;
 	int status;	     /* FETCH_REPLY */
@@ -148,10 +179,11 @@ struct fetch_req {
 	const char *fields; /* the client's header section: field lines,
 			     * each ending in CRLF; NULL: none */
 	size_t fields_len;
-	const char *client;	   /* the client's address (X-Forwarded-For) */
-	bool pass;		   /* the answer cannot come from the cache */
-	bool no_authorization;	   /* the client's Authorization was for
-				* us: it does not go */
+	const char *client;    /* the client's address (X-Forwarded-For) */
+	bool pass;	       /* the answer cannot come from the cache */
+	bool no_authorization; /* the client's Authorization was for
+				    * us: it does not go */
+	bool alone; /* joins no fetch and none joins it (FETCH_RETRY) */
 	const char *authorization; /* NULL: none */
 	size_t authorization_len;
 	const char *cache_control; /* NULL: none */
@@ -181,6 +213,17 @@ bool fetch_forwards_field(const char *name, size_t nlen, const char *conn,
  * %00) or -ENAMETOOLONG.  Pure: test/unit/test_fetch.c.
  */
 long fetch_key_of(const char *t, size_t len, char *out, size_t max);
+
+/**
+ * The key of the variant of the URL with key @key that a request with
+ * header fields @fields (field lines, each with its CRLF) selects, given
+ * the URL's stub @stub (GS_ATTR_VARY; see the top of this file), into
+ * @out (room for @max bytes).  Its length, or -EINVAL (no Vary in the
+ * stub), -ENAMETOOLONG.
+ */
+long fetch_variant_key(const char *key, size_t klen, const struct gs_attr *stub,
+		       const char *fields, size_t fields_len, char *out,
+		       size_t max);
 
 /**
  * Ask for @key (goblind: fetch_key_of() of the target; goblinfs: the
@@ -337,6 +380,7 @@ void http_resp_info_init(struct http_resp_info *r);
 struct http_req_info {
 	bool authorization; /* Authorization present */
 	struct http_cc cc;  /* request Cache-Control */
+	bool variants;	    /* the cache stores Vary's variants */
 };
 
 enum http_store_why {
@@ -347,7 +391,8 @@ enum http_store_why {
 	HTTP_STORE_AUTH,	 /* Authorization without public/s-maxage/
 				  * must-revalidate (§3.5) */
 	HTTP_STORE_SET_COOKIE,	 /* Set-Cookie (we do not store these) */
-	HTTP_STORE_VARY,	 /* Vary present: we do not store variants */
+	HTTP_STORE_VARY,	 /* Vary: *, or Vary where variants are not
+				  * stored (goblinfs) */
 	HTTP_STORE_NO_FRESHNESS, /* no explicit lifetime, no heuristic
 				  * allowed, and no validator to
 				  * revalidate with */

@@ -322,7 +322,7 @@ static enum http_store_why store_why(const struct http_req_info *q,
 		return HTTP_STORE_AUTH;
 	if (r->has_set_cookie)
 		return HTTP_STORE_SET_COOKIE;
-	if (r->has_vary || r->vary_star)
+	if (r->vary_star || (r->has_vary && !q->variants))
 		return HTTP_STORE_VARY;
 	return HTTP_STORE_OK;
 }
