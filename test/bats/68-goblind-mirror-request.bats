@@ -244,3 +244,75 @@ sys.exit(1 if bad or not count[0] or not count[1] else 0)
 EOF
 	kill -0 "$GPID"
 }
+
+@test "issue 18: a Vary: Accept-Encoding pair is stored as two variants and each is served to its own requests" {
+	probe
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	local u="http://127.0.0.1:$HPORT/vary/pair?x=1" ae
+	for ae in gzip br; do
+		curl -s -D "$T/h" -o "$T/$ae" -H "Accept-Encoding: $ae" "$u"
+		grep -q '^X-Cache: MISS' "$T/h"
+		[ "$(field "$T/$ae" 'd["variant"]')" = "$ae" ]
+	done
+	for ae in gzip br gzip br; do
+		curl -s -D "$T/h" -o "$T/again" -H "Accept-Encoding: $ae" "$u"
+		grep -q '^X-Cache: HIT' "$T/h"
+		cmp "$T/$ae" "$T/again"
+	done
+	# the same value with other whitespace and case of the name
+	curl -s -D "$T/h" -o "$T/again" -H "accept-encoding:   gzip " "$u"
+	grep -q '^X-Cache: HIT' "$T/h"
+	cmp "$T/gzip" "$T/again"
+	# no Accept-Encoding, and an empty one: two more variants
+	curl -s -D "$T/h" -o "$T/none" -H "Accept-Encoding:" "$u"
+	grep -q '^X-Cache: MISS' "$T/h"
+	curl -s -D "$T/h" -o "$T/empty" -H "Accept-Encoding;" "$u"
+	grep -q '^X-Cache: MISS' "$T/h"
+	curl -s -D "$T/h" -o /dev/null -H "Accept-Encoding;" "$u"
+	grep -q '^X-Cache: HIT' "$T/h"
+	[ "$(origin_count /vary/pair?x=1)" = 4 ]
+	# an unsafe method invalidates every variant
+	curl -s -o /dev/null -X POST "$u"
+	curl -s -D "$T/h" -o "$T/again" -H "Accept-Encoding: br" "$u"
+	grep -q '^X-Cache: MISS' "$T/h"
+	[ "$(field "$T/again" 'd["variant"]')" = br ]
+	curl -s -D "$T/h" -o "$T/again" -H "Accept-Encoding: gzip" "$u"
+	grep -q '^X-Cache: MISS' "$T/h"
+}
+
+@test "issue 18: concurrent misses of a varying URL with different Accept-Encoding: every client gets its own variant" {
+	probe
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	"$PY" - "$HPORT" <<'EOF'
+import http.client, json, random, sys, threading, time
+port = int(sys.argv[1])
+stop = time.monotonic() + 3
+bad, count = [], [0]
+encs = ["gzip", "br", "deflate", "gzip, br", None]
+
+def worker():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    while time.monotonic() < stop and not bad:
+        # new URLs keep coming, so misses of one URL collapse
+        t = "/vary/c?k=%d" % int(time.monotonic() * 20)
+        e = random.choice(encs)
+        h = {} if e is None else {"Accept-Encoding": e}
+        c.request("GET", t, headers=h)
+        r = c.getresponse()
+        d = json.loads(r.read())
+        # http.client sends "Accept-Encoding: identity" when none is given
+        if r.status != 200 or d["target"] != t or \
+                d["variant"] != (e or "identity"):
+            bad.append((t, e, r.status, d.get("variant")))
+        count[0] += 1
+
+ts = [threading.Thread(target=worker) for _ in range(8)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("requests", count[0], "bad", bad[:3])
+sys.exit(1 if bad or count[0] < 50 else 0)
+EOF
+	kill -0 "$GPID"
+}

@@ -1027,6 +1027,166 @@ static void test_issue18_location_invalidated(void **state)
 	assert_int_equal(gs_stat(x->s, "kept", 4, &(struct gs_meta){ 0 }), 0);
 }
 
+/* issue 18: which variant a request selects (RFC 9111 sec. 4.1) */
+static void test_issue18_variant_key(void **state)
+{
+	struct gs_attr stub;
+	char a[64], b[64];
+	long la, lb;
+
+	(void)state;
+	gs_attr_init(&stub);
+	stub.flags = GS_ATTR_ORIGIN | GS_ATTR_VARY;
+	stub.headers_len =
+		(size_t)sprintf(stub.headers, "Vary: accept-encoding,x-b\r\n");
+#define VK(out, f) fetch_variant_key("k?q", 3, &stub, f, strlen(f), out, 63)
+	la = VK(a, "Accept-Encoding: gzip\r\nX-B: 1\r\n");
+	assert_int_equal(la, 3 + 2 + 16);
+	assert_memory_equal(a, "k?q\0v", 5);
+	/* names are case-blind, whitespace is combined, other fields
+	 * and their order do not count, lines of one field combine */
+	lb = VK(b, "x-other: z\r\nx-b:1\r\naccept-encoding:   gzip  \r\n");
+	assert_int_equal(lb, la);
+	assert_memory_equal(a, b, (size_t)la);
+	la = VK(a, "Accept-Encoding: gzip,  br\r\nX-B: 1\r\n");
+	lb = VK(b,
+		"Accept-Encoding: gzip\r\nX-B: 1\r\nAccept-Encoding: br\r\n");
+	assert_memory_equal(a, b, (size_t)la);
+	lb = VK(b, "Accept-Encoding: gzip , br\r\nX-B: 1\r\n");
+	assert_memory_equal(a, b, (size_t)la);
+	/* different values, and absent unlike empty */
+	la = VK(a, "Accept-Encoding: gzip\r\nX-B: 1\r\n");
+	lb = VK(b, "Accept-Encoding: br\r\nX-B: 1\r\n");
+	assert_memory_not_equal(a, b, (size_t)la);
+	la = VK(a, "X-B: 1\r\n");
+	lb = VK(b, "Accept-Encoding:\r\nX-B: 1\r\n");
+	assert_memory_not_equal(a, b, (size_t)la);
+	lb = VK(b, "X-B: 1\r\nAccept-Encoding: \r\n");
+	la = VK(a, "Accept-Encoding:\r\nX-B: 1\r\n");
+	assert_memory_equal(a, b, (size_t)la);
+	/* a variant's key selects from its URL's */
+	la = fetch_variant_key(a, (size_t)la, &stub, "", 0, b, 63);
+	assert_int_equal(la, 3 + 2 + 16);
+	assert_memory_equal(b, "k?q\0v", 5);
+	/* no stub, or too long */
+	assert_int_equal(fetch_variant_key("k", 1, &stub, "", 0, a, 10),
+			 -ENAMETOOLONG);
+	stub.flags = GS_ATTR_ORIGIN;
+	assert_int_equal(VK(a, ""), -EINVAL);
+#undef VK
+}
+
+static bool stored(struct fx *x, const void *key, size_t klen)
+{
+	struct gs_meta *m = malloc(sizeof(*m));
+	bool ok = gs_stat(x->s, key, klen, m) == 0;
+
+	free(m);
+	return ok;
+}
+
+/* Fetch "v" with fields @f: the variant's key in @vk, its length back. */
+static size_t vary_get(struct fx *x, const char *f, char *vk)
+{
+	struct fetch_req req = { .target = "/v",
+				 .target_len = 2,
+				 .fields = f,
+				 .fields_len = strlen(f) };
+	struct gs_meta *m = malloc(sizeof(*m));
+	struct gs_attr *a = malloc(sizeof(*a));
+	struct tw t;
+	long n;
+
+	tw_init(&t);
+	t.fw.fields = f;
+	t.fw.fields_len = strlen(f);
+	assert_int_equal(fetcher_get(x->f, "v", 1, NULL, &req, &t.fw), 0);
+	tw_wait(&t);
+	assert_int_equal(t.fw.kind, FETCH_OBJECT);
+	check_body(t.fw.r, 10);
+	gs_reader_close(t.fw.r);
+	assert_int_equal(gs_stat(x->s, "v", 1, m), 0);
+	assert_int_equal(gs_attr_decode(m->attr, m->attr_len, a), 0);
+	assert_true(a->flags & GS_ATTR_VARY);
+	assert_int_equal(m->size, 0);
+	n = fetch_variant_key("v", 1, a, f, strlen(f), vk, GS_KEY_MAX);
+	assert_true(n > 0);
+	EVENTUALLY(stored(x, vk, (size_t)n));
+	free(m);
+	free(a);
+	return (size_t)n;
+}
+
+/* issue 18: variants side by side under a stub, at most 16 a URL */
+static void test_issue18_variants_stored(void **state)
+{
+	struct fx *x = *state;
+	char k1[64], k2[64], k[20][64], f[64];
+	size_t l1, l2, l[20];
+	struct tw t;
+
+	origin_set(200, "Cache-Control: max-age=60\r\nVary: X-V\r\n", 10);
+	l1 = vary_get(x, "X-V: 1\r\n", k1);
+	l2 = vary_get(x, "X-V: 2\r\n", k2);
+	assert_memory_not_equal(k1, k2, l1);
+	assert_true(stored(x, k1, l1));
+	assert_int_equal(org.requests, 2);
+	/* the 17th variant replaces the oldest */
+	for (int i = 0; i < 17; i++) {
+		snprintf(f, sizeof(f), "X-V: n%d\r\n", i);
+		l[i] = vary_get(x, f, k[i]);
+	}
+	assert_false(stored(x, k1, l1)); /* the oldest two went */
+	assert_false(stored(x, k2, l2));
+	assert_true(stored(x, k[1], l[1]));
+	assert_true(stored(x, k[16], l[16]));
+	/* another Vary list replaces the set */
+	origin_set(200, "Cache-Control: max-age=60\r\nVary: X-W\r\n", 10);
+	l1 = vary_get(x, "X-V: n3\r\nX-W: a\r\n", k1);
+	for (int i = 1; i < 17; i++)
+		assert_false(stored(x, k[i], l[i]));
+	assert_true(stored(x, k1, l1));
+	/* no Vary any more: the URL's own object, variants gone */
+	origin_set(200, "Cache-Control: max-age=60\r\n", 10);
+	{
+		struct fetch_req req = { .target = "/v",
+					 .target_len = 2,
+					 .fields = "",
+					 .fields_len = 0 };
+
+		tw_init(&t);
+		t.fw.fields = "";
+		assert_int_equal(fetcher_get(x->f, k1, l1, NULL, &req, &t.fw),
+				 0);
+		tw_wait(&t);
+		assert_int_equal(t.fw.kind, FETCH_OBJECT);
+		gs_reader_close(t.fw.r);
+	}
+	EVENTUALLY(!stored(x, k1, l1));
+	{
+		struct gs_meta *m = malloc(sizeof(*m));
+
+		EVENTUALLY(gs_stat(x->s, "v", 1, m) == 0 && m->size == 10);
+		free(m);
+	}
+	/* Vary: * is passed, never stored */
+	origin_set(200, "Cache-Control: max-age=60\r\nVary: *\r\n", 10);
+	{
+		struct fetch_req req = { .target = "/s",
+					 .target_len = 2,
+					 .fields = "",
+					 .fields_len = 0 };
+
+		tw_init(&t);
+		assert_int_equal(fetcher_get(x->f, "s", 1, NULL, &req, &t.fw),
+				 0);
+		tw_wait(&t);
+		assert_int_equal(t.fw.kind, FETCH_PASS);
+		gs_reader_close(t.fw.r);
+		assert_false(stored(x, "s", 1));
+	}
+}
+
 static void test_max_object(void **state)
 {
 	struct fx *x = *state;
@@ -1126,6 +1286,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test(test_issue18_key_of),
 		cmocka_unit_test(test_issue18_forwards_field),
+		cmocka_unit_test(test_issue18_variant_key),
+		cmocka_unit_test_setup_teardown(test_issue18_variants_stored,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_issue18_request_forwarded,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
