@@ -42,11 +42,29 @@ static bool key_is(const struct http_req *q, const char *k)
 static int mirror_get(struct conn *c, const struct http_req *q, const char *key,
 		      size_t klen, struct gs_reader *r, struct gs_attr *a)
 {
+	bool fresh = r && (!gs_reader_meta(r)->cas || http_fresh_enough(q, a));
+
+	if (!fresh && q->cache_control.p) {
+		struct http_cc cc;
+
+		http_cc_init(&cc);
+		http_cc_parse(&cc, q->cache_control.p, q->cache_control.len);
+		/* RFC 9111 sec. 5.2.1.7: what is stored, or 504 */
+		if (cc.only_if_cached) {
+			if (r)
+				gd_reader_close(c->w, r);
+			CNT(c->w, http_misses);
+			http_reply_text(c, 504,
+					"only-if-cached: no fresh "
+					"copy is stored");
+			return http_request_done(c);
+		}
+	}
 	if (!r) {
 		CNT(c->w, http_misses);
 		return http_fetch_start(c, q, key, klen, NULL);
 	}
-	if (gs_reader_meta(r)->cas && !http_fresh_enough(q, a))
+	if (!fresh)
 		return http_stale_run(c, q, key, klen, r, a);
 	CNT(c->w, http_hits);
 	return http_serve(c, q, r, a, "HIT");

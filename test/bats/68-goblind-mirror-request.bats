@@ -316,3 +316,25 @@ sys.exit(1 if bad or count[0] < 50 else 0)
 EOF
 	kill -0 "$GPID"
 }
+
+@test "issue 18: Cache-Control: only-if-cached is answered from the store or with 504, never from the origin" {
+	probe
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	local u="http://127.0.0.1:$HPORT"
+	run -0 curl -s -o /dev/null -w '%{http_code}' \
+		-H 'Cache-Control: only-if-cached' "$u/oic"
+	[ "$output" = 504 ]
+	[ "$(origin_count /oic)" = 0 ]
+	curl -s -o "$T/1" "$u/oic"
+	run -0 curl -s -D "$T/h" -o "$T/2" -w '%{http_code}' \
+		-H 'Cache-Control: only-if-cached' "$u/oic"
+	[ "$output" = 200 ]
+	grep -q '^X-Cache: HIT' "$T/h"
+	cmp "$T/1" "$T/2"
+	# and a copy too old for the request's max-age is none
+	sleep 1.2
+	run -0 curl -s -o /dev/null -w '%{http_code}' \
+		-H 'Cache-Control: only-if-cached, max-age=0' "$u/oic"
+	[ "$output" = 504 ]
+	[ "$(origin_count /oic)" = 1 ]
+}
