@@ -85,8 +85,8 @@ struct gd_settings {
 
 	/* --mirror-stale-on-error seconds, 0: off */
 	unsigned mirror_stale_on_error;
-	bool mirror_no_via;	    /* --mirror-no-via */
-	bool mirror_no_xff;	    /* --mirror-no-xff */
+	bool mirror_no_via; /* --mirror-no-via */
+	bool mirror_no_xff; /* --mirror-no-xff */
 };
 
 /* ---- counters: per worker, summed by stats ---- */

@@ -76,8 +76,8 @@ struct fetch_opts {
 	 * serving it stale (RFC 9111 sec. 4.2.4).
 	 */
 	unsigned stale_on_error_s;
-	bool no_via;		 /* add no "Via: 1.1 goblind" */
-	bool no_xff;		 /* add no X-Forwarded-For */
+	bool no_via; /* add no "Via: 1.1 goblind" */
+	bool no_xff; /* add no X-Forwarded-For */
 };
 
 /* fetch_opts.max_header: Varnish's http_resp_size, and its ceiling */
