@@ -516,7 +516,7 @@ static int head_done(struct job *j)
 	head_parse(j, &hi);
 	if (j->forward && !j->fwd.safe && j->status >= 200 &&
 	    j->status < 400) { /* invalidated, RFC 9111 sec. 4.4 */
-		job_delete_url(f, j->key, j->klen);
+		url_delete(f, j->key, j->klen);
 		job_invalidate_locations(j);
 	}
 	if (!j->forward && (j->conditional || j->has_stale) &&

@@ -9,7 +9,10 @@
  *   fetch_job.c   jobs and their waiters: the table that collapses
  *                 concurrent misses of a key into one fetch, delivery of
  *                 readers, fetcher_get/forward/cancel's shard side; the
- *                 origin URL of a key
+ *                 origin URL of a key; which key a varying response goes
+ *                 under and which waiters may have it
+ *   keys.c        keys of targets and of the URLs a response names,
+ *                 Vary's stubs and variants in the store
  * A room calls only the rooms below it in this list, never one above.
  */
 #ifndef GOBLIN_ORIGIN_INTERNAL_H
@@ -176,9 +179,6 @@ char *fetch_url(const char *base, CURL *h, const char *key, size_t klen);
 /* An unsafe method's 2xx/3xx: delete the same-origin URLs of the response
  * head's Location and Content-Location (RFC 9111 sec. 4.4). */
 void job_invalidate_locations(struct job *j);
-/* Delete what is stored for the URL of @key: its object, or its Vary stub
- * and the variants the stub lists. */
-void job_delete_url(struct fshard *f, const char *key, size_t klen);
 /*
  * Vary (see origin.h): with the response head in and *@storable decided,
  * note its Vary for delivery and, when it is stored, move @j to the key
@@ -191,6 +191,31 @@ bool job_selects(const struct job *j, const struct fetch_waiter *fw);
 #define VARY_SEP     "\0v" /* a variant's key: the URL's, this, 16 hex */
 #define VARY_SEP_LEN 2
 #define VARIANTS_MAX 16 /* per URL; the oldest is replaced */
+
+/* ---- keys.c ---- */
+
+/* The key of the URL @u (Location, Content-Location) if it is one of the
+ * origin @base's; -EINVAL when not. */
+long url_key_of(const char *base, const char *u, size_t len, char *out,
+		size_t max);
+/* Delete what is stored for the URL of @key: its object, or its Vary stub
+ * and the variants the stub lists. */
+void url_delete(struct fshard *f, const char *key, size_t klen);
+/* A response head's Vary field names, normalised (lower case, ","
+ * joined) into @out; (size_t)-1 when they do not fit.  *@star: "*". */
+size_t vary_names(const char *head, size_t len, char *out, size_t cap,
+		  bool *star);
+/* The digest of the request @fields' values of @names (see origin.h). */
+uint64_t vary_digest(const char *names, size_t nlen, const char *fields,
+		     size_t flen);
+/* The URL's part of @key: all of it, or what a variant's key starts with. */
+size_t key_primary_len(const char *key, size_t klen);
+/* The variant key of digest @d of the URL @key (@plen bytes). */
+long key_variant_of(const char *key, size_t plen, uint64_t d, char *out,
+		    size_t max);
+/* Write the stub of the URL @key naming @names with variant @hex added. */
+int vary_stub_update(struct fshard *f, const char *key, size_t plen,
+		     const char *names, const char *hex);
 
 /* ---- lookup.c: fetcher_head()'s connections ---- */
 
