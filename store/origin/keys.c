@@ -45,6 +45,13 @@ long fetch_key_of(const char *t, size_t len, char *out, size_t max)
 
 	if (!len || t[0] != '/')
 		return -EINVAL;
+	if (len == 1) { /* "/": "" is no key */
+		if (max < FETCH_ROOT_KEY_LEN)
+			return -ENAMETOOLONG;
+		memcpy(out, FETCH_ROOT_KEY, FETCH_ROOT_KEY_LEN);
+		out[FETCH_ROOT_KEY_LEN] = '\0';
+		return FETCH_ROOT_KEY_LEN;
+	}
 	for (size_t i = 1; i < len; i++) {
 		unsigned char ch = (unsigned char)t[i];
 		int hi, lo;
@@ -290,7 +297,7 @@ uint64_t vary_digest(const char *names, size_t nlen, const char *fields,
 /* The URL's key of @key: itself, or what a variant's key starts with. */
 size_t key_primary_len(const char *key, size_t klen)
 {
-	const char *sep = memchr(key, '\0', klen);
+	const char *sep = memmem(key, klen, VARY_SEP, VARY_SEP_LEN);
 
 	return sep ? (size_t)(sep - key) : klen;
 }

@@ -209,10 +209,14 @@ bool fetch_forwards_field(const char *name, size_t nlen, const char *conn,
  * and "/p" and "/p?" stay two keys.  (Scheme and host are the origin's
  * and not in the key; a mirror has one origin.)  A '%' not followed by
  * two hex digits is kept as it is in the query and refused in the path.
+ * "/" alone, whose key would be empty (no key for the store), gets
+ * FETCH_ROOT_KEY, which no target makes (it starts with a NUL).
  * Returns the length, -EINVAL (no leading '/', a bad escape in the path,
  * %00) or -ENAMETOOLONG.  Pure: test/unit/test_fetch.c.
  */
 long fetch_key_of(const char *t, size_t len, char *out, size_t max);
+#define FETCH_ROOT_KEY	   "\0/"
+#define FETCH_ROOT_KEY_LEN 2
 
 /**
  * The key of the variant of the URL with key @key that a request with

@@ -92,6 +92,14 @@ origin_count() {
 	[ "$(field "$T/8" 'd["target"]')" = "/q?a=1&b=2" ]
 	[ "$(field "$T/9" 'd["target"]')" = "/q?b=2&a=1" ]
 	[ "$(field "$T/9" 'd["n"]')" = 1 ]
+	# the root is a URL like the others, and "/?x=1" another
+	curl -s -D "$T/hr" -o "$T/r1" "$u/"
+	[ "$(field "$T/r1" 'd["target"]')" = "/" ]
+	curl -s -D "$T/hr" -o "$T/r2" "$u/"
+	grep -q '^X-Cache: HIT' "$T/hr"
+	cmp "$T/r1" "$T/r2"
+	curl -s -o "$T/r3" "$u/?x=1"
+	[ "$(field "$T/r3" 'd["target"]')" = "/?x=1" ]
 	# an invalid escape in the path: a clear 400, the daemon goes on
 	run -0 curl -s -o /dev/null -w '%{http_code}' "$u/bad%zz?x=1"
 	[ "$output" = 400 ]

@@ -835,7 +835,6 @@ static void test_issue18_key_of(void **state)
 		{ "/q?a=1&&a=1", "q?a=1&&a=1" }, /* nothing dropped */
 		{ "/q?", "q?" },		 /* not "/q" */
 		{ "/q", "q" },
-		{ "/", "" },
 		{ "/%7Euser/%61%2d%5F%2E", "~user/a-_." }, /* unreserved */
 		{ "/a%2fb?c%3dd", "a%2Fb?c%3Dd" },	   /* upper-cased */
 		{ "/a%2Fb", "a%2Fb" },			   /* not '/' */
@@ -854,6 +853,11 @@ static void test_issue18_key_of(void **state)
 		assert_int_equal(n, strlen(ok[i].out));
 		assert_string_equal(out, ok[i].out);
 	}
+	/* "/": a key of its own, not "" (none) and not any other's */
+	assert_int_equal(fetch_key_of("/", 1, out, 10), 2);
+	assert_memory_equal(out, "\0/", 2);
+	assert_int_equal(fetch_key_of("//", 2, out, 10), 1);
+	assert_memory_equal(out, "/", 1);
 	assert_int_equal(fetch_key_of("q", 1, out, 10), -EINVAL);
 	assert_int_equal(fetch_key_of("", 0, out, 10), -EINVAL);
 	assert_int_equal(fetch_key_of("/a%zz", 5, out, 10), -EINVAL);
