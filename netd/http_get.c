@@ -63,14 +63,21 @@ void http_send_close_reader(struct conn *c)
 /*
  * The last headers of a 200 or 206, which say what the body is: its
  * type and length (multipart/byteranges, one range, the whole object, or
- * chunked for a fill of unknown length), then the blank line.
+ * chunked for a fill of unknown length), then the blank line.  A 204 or
+ * 304 has no body and says nothing of one (RFC 9110 sec. 8.6); @ctype
+ * false: the origin named no type, and a cache invents none.
  */
-static void body_head(struct conn *c, const struct gs_meta *m)
+static void body_head(struct conn *c, const struct gs_meta *m, int st,
+		      bool ctype)
 {
 	struct http_state *h = h_of(c);
 
 	h->multipart = h->nranges > 1;
-	if (h->multipart) {
+	if (st == 204 || st == 304) {
+		OUT(c, "\r\n");
+	} else if (!ctype && !h->nranges && m->size != GS_SIZE_UNKNOWN) {
+		conn_printf(c, "Content-Length: %" PRIu64 "\r\n\r\n", m->size);
+	} else if (h->multipart) {
 		h->boundary = m->xxh3 ^ m->cas ^ (uint64_t)(uintptr_t)c ^
 			      ((uint64_t)time(NULL) << 24);
 		conn_printf(c,
@@ -94,7 +101,8 @@ static void body_head(struct conn *c, const struct gs_meta *m)
 			    h->ctype, m->size);
 	} else {
 		/* a fill of unknown length: chunked, or up to the close */
-		conn_printf(c, "Content-Type: %s\r\n", h->ctype);
+		if (ctype)
+			conn_printf(c, "Content-Type: %s\r\n", h->ctype);
 		if (h->http10)
 			h->keep_alive = false;
 		else
@@ -133,7 +141,9 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	} else {
 		strcpy(h->ctype, DEFAULT_CTYPE);
 	}
-	if (st == 200) {
+	/* preconditions for a 2xx only (RFC 9110 sec. 13.2.1), ranges for
+	 * a 200 */
+	if (st == 200 || st == 203) {
 		struct http_cond cond = http_cond_of(q);
 
 		switch (http_cond_eval(&cond, true, true, etag, elen, lm)) {
@@ -150,7 +160,7 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 		case HTTP_COND_PASS:
 			break;
 		}
-		if (q->range.p && known &&
+		if (q->range.p && known && st == 200 &&
 		    (!q->if_range.p ||
 		     http_if_range(q->if_range.p, q->if_range.len, etag, elen,
 				   lm))) {
@@ -186,7 +196,9 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 
 		conn_printf(c, "Age: %" PRId64 "\r\n", age > 0 ? age : 0);
 	}
-	body_head(c, m);
+	/* the origin sent no type: none is made up (sec. 8.3) */
+	body_head(c, m, h->nranges ? 206 : st,
+		  a->ctype_len || !(a->flags & GS_ATTR_ORIGIN));
 	if (h->head_only) {
 		http_send_close_reader(c);
 		return http_request_done(c);

@@ -81,6 +81,13 @@ static void usage_print(FILE *f)
 	      "stale when the\n"
 	      "                         origin fails or times out (default "
 	      "0: off)\n"
+	      "  --mirror-heuristic PERCENT  freshness of a response without "
+	      "an expiry:\n"
+	      "                         PERCENT of its age since "
+	      "Last-Modified (default 10;\n"
+	      "                         0: none)\n"
+	      "  --mirror-heuristic-max S  ... at most S seconds (default "
+	      "86400)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -136,6 +143,8 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "mirror-threads", required_argument, NULL, OPT_OWN },
 	{ "mirror-max-header", required_argument, NULL, OPT_OWN },
 	{ "mirror-stale-on-error", required_argument, NULL, OPT_OWN },
+	{ "mirror-heuristic", required_argument, NULL, OPT_OWN },
+	{ "mirror-heuristic-max", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -241,6 +250,13 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "mirror-stale-on-error")) {
 		if (!count_arg(val, 0, 1u << 30, &s->mirror_stale_on_error))
 			return "not a number of seconds";
+	} else if (!strcmp(name, "mirror-heuristic")) {
+		if (!count_arg(val, 0, 100, &s->mirror_heuristic))
+			return "not a percent from 0 to 100";
+		s->mirror_heur_set = true;
+	} else if (!strcmp(name, "mirror-heuristic-max")) {
+		if (!count_arg(val, 1, 1u << 31, &s->mirror_heur_max))
+			return "not a number of seconds from 1";
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -877,6 +893,12 @@ int main(int argc, char **argv)
 					   gd.set.cores,
 			.max_header = (size_t)gd.set.mirror_max_header,
 			.stale_on_error_s = gd.set.mirror_stale_on_error,
+			.heuristic_pct = !gd.set.mirror_heur_set ?
+						 0 :
+					 gd.set.mirror_heuristic ?
+						 (int)gd.set.mirror_heuristic :
+						 -1,
+			.heuristic_max = gd.set.mirror_heur_max,
 		};
 
 		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));

@@ -299,6 +299,12 @@ static void attr_freshness(struct gs_attr *a,
 static void decide(struct job *j, const struct http_resp_info *ri,
 		   struct http_store_decision *d)
 {
+	struct http_policy pol = {
+		.heuristic_pct = j->f->o.heuristic_pct < 0 ?
+					 0 :
+					 (unsigned)j->f->o.heuristic_pct,
+		.heuristic_max = j->f->o.heuristic_max,
+	};
 	struct http_req_info q;
 
 	memset(&q, 0, sizeof(q));
@@ -306,7 +312,7 @@ static void decide(struct job *j, const struct http_resp_info *ri,
 	q.authorization = j->auth != NULL;
 	if (j->cc)
 		http_cc_parse(&q.cc, j->cc, j->cc_len);
-	http_store_decide(&q, ri, j->request_time, time(NULL), d);
+	http_store_decide_policy(&q, ri, &pol, j->request_time, time(NULL), d);
 }
 
 /* Begin the writer under the private key. */
@@ -523,8 +529,8 @@ static int head_done(struct job *j)
 	if (!j->forward) {
 		decide(j, &hi.ri, &d);
 		/* a head over the bound, or one that does not fit: passed */
-		if (d.why == HTTP_STORE_OK && j->status == 200 &&
-		    j->head_len <= f->o.max_header && !hi.truncated) {
+		if (d.why == HTTP_STORE_OK && j->head_len <= f->o.max_header &&
+		    !hi.truncated) {
 			attr_freshness(&hi.a, &d);
 			j->storable = true;
 		}

@@ -51,6 +51,9 @@ struct fetch_opts {
 	 * serving it stale (RFC 9111 sec. 4.2.4).
 	 */
 	unsigned stale_on_error_s;
+	int heuristic_pct;     /* http_policy.heuristic_pct; 0: the
+				  * default, -1: no heuristic freshness */
+	int64_t heuristic_max; /* http_policy.heuristic_max; 0: default */
 };
 
 /* fetch_opts.max_header: Varnish's http_resp_size, and its ceiling */
@@ -280,7 +283,9 @@ struct http_req_info {
 
 enum http_store_why {
 	HTTP_STORE_OK = 0,
-	HTTP_STORE_STATUS,	 /* status not stored (we store 200 only) */
+	HTTP_STORE_STATUS,	 /* a status not stored: not final, 206,
+				  * 304, or neither heuristically
+				  * cacheable nor explicitly fresh */
 	HTTP_STORE_NO_STORE,	 /* no-store in request or response */
 	HTTP_STORE_PRIVATE,	 /* private: a shared cache must not store */
 	HTTP_STORE_AUTH,	 /* Authorization without public/s-maxage/
@@ -301,22 +306,50 @@ struct http_store_decision {
 	int64_t age_base;	 /* unix s at which the age was 0:
 				  * response_time - corrected_initial_age */
 	int64_t fresh_until;	 /* unix s: age_base + freshness lifetime */
-	bool heuristic;		 /* lifetime from Last-Modified (10% rule,
-				  * capped at one day) */
+	bool heuristic;		 /* lifetime from Last-Modified (a percent
+				  * of its age, capped: http_policy) */
 };
+
+/* What RFC 9111 leaves to the cache (goblind's --mirror-heuristic*). */
+struct http_policy {
+	unsigned heuristic_pct; /* §4.2.2: a heuristic lifetime is this
+				 * percent of the time since Last-Modified;
+				 * 0: none */
+	int64_t heuristic_max;	/* ... and at most this many seconds */
+};
+
+#define HTTP_HEURISTIC_PCT_DEFAULT 10
+#define HTTP_HEURISTIC_MAX_DEFAULT 86400
+
+/**
+ * The status codes RFC 9110 defines as heuristically cacheable (sec.
+ * 15.1) that this cache stores: 200, 203, 204, 300, 301, 308, 404, 405,
+ * 410, 414, 501 (206 is, but ranges are not stored).
+ */
+bool http_status_heuristic(int status);
 
 /**
  * Decide whether a shared cache may store the response @r to request @q,
  * and for how long it stays fresh (RFC 9111 §3, §4.2).  @request_time and
  * @response_time are unix seconds (for the age calculation of §4.2.3).
- * Heuristic freshness is used only for a 200 without explicit expiry
- * (max-age, s-maxage, Expires) and with Last-Modified, never with
- * no-cache.  Surrogate-Control's max-age, where present, is the lifetime
- * before all of those, and its no-store keeps the response out.
+ * Stored: a final status other than 206 and 304 that is heuristically
+ * cacheable (http_status_heuristic()) or has explicit freshness
+ * (max-age, s-maxage, Expires) or public.  Heuristic freshness (@pol's
+ * percent of the time since Last-Modified, capped) only without
+ * explicit expiry, for a heuristically cacheable status or a public
+ * response, never with no-cache.  http_store_decide() uses the default
+ * policy (10%, at most a day).
+ * Surrogate-Control's max-age, where present, is the lifetime before
+ * all of those, and its no-store keeps the response out.
  */
 void http_store_decide(const struct http_req_info *q,
 		       const struct http_resp_info *r, int64_t request_time,
 		       int64_t response_time, struct http_store_decision *d);
+void http_store_decide_policy(const struct http_req_info *q,
+			      const struct http_resp_info *r,
+			      const struct http_policy *pol,
+			      int64_t request_time, int64_t response_time,
+			      struct http_store_decision *d);
 
 /** A lower-case reason for @why, for logs and the X-Cache header. */
 const char *http_store_strwhy(enum http_store_why why);

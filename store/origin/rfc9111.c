@@ -13,8 +13,7 @@
 #include "origin.h"
 
 /* RFC 9111 §1.2.2: delta-seconds that do not fit are 2^31 */
-#define DELTA_MAX     INT64_C(2147483648)
-#define HEURISTIC_MAX 86400 /* cap of the 10% rule (one day) */
+#define DELTA_MAX INT64_C(2147483648)
 
 /* ---- small helpers ---- */
 
@@ -308,10 +307,45 @@ static bool cc_empty(const struct http_cc *cc)
 	return !memcmp(cc, &none, sizeof(none));
 }
 
+bool http_status_heuristic(int status)
+{
+	switch (status) {
+	case 200: /* 206 too, for a cache that stores ranges: not this one */
+	case 203:
+	case 204:
+	case 300:
+	case 301:
+	case 308:
+	case 404:
+	case 405:
+	case 410:
+	case 414:
+	case 501:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * RFC 9111 sec. 3: a final status the cache understands (206 needs
+ * stored ranges, 304 is only an update), and one that is heuristically
+ * cacheable or has explicit freshness, or public.
+ */
+static bool status_storable(const struct http_resp_info *r)
+{
+	if (r->status < 200 || r->status > 999 || r->status == 206 ||
+	    r->status == 304)
+		return false;
+	return http_status_heuristic(r->status) || r->cc.public_ ||
+	       r->cc.max_age >= 0 || r->cc.s_maxage >= 0 || r->expires >= 0 ||
+	       r->sc.max_age >= 0;
+}
+
 static enum http_store_why store_why(const struct http_req_info *q,
 				     const struct http_resp_info *r)
 {
-	if (r->status != 200)
+	if (!status_storable(r))
 		return HTTP_STORE_STATUS;
 	if (q->cc.no_store || r->cc.no_store || r->sc.no_store)
 		return HTTP_STORE_NO_STORE;
@@ -329,9 +363,12 @@ static enum http_store_why store_why(const struct http_req_info *q,
 
 /*
  * §4.2.1 and §4.2.2: the freshness lifetime, or -1 when there is none
- * (no explicit expiry, and no heuristic allowed or possible).
+ * (no explicit expiry, and no heuristic allowed or possible).  A
+ * heuristic only for a status that is heuristically cacheable or a
+ * public response (§4.2.2), never against no-cache.
  */
-static int64_t lifetime(const struct http_resp_info *r, bool no_cache,
+static int64_t lifetime(const struct http_resp_info *r,
+			const struct http_policy *pol, bool no_cache,
 			int64_t date, bool *heuristic)
 {
 	int64_t lm;
@@ -347,16 +384,34 @@ static int64_t lifetime(const struct http_resp_info *r, bool no_cache,
 		return 0;
 	if (r->expires > 0)
 		return clamp(sat_sub(r->expires, date), 0, DELTA_MAX);
-	if (no_cache || !r->last_modified)
+	if (no_cache || !r->last_modified || !pol->heuristic_pct ||
+	    (!http_status_heuristic(r->status) && !r->cc.public_))
 		return -1;
 	*heuristic = true;
-	lm = clamp(sat_sub(date, r->last_modified), 0, INT64_MAX) / 10;
-	return lm > HEURISTIC_MAX ? HEURISTIC_MAX : lm;
+	lm = clamp(sat_sub(date, r->last_modified), 0, INT64_MAX);
+	/* the percent of it, without overflowing */
+	lm = lm / 100 * pol->heuristic_pct +
+	     lm % 100 * pol->heuristic_pct / 100;
+	return lm > pol->heuristic_max ? pol->heuristic_max : lm;
 }
 
 void http_store_decide(const struct http_req_info *q,
 		       const struct http_resp_info *r, int64_t request_time,
 		       int64_t response_time, struct http_store_decision *d)
+{
+	static const struct http_policy dflt = {
+		.heuristic_pct = HTTP_HEURISTIC_PCT_DEFAULT,
+		.heuristic_max = HTTP_HEURISTIC_MAX_DEFAULT,
+	};
+
+	http_store_decide_policy(q, r, &dflt, request_time, response_time, d);
+}
+
+void http_store_decide_policy(const struct http_req_info *q,
+			      const struct http_resp_info *r,
+			      const struct http_policy *pol,
+			      int64_t request_time, int64_t response_time,
+			      struct http_store_decision *d)
 {
 	int64_t date, life, apparent, corrected, initial;
 	bool no_cache;
@@ -369,7 +424,7 @@ void http_store_decide(const struct http_req_info *q,
 		   (r->has_pragma_no_cache && cc_empty(&r->cc));
 	/* no Date: the time it was received (RFC 9110 §6.6.1) */
 	date = r->date ? r->date : response_time;
-	life = lifetime(r, no_cache, date, &d->heuristic);
+	life = lifetime(r, pol, no_cache, date, &d->heuristic);
 	if (life < 0) {
 		if (!r->has_validator) {
 			d->why = HTTP_STORE_NO_FRESHNESS;

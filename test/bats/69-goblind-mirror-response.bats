@@ -205,3 +205,120 @@ EOF
 	grep -q 'mirror-max-header' <<<"$output"
 	grep -q '256 to 32k' <<<"$output"
 }
+
+@test "issue 18: a 404 with max-age is stored and served twice with one origin request" {
+	answer gone404 <<'EOF'
+HTTP/1.1 404 Not Found
+Cache-Control: max-age=3600
+Content-Type: text/plain
+X-Why: no such page
+
+not here
+EOF
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get gone404
+	grep -q '^HTTP/1.1 404' "$T/hh"
+	get gone404
+	grep -q '^HTTP/1.1 404' "$T/hh"
+	hdr X-Cache | grep -qx HIT
+	[ "$(cat "$T/b")" = "not here" ]
+	hdr X-Why | grep -qx 'no such page'
+	get gone404 -I
+	grep -q '^HTTP/1.1 404' "$T/hh"
+	[ "$(hdr Content-Length)" = 9 ]
+	[ "$(origin_count gone404)" = 1 ]
+}
+
+@test "issue 18: heuristically cacheable statuses are stored, 3xx with their Location, 204 without a body" {
+	local st
+	for st in 203 300 301 308 405 410 414 501; do
+		printf 'HTTP/1.1 %s Whatever\nCache-Control: max-age=600\nLocation: /to/%s\n\nbody %s\n' \
+			"$st" "$st" "$st" | answer "s$st"
+	done
+	printf 'HTTP/1.1 204 No Content\nCache-Control: max-age=600\nX-Empty: yes\n\n' |
+		answer s204
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	for st in 203 300 301 308 405 410 414 501; do
+		get "s$st"
+		get "s$st"
+		grep -q "^HTTP/1.1 $st " "$T/hh"
+		hdr X-Cache | grep -qx HIT
+		hdr Location | grep -qx "/to/$st"
+		[ "$(cat "$T/b")" = "body $st" ]
+		[ "$(origin_count "s$st")" = 1 ]
+	done
+	get s204
+	get s204
+	grep -q '^HTTP/1.1 204 ' "$T/hh"
+	hdr X-Cache | grep -qx HIT
+	hdr X-Empty | grep -qx yes
+	[ -z "$(hdr Content-Length)" ]
+	[ ! -s "$T/b" ]
+	[ "$(origin_count s204)" = 1 ]
+}
+
+@test "issue 18: a 302 or 500 is stored only with explicit freshness" {
+	printf 'HTTP/1.1 302 Found\nLocation: /x\nLast-Modified: Mon, 01 Jan 2024 00:00:00 GMT\n\nmoved\n' |
+		answer plain302
+	printf 'HTTP/1.1 302 Found\nLocation: /y\nCache-Control: max-age=600\n\nmoved\n' |
+		answer fresh302
+	printf 'HTTP/1.1 500 Oops\nExpires: %s\n\nbroken\n' \
+		"$(date -u -d '+1 hour' '+%a, %d %b %Y %H:%M:%S GMT')" |
+		answer fresh500
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get plain302
+	get plain302
+	grep -q '^HTTP/1.1 302 ' "$T/hh"
+	hdr X-Cache | grep -qx PASS
+	hdr Location | grep -qx /x
+	[ "$(origin_count plain302)" = 2 ]
+	get fresh302
+	get fresh302
+	hdr X-Cache | grep -qx HIT
+	hdr Location | grep -qx /y
+	[ "$(origin_count fresh302)" = 1 ]
+	get fresh500
+	get fresh500
+	grep -q '^HTTP/1.1 500 ' "$T/hh"
+	hdr X-Cache | grep -qx HIT
+	[ "$(cat "$T/b")" = broken ]
+	[ "$(origin_count fresh500)" = 1 ]
+}
+
+@test "issue 18: heuristic freshness from Last-Modified, configurable, and only where allowed" {
+	local lm
+	lm=$(date -u -d '-10 days' '+%a, %d %b %Y %H:%M:%S GMT')
+	printf 'HTTP/1.1 200 OK\nLast-Modified: %s\n\nold\n' "$lm" |
+		answer lm200
+	printf 'HTTP/1.1 404 Not Found\nLast-Modified: %s\n\nold\n' "$lm" |
+		answer lm404
+	# 302 is not heuristically cacheable: Last-Modified gives it nothing
+	printf 'HTTP/1.1 302 Found\nLocation: /z\nLast-Modified: %s\n\nold\n' \
+		"$lm" | answer lm302
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	for n in lm200 lm404 lm302; do
+		get $n
+		get $n
+	done
+	[ "$(origin_count lm200)" = 1 ]
+	[ "$(origin_count lm404)" = 1 ]
+	[ "$(origin_count lm302)" = 2 ]
+	gd_stop
+	rm -f "$P/_log"
+	# none: stored with its validator, revalidated on each use
+	gd_start s2 --mirror "http://127.0.0.1:$PPORT" --mirror-heuristic 0
+	get lm200
+	get lm200
+	[ "$(origin_count lm200)" = 2 ]
+	[ "$(hdr X-Cache)" != HIT ]
+	gd_stop
+	rm -f "$P/_log"
+	# 10% of 10 days capped at 2 s: stale after 2 s
+	gd_start s3 --mirror "http://127.0.0.1:$PPORT" --mirror-heuristic-max 2
+	get lm200
+	get lm200
+	[ "$(origin_count lm200)" = 1 ]
+	sleep 3
+	get lm200
+	[ "$(origin_count lm200)" = 2 ]
+}

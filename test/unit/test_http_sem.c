@@ -743,7 +743,7 @@ static void test_store_why(void **state)
 
 	r.status = 206;
 	why(HTTP_STORE_STATUS);
-	r.status = 404;
+	r.status = 302;
 	why(HTTP_STORE_STATUS);
 	r.status = 304;
 	why(HTTP_STORE_STATUS);
@@ -921,6 +921,89 @@ static void test_store_lifetime(void **state)
 	assert_true(d.fresh_until >= d.age_base);
 }
 
+/* RFC 9111 sec. 3 and 4.2.2, RFC 9110 sec. 15.1 */
+static void test_issue18_statuses(void **state)
+{
+	static const int heuristic[] = { 200, 203, 204, 300, 301, 308,
+					 404, 405, 410, 414, 501 };
+	static const int other[] = { 201, 202, 205, 302, 303, 307, 400, 401,
+				     403, 409, 500, 502, 503, 504, 599, 999 };
+	struct http_policy pol = { .heuristic_pct = 25, .heuristic_max = 200 };
+
+	(void)state;
+	/* heuristically cacheable: stored with Last-Modified alone */
+	for (size_t i = 0; i < sizeof(heuristic) / sizeof(heuristic[0]); i++) {
+		r.status = heuristic[i];
+		why(HTTP_STORE_OK);
+		assert_true(d.heuristic);
+		assert_int_equal(d.fresh_until, T0 + 1000);
+		assert_true(http_status_heuristic(heuristic[i]));
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		r.status = other[i];
+		assert_false(http_status_heuristic(other[i]));
+		/* not without explicit freshness, though it has a validator */
+		why(HTTP_STORE_STATUS);
+		/* with max-age, s-maxage or Expires: stored, no heuristic */
+		r.cc.max_age = 60;
+		why(HTTP_STORE_OK);
+		assert_false(d.heuristic);
+		assert_int_equal(d.fresh_until, T0 + 60);
+		r.cc.max_age = -1;
+		r.cc.s_maxage = 30;
+		why(HTTP_STORE_OK);
+		assert_int_equal(d.fresh_until, T0 + 30);
+		r.cc.s_maxage = -1;
+		r.expires = T0 + 90;
+		why(HTTP_STORE_OK);
+		assert_int_equal(d.fresh_until, T0 + 90);
+		r.expires = 0; /* invalid: present, and stale */
+		why(HTTP_STORE_OK);
+		assert_int_equal(d.fresh_until, T0);
+		r.expires = -1;
+		/* public: stored, and a heuristic is allowed (sec. 4.2.2) */
+		r.cc.public_ = true;
+		why(HTTP_STORE_OK);
+		assert_true(d.heuristic);
+		r.cc.public_ = false;
+	}
+	/* 206 and 304 are never stored, whatever they say; nor 1xx */
+	r.cc.max_age = 60;
+	r.cc.public_ = true;
+	r.status = 206;
+	why(HTTP_STORE_STATUS);
+	r.status = 304;
+	why(HTTP_STORE_STATUS);
+	r.status = 100;
+	why(HTTP_STORE_STATUS);
+	http_cc_init(&r.cc);
+
+	/* the policy: a percent, capped; 0 percent: no heuristic */
+	r.status = 404;
+	r.last_modified = T0 - 400;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.why, HTTP_STORE_OK);
+	assert_true(d.heuristic);
+	assert_int_equal(d.fresh_until, T0 + 100);
+	r.last_modified = T0 - 4000;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.fresh_until, T0 + 200);
+	pol.heuristic_pct = 100;
+	pol.heuristic_max = INT64_MAX;
+	r.last_modified = INT64_MIN;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_true(d.fresh_until > T0); /* saturated, not wrapped */
+	r.last_modified = T0 - 4000;
+	pol.heuristic_pct = 0;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.why, HTTP_STORE_OK); /* it has a validator */
+	assert_false(d.heuristic);
+	assert_true(d.revalidate_always);
+	r.has_validator = false;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.why, HTTP_STORE_NO_FRESHNESS);
+}
+
 static void test_store_age(void **state)
 {
 	(void)state;
@@ -1077,6 +1160,7 @@ int main(void)
 		cmocka_unit_test_setup(test_store_why, setup_store),
 		cmocka_unit_test_setup(test_store_lifetime, setup_store),
 		cmocka_unit_test_setup(test_store_age, setup_store),
+		cmocka_unit_test_setup(test_issue18_statuses, setup_store),
 		cmocka_unit_test_setup(test_fresh_for, setup_store),
 		cmocka_unit_test_setup(test_end_to_end, setup_store),
 	};
