@@ -3,14 +3,14 @@
 # goblind --mirror's responses (issue 18): every end-to-end header stored
 # and replayed, Age, the bound on a stored head, the cacheable statuses,
 # heuristic freshness and the parsing of Expires, Cache-Control, Pragma
-# and ETag.  The origin is probe_origin.py: it answers with the response
+# and ETag.  The origin is answer_origin.py: it answers with the response
 # file the test writes, byte for byte.
 
 bats_require_minimum_version 1.5.0
 
 load goblind
 
-PROBE="$BATS_TEST_DIRNAME/probe_origin.py"
+PROBE="$BATS_TEST_DIRNAME/answer_origin.py"
 
 setup() {
 	gd_setup goblind-mirror-resp
