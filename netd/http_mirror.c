@@ -27,7 +27,10 @@
 
 /*
  * Is a stored version with attributes @a fresh enough for request @q
- * (mirror mode)?  What was not fetched from the origin always is.
+ * (mirror mode)?  What was not fetched from the origin always is.  The
+ * request's Pragma does not count: RFC 9111 sec. 5.4 deprecates it
+ * (RFC 7234's "no-cache as if Cache-Control: no-cache" is gone); it
+ * still reaches the origin on a miss.
  */
 bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a)
 {
@@ -38,9 +41,6 @@ bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a)
 	http_cc_init(&cc);
 	if (q->cache_control.p)
 		http_cc_parse(&cc, q->cache_control.p, q->cache_control.len);
-	else if (q->pragma.p && q->pragma.len == 8 &&
-		 !strncasecmp(q->pragma.p, "no-cache", 8))
-		cc.no_cache = true;
 	return http_fresh_for(&cc, a->fresh_until, a->age_base,
 			      a->flags & GS_ATTR_NO_CACHE,
 			      a->flags & GS_ATTR_REVALIDATE, time(NULL));

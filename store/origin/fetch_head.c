@@ -164,7 +164,7 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 			hi->ri.date = t;
 		hi->has_date = hi->has_date || keep;
 	} else if (name_is(line, nlen, "Expires")) {
-		hi->ri.expires = gs_http_date_parse(v, vlen, &t) == 0 ? t : 0;
+		http_resp_expires(&hi->ri, v, vlen);
 	} else if (name_is(line, nlen, "Last-Modified")) {
 		if (gs_http_date_parse(v, vlen, &t) == 0) {
 			hi->ri.last_modified = t;
@@ -173,15 +173,7 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 			hi->ri.has_validator = true;
 		}
 	} else if (name_is(line, nlen, "Age")) {
-		char num[24];
-
-		if (vlen && vlen < sizeof(num)) {
-			memcpy(num, v, vlen);
-			num[vlen] = '\0';
-			hi->ri.age = strtoll(num, NULL, 10);
-			if (hi->ri.age < 0)
-				hi->ri.age = 0;
-		}
+		http_resp_age(&hi->ri, v, vlen);
 	} else if (name_is(line, nlen, "Set-Cookie")) {
 		hi->ri.has_set_cookie = true;
 	} else if (name_is(line, nlen, "Vary")) {
@@ -200,9 +192,6 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 		/* for this cache only: it never leaves (Edge Architecture) */
 		http_sc_parse(&hi->ri.sc, v, vlen, HTTP_SC_TOKEN);
 		keep = false;
-	} else if (name_is(line, nlen, "Pragma")) {
-		if (vlen >= 8 && strncasecmp(v, "no-cache", 8) == 0)
-			hi->ri.has_pragma_no_cache = true;
 	} else if (name_is(line, nlen, "Content-Type")) {
 		size_t n = vlen < GS_ATTR_CTYPE_MAX ? vlen : GS_ATTR_CTYPE_MAX;
 

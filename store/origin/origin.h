@@ -206,7 +206,8 @@ int fetcher_head(struct fetcher *f, const char *key, size_t klen,
 /* Cache-Control directives of one message; -1: absent. */
 struct http_cc {
 	bool no_store, no_cache, private_, public_, must_revalidate,
-		proxy_revalidate, immutable, only_if_cached, bad;
+		proxy_revalidate, immutable, only_if_cached, must_understand,
+		bad;
 	int64_t max_age, s_maxage, max_stale, min_fresh; /* seconds or -1 */
 	/* RFC 5861 (either message); a malformed value is ignored */
 	int64_t stale_while_revalidate, stale_if_error; /* seconds or -1 */
@@ -264,16 +265,26 @@ struct http_resp_info {
 	int64_t date;	       /* Date, 0: absent/invalid */
 	int64_t expires;       /* Expires; -1 absent, 0 invalid (= stale) */
 	int64_t last_modified; /* 0: absent */
-	int64_t age;	       /* Age header, -1: absent */
+	int64_t age;	       /* Age header, -1: absent (or invalid) */
+	bool age_invalid;      /* an Age that is not delta-seconds */
 	bool has_set_cookie;
 	bool has_vary;	    /* any Vary but none or "" */
 	bool vary_star;	    /* Vary: * */
 	bool has_validator; /* ETag or Last-Modified present */
-	bool has_pragma_no_cache;
-	struct http_sc sc; /* Surrogate-Control for this cache */
+	struct http_sc sc;  /* Surrogate-Control for this cache */
 };
 
 void http_resp_info_init(struct http_resp_info *r);
+
+/**
+ * Take an Expires or Age header line's value (@v, @vlen) into @r; call
+ * once per line, in order: the first Expires counts, one that is not an
+ * HTTP-date is expired (0); the first member of the first Age counts,
+ * one that is not delta-seconds sets age_invalid (the response is then
+ * stale).
+ */
+void http_resp_expires(struct http_resp_info *r, const char *v, size_t vlen);
+void http_resp_age(struct http_resp_info *r, const char *v, size_t vlen);
 
 /* What the client's request said, as far as caching cares. */
 struct http_req_info {

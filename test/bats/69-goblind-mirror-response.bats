@@ -322,3 +322,129 @@ EOF
 	get lm200
 	[ "$(origin_count lm200)" = 2 ]
 }
+
+# count_after NAME N: GET /NAME N times, print the origin's count of it
+count_after() {
+	local i
+	for i in $(seq "$2"); do
+		get "$1"
+	done
+	origin_count "$1"
+}
+
+@test "issue 18: Cache-Control over several lines and repeated: the first max-age counts; OWS around = is invalid" {
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nCache-Control: max-age=0\n\nx\n' |
+		answer twoline
+	printf 'HTTP/1.1 200 OK\nCache-Control: public, max-age=3600, max-age=1\n\nx\n' |
+		answer twodir
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age =3600\n\nx\n' |
+		answer spaced
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age="3600"\n\nx\n' |
+		answer quoted
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600.0\n\nx\n' |
+		answer decimal
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	[ "$(count_after twoline 2)" = 1 ]
+	[ "$(count_after twodir 2)" = 1 ]
+	[ "$(count_after quoted 2)" = 1 ]
+	[ "$(count_after spaced 2)" = 2 ]
+	[ "$(count_after decimal 2)" = 2 ]
+	# replayed as the origin sent them, both lines
+	get twoline
+	[ "$(hdr Cache-Control | wc -l)" = 2 ]
+}
+
+@test "issue 18: an Age that is not delta-seconds makes the response stale; a list's first member counts" {
+	local a n=0
+	for a in abc -7200 7200.0 '7200;foo=bar' '7200, 0'; do
+		n=$((n + 1))
+		printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nAge: %s\n\nx\n' "$a" |
+			answer "age$n"
+	done
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nAge: 7200\nAge: 0\n\nx\n' |
+		answer agelines
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nAge: 0, 7200\n\nx\n' |
+		answer agefirst
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	for n in 1 2 3 4 5; do
+		[ "$(count_after "age$n" 2)" = 2 ]
+	done
+	[ "$(count_after agelines 2)" = 2 ]
+	[ "$(count_after agefirst 2)" = 1 ]
+	# the origin's Age is not replayed; ours counts from the first member
+	get agefirst
+	[ "$(hdr Age | wc -l)" = 1 ]
+	[ "$(hdr Age)" -le 2 ]
+}
+
+@test "issue 18: every invalid Expires is already expired; the first Expires line counts" {
+	local good n=0 e
+	good=$(date -u -d '+1 hour' '+%a, %d %b %Y %H:%M:%S GMT')
+	for e in 0 'Thu, 18 Aug 2050 02:01:18 UTC' 'Thu 18 Aug 2050 02:01:18 GMT' \
+		'Thu, 18 Aug 2050 2:01:18 GMT' 'Thu, 18-Aug-2050 02:01:18 GMT' never; do
+		n=$((n + 1))
+		printf 'HTTP/1.1 200 OK\nExpires: %s\nLast-Modified: Mon, 01 Jan 2024 00:00:00 GMT\n\nx\n' "$e" |
+			answer "exp$n"
+	done
+	printf 'HTTP/1.1 200 OK\nExpires: %s\nExpires: 0\n\nx\n' "$good" |
+		answer expfirst
+	printf 'HTTP/1.1 200 OK\nExpires: Thu, 18 Aug 2050 02:01:18 GMT\n\nx\n' |
+		answer expok
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	for n in 1 2 3 4 5 6; do
+		# not the heuristic either: an Expires, even invalid, is explicit
+		[ "$(count_after "exp$n" 2)" = 2 ]
+	done
+	[ "$(count_after expfirst 2)" = 1 ]
+	[ "$(count_after expok 2)" = 1 ]
+}
+
+@test "issue 18: Pragma: no-cache (deprecated by RFC 9111) neither makes a fresh response revalidate nor sends a request past the cache" {
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nPragma: no-cache\n\nx\n' |
+		answer prag
+	printf 'HTTP/1.1 200 OK\nLast-Modified: %s\nPragma: no-cache\n\nx\n' \
+		"$(date -u -d '-10 days' '+%a, %d %b %Y %H:%M:%S GMT')" |
+		answer pragheur
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	[ "$(count_after prag 2)" = 1 ]
+	[ "$(count_after pragheur 2)" = 1 ]
+	get prag -H 'Pragma: no-cache'
+	hdr X-Cache | grep -qx HIT
+	hdr Pragma | grep -qx no-cache	# replayed, as the origin sent it
+	[ "$(origin_count prag)" = 1 ]
+	# Cache-Control: no-cache in the request still goes to the origin
+	get prag -H 'Cache-Control: no-cache'
+	[ "$(origin_count prag)" = 2 ]
+}
+
+@test "issue 18: must-understand: an unknown status is not stored, a known one is, no-store beside it ignored" {
+	printf 'HTTP/1.1 599 Whatever\nCache-Control: max-age=3600, must-understand\n\nx\n' |
+		answer mu599
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600, must-understand, no-store\n\nx\n' |
+		answer mu200
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	[ "$(count_after mu599 2)" = 2 ]
+	grep -q '^HTTP/1.1 599 ' "$T/hh"
+	[ "$(count_after mu200 2)" = 1 ]
+}
+
+@test "weak and strong ETags (obs-text too) are stored as sent and answer If-None-Match on a hit" {
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nETag: W/"v1"\n\nx\n' |
+		answer weak
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nETag: "s\xfc1"\n\nx\n' |
+		answer obs
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get weak
+	hdr ETag | grep -qx 'W/"v1"'
+	get weak -H 'If-None-Match: W/"v1"'
+	grep -q '^HTTP/1.1 304 ' "$T/hh"
+	get weak -H 'If-None-Match: "v1"'	# weak comparison: a match
+	grep -q '^HTTP/1.1 304 ' "$T/hh"
+	get weak -H 'If-None-Match: w/"v1"'	# not an entity-tag: no match
+	grep -q '^HTTP/1.1 200 ' "$T/hh"
+	get obs
+	get obs -H "$(printf 'If-None-Match: "s\xfc1"')"
+	grep -q '^HTTP/1.1 304 ' "$T/hh"
+	[ "$(origin_count weak)" = 1 ]
+	[ "$(origin_count obs)" = 1 ]
+}

@@ -72,6 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct http_req_info q;
 	struct http_resp_info r;
 	struct http_store_decision d;
+	struct http_policy pol;
 	bool strong, weak;
 
 	for (int i = 0; i < NFIELD; i++) {
@@ -132,16 +133,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.cc = qcc;
 	q.authorization = obj & 64;
 	http_resp_info_init(&r);
-	r.status = (obj & 128) ? 200 : 204;
+	r.status = (obj & 128) ? 200 : 100 + (int)(obj % 900);
 	r.cc = rcc;
 	r.date = t0;
-	r.expires = t0 ^ (int64_t)obj;
 	r.last_modified = t0 - (int64_t)obj;
-	r.age = (int64_t)obj - 1000;
 	r.has_validator = obj & 256;
-	r.has_pragma_no_cache = obj & 512;
 	r.has_set_cookie = (obj & 3072) == 3072;
-	http_store_decide(&q, &r, t0 - 5, t0, &d);
+	/* Expires and Age from the bytes (lines 0 and 7), or as numbers */
+	if (obj & 512) {
+		http_resp_expires(&r, f[0], flen[0]);
+		http_resp_expires(&r, f[7], flen[7]);
+		CHECK(r.expires >= 0);
+		http_resp_age(&r, f[7], flen[7]);
+		http_resp_age(&r, f[0], flen[0]);
+		CHECK(r.age_invalid ? r.age == -1 :
+				      r.age >= 0 && r.age <= 2147483648);
+	} else {
+		r.expires = t0 ^ (int64_t)obj;
+		r.age = (int64_t)obj - 1000;
+	}
+	pol.heuristic_pct = (unsigned)(obj % 101);
+	pol.heuristic_max = (obj & 4096) ? INT64_MAX : (int64_t)obj;
+	http_store_decide_policy(&q, &r, &pol, t0 - 5, t0, &d);
 	CHECK(d.why <= HTTP_STORE_NO_FRESHNESS);
 	CHECK(http_store_strwhy(d.why)[0] != '\0');
 	if (d.why == HTTP_STORE_OK) {
