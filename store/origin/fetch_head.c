@@ -174,8 +174,6 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 		}
 	} else if (name_is(line, nlen, "Age")) {
 		http_resp_age(&hi->ri, v, vlen);
-	} else if (name_is(line, nlen, "Set-Cookie")) {
-		hi->ri.has_set_cookie = true;
 	} else if (name_is(line, nlen, "Vary")) {
 		if (vlen)
 			hi->ri.has_vary = true;

@@ -267,11 +267,10 @@ struct http_resp_info {
 	int64_t last_modified; /* 0: absent */
 	int64_t age;	       /* Age header, -1: absent (or invalid) */
 	bool age_invalid;      /* an Age that is not delta-seconds */
-	bool has_set_cookie;
-	bool has_vary;	    /* any Vary but none or "" */
-	bool vary_star;	    /* Vary: * */
-	bool has_validator; /* ETag or Last-Modified present */
-	struct http_sc sc;  /* Surrogate-Control for this cache */
+	bool has_vary;	       /* any Vary but none or "" */
+	bool vary_star;	       /* Vary: * */
+	bool has_validator;    /* ETag or Last-Modified present */
+	struct http_sc sc;     /* Surrogate-Control for this cache */
 };
 
 void http_resp_info_init(struct http_resp_info *r);
@@ -301,7 +300,6 @@ enum http_store_why {
 	HTTP_STORE_PRIVATE,	 /* private: a shared cache must not store */
 	HTTP_STORE_AUTH,	 /* Authorization without public/s-maxage/
 				  * must-revalidate (§3.5) */
-	HTTP_STORE_SET_COOKIE,	 /* Set-Cookie (we do not store these) */
 	HTTP_STORE_VARY,	 /* Vary present: we do not store variants */
 	HTTP_STORE_NO_FRESHNESS, /* no explicit lifetime, no heuristic
 				  * allowed, and no validator to

@@ -416,8 +416,6 @@ static enum http_store_why store_why(const struct http_req_info *q,
 	if (q->authorization && !r->cc.public_ && r->cc.s_maxage < 0 &&
 	    !r->cc.must_revalidate)
 		return HTTP_STORE_AUTH;
-	if (r->has_set_cookie)
-		return HTTP_STORE_SET_COOKIE;
 	if (r->has_vary || r->vary_star)
 		return HTTP_STORE_VARY;
 	return HTTP_STORE_OK;
@@ -534,8 +532,6 @@ const char *http_store_strwhy(enum http_store_why why)
 		return "private";
 	case HTTP_STORE_AUTH:
 		return "authorization";
-	case HTTP_STORE_SET_COOKIE:
-		return "set-cookie";
 	case HTTP_STORE_VARY:
 		return "vary";
 	case HTTP_STORE_NO_FRESHNESS:

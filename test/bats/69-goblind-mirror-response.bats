@@ -448,3 +448,17 @@ count_after() {
 	[ "$(origin_count weak)" = 1 ]
 	[ "$(origin_count obs)" = 1 ]
 }
+
+@test "issue 18: Set-Cookie does not inhibit storing (RFC 9111 sec. 7.3): stored and replayed; private still passes" {
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600\nSet-Cookie: a=1; Path=/\nSet-Cookie: b=2\n\nx\n' |
+		answer cookie
+	printf 'HTTP/1.1 200 OK\nCache-Control: private, max-age=3600\nSet-Cookie: s=secret\n\nx\n' |
+		answer privcookie
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	[ "$(count_after cookie 2)" = 1 ]
+	hdr X-Cache | grep -qx HIT
+	[ "$(hdr Set-Cookie | wc -l)" = 2 ]
+	hdr Set-Cookie | head -1 | grep -qx 'a=1; Path=/'
+	[ "$(count_after privcookie 2)" = 2 ]
+	hdr Set-Cookie | grep -qx 's=secret'
+}

@@ -138,7 +138,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.date = t0;
 	r.last_modified = t0 - (int64_t)obj;
 	r.has_validator = obj & 256;
-	r.has_set_cookie = (obj & 3072) == 3072;
 	/* Expires and Age from the bytes (lines 0 and 7), or as numbers */
 	if (obj & 512) {
 		http_resp_expires(&r, f[0], flen[0]);

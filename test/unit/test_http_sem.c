@@ -744,8 +744,8 @@ static void test_resp_init(void **state)
 	assert_int_equal(r.date, 0);
 	assert_int_equal(r.last_modified, 0);
 	assert_int_equal(r.cc.max_age, -1);
-	assert_false(r.has_vary || r.vary_star || r.has_set_cookie ||
-		     r.has_validator || r.age_invalid || r.cc.bad);
+	assert_false(r.has_vary || r.vary_star || r.has_validator ||
+		     r.age_invalid || r.cc.bad);
 }
 
 static void test_store_why(void **state)
@@ -796,10 +796,6 @@ static void test_store_why(void **state)
 	why(HTTP_STORE_AUTH);
 	r.cc.proxy_revalidate = false;
 	q.authorization = false;
-
-	r.has_set_cookie = true;
-	why(HTTP_STORE_SET_COOKIE);
-	r.has_set_cookie = false;
 
 	r.has_vary = true;
 	why(HTTP_STORE_VARY);
