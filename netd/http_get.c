@@ -112,6 +112,80 @@ static void body_head(struct conn *c, const struct gs_meta *m, int st,
 	}
 }
 
+/* Does a Cache-Control line of the header block @b list @name in a
+ * no-cache="..."? */
+static bool block_lists(const char *b, size_t blen, const char *name,
+			size_t nlen)
+{
+	const char *p = b, *end = b + blen;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *v = p + 14;
+		size_t vlen;
+
+		if (le - p > 14 && !strncasecmp(p, "Cache-Control:", 14)) {
+			vlen = (size_t)(le - v);
+			if (vlen && v[vlen - 1] == '\r')
+				vlen--;
+			if (http_cc_names_field(v, vlen, name, nlen))
+				return true;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * RFC 9111 sec. 5.2.2.4: the fields a stored response's no-cache="..."
+ * lists do not go out from the cache without a successful revalidation
+ * (a hit or a stale copy: @fresh false).  Returns the header block to
+ * send, in *@out (free() it) when it had to be filtered, and clears
+ * the ETag and Last-Modified to send when they are listed.
+ */
+static const char *unlisted_block(const struct gs_attr *a, bool fresh,
+				  size_t *len, char **out, size_t *elen,
+				  int64_t *lm)
+{
+	struct http_cc cc;
+	size_t in = 0, n = 0;
+	char *f;
+
+	*out = NULL;
+	*len = a->headers_len;
+	if (fresh || !memmem(a->headers, a->headers_len, "no-cache=", 9))
+		return a->headers;
+	http_cc_init(&cc);
+	http_cc_parse_block(&cc, "Cache-Control", a->headers, a->headers_len);
+	if (!cc.no_cache_fields)
+		return a->headers;
+	if (block_lists(a->headers, a->headers_len, "ETag", 4))
+		*elen = 0;
+	if (block_lists(a->headers, a->headers_len, "Last-Modified", 13))
+		*lm = 0;
+	if (!(f = malloc(a->headers_len ? a->headers_len : 1))) {
+		*len = 0; /* none rather than the listed ones */
+		return a->headers;
+	}
+	while (in < a->headers_len) {
+		const char *p = a->headers + in;
+		const char *nl = memchr(p, '\n', a->headers_len - in);
+		size_t l = nl ? (size_t)(nl - p + 1) : a->headers_len - in;
+		const char *colon = memchr(p, ':', l);
+
+		if (!colon || !block_lists(a->headers, a->headers_len, p,
+					   (size_t)(colon - p))) {
+			memcpy(f + n, p, l);
+			n += l;
+		}
+		in += l;
+	}
+	*out = f;
+	*len = n;
+	return f;
+}
+
 /*
  * Answer a GET or HEAD from the pinned version @r (ours now), whose
  * attributes are @a: 304/412 by the validators, 206/416 by the Range,
@@ -125,12 +199,19 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	const struct gs_meta *m = gs_reader_meta(r);
 	char etag[GS_ATTR_ETAG_MAX + 48];
 	bool known = m->size != GS_SIZE_UNKNOWN;
-	size_t elen;
-	int64_t lm;
+	bool cached = xcache &&
+		      (!strcmp(xcache, "HIT") || !strcmp(xcache, "STALE"));
+	const char *hdrs;
+	char *filtered;
+	size_t elen, out_elen, hlen;
+	int64_t lm, out_lm;
 	int st;
 
 	elen = http_etag_of(m, a, !m->cas, etag, sizeof(etag));
 	lm = http_last_modified_of(m, a);
+	out_elen = elen;
+	out_lm = lm;
+	hdrs = unlisted_block(a, !cached, &hlen, &filtered, &out_elen, &out_lm);
 	st = a->status ? a->status : 200;
 	h->r = r;
 	h->size = m->size;
@@ -150,12 +231,14 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 		case HTTP_COND_NOT_MODIFIED:
 			http_send_close_reader(c);
 			http_head_begin(c, 304);
-			http_validators_out(c, etag, elen, lm);
+			http_validators_out(c, etag, out_elen, out_lm);
 			OUT(c, "\r\n");
+			free(filtered);
 			return http_request_done(c);
 		case HTTP_COND_FAILED:
 			http_send_close_reader(c);
 			http_reply_text(c, 412, "precondition failed");
+			free(filtered);
 			return http_request_done(c);
 		case HTTP_COND_PASS:
 			break;
@@ -174,6 +257,7 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 					    "Content-Range: bytes */%" PRIu64
 					    "\r\nContent-Length: 0\r\n\r\n",
 					    m->size);
+				free(filtered);
 				return http_request_done(c);
 			case HTTP_RANGE_OK:
 				break;
@@ -183,9 +267,9 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 			}
 		}
 	}
-	http_head_begin_stored(c, h->nranges ? 206 : st, a->headers,
-			       a->headers_len);
-	http_validators_out(c, etag, elen, lm);
+	http_head_begin_stored(c, h->nranges ? 206 : st, hdrs, hlen);
+	free(filtered); /* copied out */
+	http_validators_out(c, etag, out_elen, out_lm);
 	if (known)
 		OUT(c, "Accept-Ranges: bytes\r\n");
 	if (xcache)

@@ -208,6 +208,9 @@ struct http_cc {
 	bool no_store, no_cache, private_, public_, must_revalidate,
 		proxy_revalidate, immutable, only_if_cached, must_understand,
 		bad;
+	/* no-cache="f": only the fields listed (http_cc_names_field())
+	 * need revalidation; private="f" is taken as private */
+	bool no_cache_fields;
 	int64_t max_age, s_maxage, max_stale, min_fresh; /* seconds or -1 */
 	/* RFC 5861 (either message); a malformed value is ignored */
 	int64_t stale_while_revalidate, stale_if_error; /* seconds or -1 */
@@ -218,11 +221,20 @@ struct http_cc {
  * directives add up).  Initialise with http_cc_init().  Unknown
  * directives are ignored; a malformed delta-seconds sets @bad and is
  * treated as 0 (stale), per RFC 9111 §1.2.2 / §4.2.1 ("invalid freshness
- * information" is stale).  "no-cache" and "private" with field names are
- * taken as the unqualified directive (stricter).
+ * information" is stale); of repeated max-age / s-maxage the first
+ * counts.  "no-cache" with field names sets no_cache_fields, not the
+ * unqualified directive; "private" with field names is taken whole.
  */
 void http_cc_init(struct http_cc *cc);
 void http_cc_parse(struct http_cc *cc, const char *s, size_t len);
+
+/**
+ * Does the Cache-Control value @s (@len bytes) list @field (@flen bytes,
+ * any case) in a no-cache="..." directive?  Those fields are not sent
+ * from the cache without a successful revalidation (RFC 9111 §5.2.2.4).
+ */
+bool http_cc_names_field(const char *s, size_t len, const char *field,
+			 size_t flen);
 
 /**
  * Parse every @name line (e.g. "Cache-Control") of a stored header block

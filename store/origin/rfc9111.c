@@ -8,6 +8,7 @@
  * fuzzed (test/unit/test_http_sem.c, test/fuzz/fuzz_http_sem.c).
  */
 #include <string.h>
+#include <strings.h>
 
 #include "../httptok.h"
 #include "origin.h"
@@ -147,9 +148,19 @@ static void cc_directive(struct http_cc *cc, const char *name, size_t nlen,
 		  offsetof(struct http_cc, must_understand) },
 	};
 
+	/*
+	 * no-cache="f" (§5.2.2.4): the response may be reused, but not the
+	 * listed fields without revalidation (http_cc_names_field() says
+	 * which).  private="f" stays the whole message's: a shared cache
+	 * may store the rest without the fields (§5.2.2.7), but then the
+	 * client it was for would not get them either.
+	 */
+	if (has_v && vlen && ht_eq_nocase(name, nlen, "no-cache")) {
+		cc->no_cache_fields = true;
+		return;
+	}
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		if (ht_eq_nocase(name, nlen, flags[i].name)) {
-			/* no-cache="f" and private="f": the whole message */
 			*(bool *)((char *)cc + flags[i].off) = true;
 			return;
 		}
@@ -217,6 +228,37 @@ void http_cc_parse(struct http_cc *cc, const char *s, size_t len)
 		}
 		cc_directive(cc, e, nlen, v, vlen, true, quoted);
 	}
+}
+
+bool http_cc_names_field(const char *s, size_t len, const char *field,
+			 size_t flen)
+{
+	struct ht_list l, names;
+	const char *e, *v, *n;
+	size_t elen, nlen, vlen, len2;
+
+	ht_list_init(&l, s, len);
+	while (ht_list_next(&l, &e, &elen)) {
+		for (nlen = 0; nlen < elen && is_tchar(e[nlen]); nlen++)
+			;
+		if (!ht_eq_nocase(e, nlen, "no-cache"))
+			continue;
+		v = e + nlen;
+		vlen = elen - nlen;
+		if (!vlen || v[0] != '=')
+			continue; /* unqualified, or not a value (OWS) */
+		v++;
+		vlen--;
+		if (vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"') {
+			v++;
+			vlen -= 2;
+		}
+		ht_list_init(&names, v, vlen);
+		while (ht_list_next(&names, &n, &len2))
+			if (len2 == flen && !strncasecmp(n, field, flen))
+				return true;
+	}
+	return false;
 }
 
 void http_cc_parse_block(struct http_cc *cc, const char *name,
@@ -553,7 +595,8 @@ bool http_fresh_for(const struct http_cc *q, int64_t fresh_until,
 
 	if (fresh_until == 0)
 		return true;
-	if (q->no_cache || revalidate_always)
+	/* a request's no-cache="f" is not defined: taken as no-cache */
+	if (q->no_cache || q->no_cache_fields || revalidate_always)
 		return false;
 	age = clamp(sat_sub(now, age_base), 0, INT64_MAX);
 	left = sat_sub(fresh_until, now); /* < 0: stale by -left */
@@ -593,7 +636,7 @@ bool http_stale_ok(enum http_stale_use use, const struct http_cc *resp,
 		int64_t age = clamp(sat_sub(now, age_base), 0, INT64_MAX);
 
 		/* the client asked for something fresher than a stale copy */
-		if (q->no_cache || q->min_fresh >= 0 ||
+		if (q->no_cache || q->no_cache_fields || q->min_fresh >= 0 ||
 		    (q->max_age >= 0 && age > q->max_age))
 			return false;
 		window = resp->stale_while_revalidate;

@@ -462,3 +462,27 @@ count_after() {
 	[ "$(count_after privcookie 2)" = 2 ]
 	hdr Set-Cookie | grep -qx 's=secret'
 }
+
+@test "issue 18: no-cache=\"f\": the response is reused, the listed fields only after revalidation" {
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600, no-cache="Set-Cookie, X-A"\nSet-Cookie: s=1\nX-A: 1\nX-B: 2\nETag: "e1"\n\nx\n' |
+		answer ncf
+	gd_start s --mirror "http://127.0.0.1:$PPORT"
+	get ncf
+	hdr X-Cache | grep -qx MISS
+	hdr Set-Cookie | grep -qx 's=1'	# the response to this request
+	hdr X-A | grep -qx 1
+	get ncf
+	hdr X-Cache | grep -qx HIT
+	[ "$(origin_count ncf)" = 1 ]
+	[ -z "$(hdr Set-Cookie)" ]
+	[ -z "$(hdr X-A)" ]
+	hdr X-B | grep -qx 2
+	hdr ETag | grep -qx '"e1"'
+	hdr Cache-Control | grep -q 'no-cache="Set-Cookie, X-A"'
+	# the unqualified no-cache still revalidates every use
+	printf 'HTTP/1.1 200 OK\nCache-Control: max-age=3600, no-cache\nETag: "e2"\n\nx\n' |
+		answer ncall
+	get ncall
+	get ncall
+	[ "$(origin_count ncall)" = 2 ]
+}

@@ -599,14 +599,18 @@ test_cc(void **state)
 	assert_false(cc.bad);
 	assert_false(cc.no_store);
 
-	/* quoted arguments: accepted for delta-seconds; field names taken
-	 * as the whole directive */
+	/* quoted arguments: accepted for delta-seconds; no-cache's field
+	 * names (issue 18) only for those fields, private's for the whole */
 	cc = CC("max-age=\"30\", no-cache=\"Set-Cookie, X-Foo\", "
 		"private=\"Authorization\"");
 	assert_int_equal(cc.max_age, 30);
-	assert_true(cc.no_cache);
+	assert_false(cc.no_cache);
+	assert_true(cc.no_cache_fields);
 	assert_true(cc.private_);
 	assert_false(cc.bad);
+	cc = CC("no-cache, no-cache=a");
+	assert_true(cc.no_cache);
+	assert_true(cc.no_cache_fields);
 	cc = CC("max-age=\"3\\0\"");
 	assert_int_equal(cc.max_age, 30);
 
@@ -1105,6 +1109,26 @@ static void test_issue18_age_expires_parse(void **state)
 	assert_int_equal(d.fresh_until, T0);
 }
 
+/* issue 18: the fields no-cache="..." lists (RFC 9111 §5.2.2.4) */
+static void test_issue18_no_cache_fields(void **state)
+{
+	static const char cc[] = "max-age=60, no-cache=\"Set-Cookie, x-a\", "
+				 "private, no-cache=B";
+	(void)state;
+	assert_true(http_cc_names_field(cc, strlen(cc), "set-cookie", 10));
+	assert_true(http_cc_names_field(cc, strlen(cc), "X-A", 3));
+	assert_true(http_cc_names_field(cc, strlen(cc), "b", 1));
+	assert_false(http_cc_names_field(cc, strlen(cc), "x", 1));
+	assert_false(http_cc_names_field(cc, strlen(cc), "private", 7));
+	assert_false(http_cc_names_field(cc, strlen(cc), "max-age", 7));
+	/* private's list, an unqualified no-cache, OWS before '=': none */
+	assert_false(http_cc_names_field("private=\"a\"", 11, "a", 1));
+	assert_false(http_cc_names_field("no-cache", 8, "no-cache", 8));
+	assert_false(http_cc_names_field("no-cache =\"a\"", 13, "a", 1));
+	/* the length bounds it */
+	assert_false(http_cc_names_field(cc, 12, "set-cookie", 10));
+}
+
 /* issue 18: must-understand (RFC 9111 §5.2.2.3) */
 static void test_issue18_must_understand(void **state)
 {
@@ -1297,6 +1321,7 @@ int main(void)
 				       setup_store),
 		cmocka_unit_test_setup(test_issue18_must_understand,
 				       setup_store),
+		cmocka_unit_test(test_issue18_no_cache_fields),
 		cmocka_unit_test_setup(test_fresh_for, setup_store),
 		cmocka_unit_test_setup(test_end_to_end, setup_store),
 	};
