@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t flen[NFIELD] = { 0 }, pos = 0;
 	uint64_t obj = 0;
 	int64_t t0 = 0;
-	struct http_cc qcc, rcc;
+	struct http_cc qcc, rcc, bcc;
 	struct http_cond c;
 	struct http_req_info q;
 	struct http_resp_info r;
@@ -151,6 +151,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.expires = t0 ^ (int64_t)obj;
 		r.age = (int64_t)obj - 1000;
 	}
+	/* Surrogate-Control and RFC 5861's windows (reval, issue 18) */
+	http_sc_parse(&r.sc, f[7], flen[7], HTTP_SC_TOKEN);
+	CHECK(r.sc.max_age >= -1 && r.sc.max_age <= INT64_C(2147483648));
+	CHECK(rcc.stale_if_error >= -1 &&
+	      rcc.stale_if_error <= INT64_C(2147483648));
+	CHECK(rcc.stale_while_revalidate >= -1 &&
+	      rcc.stale_while_revalidate <= INT64_C(2147483648));
+	http_cc_init(&bcc);
+	http_cc_parse_block(&bcc, "Cache-Control", f[6], flen[6]);
+	check_cc(&bcc);
 	pol.heuristic_pct = (unsigned)(obj % 101);
 	pol.heuristic_max = (obj & 4096) ? INT64_MAX : (int64_t)obj;
 	http_store_decide_policy(&q, &r, &pol, t0 - 5, t0, &d);
@@ -163,6 +173,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)http_fresh_for(&qcc, d.fresh_until, d.age_base,
 				     d.revalidate_always, d.must_revalidate,
 				     t0 + (int64_t)(obj % 100000));
+		for (int u = HTTP_STALE_ERROR; u <= HTTP_STALE_REVALIDATE; u++)
+			CHECK(!http_stale_ok((enum http_stale_use)u, &rcc, &qcc,
+					     d.fresh_until, d.age_base,
+					     d.revalidate_always,
+					     d.must_revalidate,
+					     (int64_t)(obj % 1000),
+					     t0 + (int64_t)(obj % 100000)) ||
+			      !(d.revalidate_always || d.must_revalidate));
 	}
 out:
 	for (int i = 0; i < NFIELD; i++)
