@@ -207,10 +207,10 @@ $(B)/test/test_http_sem: test/unit/test_http_sem.c $(SEM_TEST_OBJ)
 	    $(SEM_TEST_OBJ) -lcmocka
 
 # the staleness rules are rfc9111.c's: pure as well
-$(B)/test/test_stale: test/unit/test_stale.c $(B)/store/origin/rfc9111.o
+$(B)/test/test_stale: test/unit/test_stale.c $(B)/store/origin/rfc9111.o $(B)/store/httpdate.o
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store/origin $(FINAL_LDFLAGS) -o $@ $< \
-	    $(B)/store/origin/rfc9111.o -lcmocka
+	    $(B)/store/origin/rfc9111.o $(B)/store/httpdate.o -lcmocka
 
 # the origin fetcher against a store and an origin inside the test
 $(B)/test/test_fetch: test/unit/test_fetch.c $(B)/libgoblin-origin.a $(B)/libgoblin.a

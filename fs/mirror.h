@@ -57,9 +57,8 @@ int mirror_head(struct mirror *m, const char *path, uint64_t *size,
  * Open @key (not in the store) for reading from the origin: a reader on
  * the fill that brings it (GS_GET_FILL; gs_read() waits for its bytes),
  * started unless one is running already (then shared).  What the origin
- * marks as not for a shared cache (no-store, private, Set-Cookie, Vary
- * ...) is read through the same way but not kept: the next open fetches
- * it again.  A transfer that fails aborts the fill (its readers get
+ * marks as not for a shared cache (no-store, private, Vary ...) is read
+ * through the same way but not kept: the next open fetches it again.  A transfer that fails aborts the fill (its readers get
  * -ECANCELED) and caches nothing.  Blocks until the response head is in
  * (the fetcher's timeout at most).  0 with *@r (gs_reader_close() it),
  * -ENOENT when the origin answers 404 or 410, -EIO for any other answer

@@ -85,8 +85,11 @@ struct gd_settings {
 
 	/* --mirror-stale-on-error seconds, 0: off */
 	unsigned mirror_stale_on_error;
-	bool mirror_no_via; /* --mirror-no-via */
-	bool mirror_no_xff; /* --mirror-no-xff */
+	bool mirror_no_via;	   /* --mirror-no-via */
+	bool mirror_no_xff;	   /* --mirror-no-xff */
+	unsigned mirror_heuristic; /* --mirror-heuristic percent */
+	bool mirror_heur_set;	   /* ... given (0 is a value) */
+	unsigned mirror_heur_max;  /* --mirror-heuristic-max, 0: 1 day */
 };
 
 /* ---- counters: per worker, summed by stats ---- */

@@ -172,9 +172,6 @@ struct http_cond http_cond_of(const struct http_req *q);
 /* Answer a GET or HEAD from the pinned version @r (ours now). */
 int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	       const struct gs_attr *a, const char *xcache);
-/* A stored @r not fresh enough for @q: served stale or revalidated. */
-int http_stale_run(struct conn *c, const struct http_req *q, const char *key,
-		   size_t klen, struct gs_reader *r, const struct gs_attr *a);
 /* HP_SEND: the body, head first. */
 int http_send_run(struct conn *c);
 void http_send_close_reader(struct conn *c);
@@ -200,10 +197,9 @@ bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a);
 /* A miss (@stale NULL) or a stale copy of @key: ask the origin. */
 int http_fetch_start(struct conn *c, const struct http_req *q, const char *key,
 		     size_t klen, const struct gs_meta *stale);
-/* stale-while-revalidate: a background revalidation of @stale (@key) */
-int http_fetch_background(struct conn *c, const struct http_req *q,
-			  const char *key, size_t klen,
-			  const struct gs_meta *stale);
+/* A stored @r not fresh enough for @q: served stale or revalidated. */
+int http_stale_run(struct conn *c, const struct http_req *q, const char *key,
+		   size_t klen, struct gs_reader *r, const struct gs_attr *a);
 /* HP_FETCH: serve the fetcher's result once it is in. */
 int http_fetch_run(struct conn *c);
 /* A write in mirror mode: buffer its body, then forward it. */

@@ -63,14 +63,21 @@ void http_send_close_reader(struct conn *c)
 /*
  * The last headers of a 200 or 206, which say what the body is: its
  * type and length (multipart/byteranges, one range, the whole object, or
- * chunked for a fill of unknown length), then the blank line.
+ * chunked for a fill of unknown length), then the blank line.  A 204 or
+ * 304 has no body and says nothing of one (RFC 9110 sec. 8.6); @ctype
+ * false: the origin named no type, and a cache invents none.
  */
-static void body_head(struct conn *c, const struct gs_meta *m)
+static void body_head(struct conn *c, const struct gs_meta *m, int st,
+		      bool ctype)
 {
 	struct http_state *h = h_of(c);
 
 	h->multipart = h->nranges > 1;
-	if (h->multipart) {
+	if (st == 204 || st == 304) {
+		OUT(c, "\r\n");
+	} else if (!ctype && !h->nranges && m->size != GS_SIZE_UNKNOWN) {
+		conn_printf(c, "Content-Length: %" PRIu64 "\r\n\r\n", m->size);
+	} else if (h->multipart) {
 		h->boundary = m->xxh3 ^ m->cas ^ (uint64_t)(uintptr_t)c ^
 			      ((uint64_t)time(NULL) << 24);
 		conn_printf(c,
@@ -94,7 +101,8 @@ static void body_head(struct conn *c, const struct gs_meta *m)
 			    h->ctype, m->size);
 	} else {
 		/* a fill of unknown length: chunked, or up to the close */
-		conn_printf(c, "Content-Type: %s\r\n", h->ctype);
+		if (ctype)
+			conn_printf(c, "Content-Type: %s\r\n", h->ctype);
 		if (h->http10)
 			h->keep_alive = false;
 		else
@@ -102,6 +110,80 @@ static void body_head(struct conn *c, const struct gs_meta *m)
 		h->chunked_out = !h->http10;
 		OUT(c, "\r\n");
 	}
+}
+
+/* Does a Cache-Control line of the header block @b list @name in a
+ * no-cache="..."? */
+static bool block_lists(const char *b, size_t blen, const char *name,
+			size_t nlen)
+{
+	const char *p = b, *end = b + blen;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *v = p + 14;
+		size_t vlen;
+
+		if (le - p > 14 && !strncasecmp(p, "Cache-Control:", 14)) {
+			vlen = (size_t)(le - v);
+			if (vlen && v[vlen - 1] == '\r')
+				vlen--;
+			if (http_cc_names_field(v, vlen, name, nlen))
+				return true;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * RFC 9111 sec. 5.2.2.4: the fields a stored response's no-cache="..."
+ * lists do not go out from the cache without a successful revalidation
+ * (a hit or a stale copy: @fresh false).  Returns the header block to
+ * send, in *@out (free() it) when it had to be filtered, and clears
+ * the ETag and Last-Modified to send when they are listed.
+ */
+static const char *unlisted_block(const struct gs_attr *a, bool fresh,
+				  size_t *len, char **out, size_t *elen,
+				  int64_t *lm)
+{
+	struct http_cc cc;
+	size_t in = 0, n = 0;
+	char *f;
+
+	*out = NULL;
+	*len = a->headers_len;
+	if (fresh || !memmem(a->headers, a->headers_len, "no-cache=", 9))
+		return a->headers;
+	http_cc_init(&cc);
+	http_cc_parse_block(&cc, "Cache-Control", a->headers, a->headers_len);
+	if (!cc.no_cache_fields)
+		return a->headers;
+	if (block_lists(a->headers, a->headers_len, "ETag", 4))
+		*elen = 0;
+	if (block_lists(a->headers, a->headers_len, "Last-Modified", 13))
+		*lm = 0;
+	if (!(f = malloc(a->headers_len ? a->headers_len : 1))) {
+		*len = 0; /* none rather than the listed ones */
+		return a->headers;
+	}
+	while (in < a->headers_len) {
+		const char *p = a->headers + in;
+		const char *nl = memchr(p, '\n', a->headers_len - in);
+		size_t l = nl ? (size_t)(nl - p + 1) : a->headers_len - in;
+		const char *colon = memchr(p, ':', l);
+
+		if (!colon || !block_lists(a->headers, a->headers_len, p,
+					   (size_t)(colon - p))) {
+			memcpy(f + n, p, l);
+			n += l;
+		}
+		in += l;
+	}
+	*out = f;
+	*len = n;
+	return f;
 }
 
 /*
@@ -117,12 +199,19 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	const struct gs_meta *m = gs_reader_meta(r);
 	char etag[GS_ATTR_ETAG_MAX + 48];
 	bool known = m->size != GS_SIZE_UNKNOWN;
-	size_t elen;
-	int64_t lm;
+	bool cached = xcache &&
+		      (!strcmp(xcache, "HIT") || !strcmp(xcache, "STALE"));
+	const char *hdrs;
+	char *filtered;
+	size_t elen, out_elen, hlen;
+	int64_t lm, out_lm;
 	int st;
 
 	elen = http_etag_of(m, a, !m->cas, etag, sizeof(etag));
 	lm = http_last_modified_of(m, a);
+	out_elen = elen;
+	out_lm = lm;
+	hdrs = unlisted_block(a, !cached, &hlen, &filtered, &out_elen, &out_lm);
 	st = a->status ? a->status : 200;
 	h->r = r;
 	h->size = m->size;
@@ -133,24 +222,28 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	} else {
 		strcpy(h->ctype, DEFAULT_CTYPE);
 	}
-	if (st == 200) {
+	/* preconditions for a 2xx only (RFC 9110 sec. 13.2.1), ranges for
+	 * a 200 */
+	if (st == 200 || st == 203) {
 		struct http_cond cond = http_cond_of(q);
 
 		switch (http_cond_eval(&cond, true, true, etag, elen, lm)) {
 		case HTTP_COND_NOT_MODIFIED:
 			http_send_close_reader(c);
 			http_head_begin(c, 304);
-			http_validators_out(c, etag, elen, lm);
+			http_validators_out(c, etag, out_elen, out_lm);
 			OUT(c, "\r\n");
+			free(filtered);
 			return http_request_done(c);
 		case HTTP_COND_FAILED:
 			http_send_close_reader(c);
 			http_reply_text(c, 412, "precondition failed");
+			free(filtered);
 			return http_request_done(c);
 		case HTTP_COND_PASS:
 			break;
 		}
-		if (q->range.p && known &&
+		if (q->range.p && known && st == 200 &&
 		    (!q->if_range.p ||
 		     http_if_range(q->if_range.p, q->if_range.len, etag, elen,
 				   lm))) {
@@ -164,6 +257,7 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 					    "Content-Range: bytes */%" PRIu64
 					    "\r\nContent-Length: 0\r\n\r\n",
 					    m->size);
+				free(filtered);
 				return http_request_done(c);
 			case HTTP_RANGE_OK:
 				break;
@@ -173,9 +267,9 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 			}
 		}
 	}
-	http_head_begin_stored(c, h->nranges ? 206 : st, a->headers,
-			       a->headers_len);
-	http_validators_out(c, etag, elen, lm);
+	http_head_begin_stored(c, h->nranges ? 206 : st, hdrs, hlen);
+	free(filtered); /* copied out */
+	http_validators_out(c, etag, out_elen, out_lm);
 	if (known)
 		OUT(c, "Accept-Ranges: bytes\r\n");
 	if (xcache)
@@ -186,7 +280,9 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 
 		conn_printf(c, "Age: %" PRId64 "\r\n", age > 0 ? age : 0);
 	}
-	body_head(c, m);
+	/* the origin sent no type: none is made up (sec. 8.3) */
+	body_head(c, m, h->nranges ? 206 : st,
+		  a->ctype_len || !(a->flags & GS_ATTR_ORIGIN));
 	if (h->head_only) {
 		http_send_close_reader(c);
 		return http_request_done(c);
@@ -197,42 +293,6 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	h->rest_len = 0;
 	h->phase = HP_SEND;
 	return STEP_NEXT;
-}
-
-/*
- * A stored version @r that is not fresh enough for @q (mirror mode).
- * Within the response's stale-while-revalidate (RFC 5861) it is served
- * at once, with its Age, while one background revalidation brings the
- * next; otherwise it is revalidated (or refetched) first.
- */
-int http_stale_run(struct conn *c, const struct http_req *q, const char *key,
-		   size_t klen, struct gs_reader *r, const struct gs_attr *a)
-{
-	const struct gs_meta *m = gs_reader_meta(r);
-	struct http_cc resp, req;
-	int ret;
-
-	http_cc_init(&resp);
-	http_cc_parse_block(&resp, "Cache-Control", a->headers, a->headers_len);
-	http_cc_init(&req);
-	if (q->cache_control.p)
-		http_cc_parse(&req, q->cache_control.p, q->cache_control.len);
-	else if (q->pragma.p && q->pragma.len == 8 &&
-		 !strncasecmp(q->pragma.p, "no-cache", 8))
-		req.no_cache = true;
-	if (resp.stale_while_revalidate >= 0 && !q->authorization.p &&
-	    http_stale_ok(HTTP_STALE_REVALIDATE, &resp, &req, a->fresh_until,
-			  a->age_base, a->flags & GS_ATTR_NO_CACHE,
-			  a->flags & GS_ATTR_REVALIDATE, 0, time(NULL)) &&
-	    http_fetch_background(c, q, key, klen, m) == 0) {
-		CNT(c->w, http_hits);
-		return http_serve(c, q, r, a, "STALE");
-	}
-	/* the fetcher reads the stale metadata before it returns */
-	CNT(c->w, http_misses);
-	ret = http_fetch_start(c, q, key, klen, m);
-	gd_reader_close(c->w, r);
-	return ret;
 }
 
 static int send_done(struct conn *c)

@@ -30,7 +30,10 @@
 
 /*
  * Is a stored version with attributes @a fresh enough for request @q
- * (mirror mode)?  What was not fetched from the origin always is.
+ * (mirror mode)?  What was not fetched from the origin always is.  The
+ * request's Pragma does not count: RFC 9111 sec. 5.4 deprecates it
+ * (RFC 7234's "no-cache as if Cache-Control: no-cache" is gone); it
+ * still reaches the origin on a miss.
  */
 bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a)
 {
@@ -41,9 +44,6 @@ bool http_fresh_enough(const struct http_req *q, const struct gs_attr *a)
 	http_cc_init(&cc);
 	if (q->cache_control.p)
 		http_cc_parse(&cc, q->cache_control.p, q->cache_control.len);
-	else if (q->pragma.p && q->pragma.len == 8 &&
-		 !strncasecmp(q->pragma.p, "no-cache", 8))
-		cc.no_cache = true;
 	return http_fresh_for(&cc, a->fresh_until, a->age_base,
 			      a->flags & GS_ATTR_NO_CACHE,
 			      a->flags & GS_ATTR_REVALIDATE, time(NULL));
@@ -239,15 +239,51 @@ static int fetch_retry(struct conn *c)
 }
 
 /* A stale copy served at once: revalidate it in the background. */
-int http_fetch_background(struct conn *c, const struct http_req *q,
-			  const char *key, size_t klen,
-			  const struct gs_meta *stale)
+static int fetch_background(struct conn *c, const struct http_req *q,
+			    const char *key, size_t klen,
+			    const struct gs_meta *stale)
 {
 	char client[INET6_ADDRSTRLEN];
 	struct fetch_req fr;
 
 	fetch_req_of(c, q, &fr, client);
 	return fetcher_refresh(c->w->gd->fetcher, key, klen, stale, &fr);
+}
+
+/*
+ * A stored version @r that is not fresh enough for @q (mirror mode).
+ * Within the response's stale-while-revalidate (RFC 5861) it is served
+ * at once, with its Age, while one background revalidation brings the
+ * next; otherwise it is revalidated (or refetched) first.
+ */
+int http_stale_run(struct conn *c, const struct http_req *q, const char *key,
+		   size_t klen, struct gs_reader *r, const struct gs_attr *a)
+{
+	const struct gs_meta *m = gs_reader_meta(r);
+	struct http_cc resp, req;
+	int ret;
+
+	http_cc_init(&resp);
+	http_cc_parse_block(&resp, "Cache-Control", a->headers, a->headers_len);
+	http_cc_init(&req);
+	if (q->cache_control.p)
+		http_cc_parse(&req, q->cache_control.p, q->cache_control.len);
+	else if (q->pragma.p && q->pragma.len == 8 &&
+		 !strncasecmp(q->pragma.p, "no-cache", 8))
+		req.no_cache = true;
+	if (resp.stale_while_revalidate >= 0 && !q->authorization.p &&
+	    http_stale_ok(HTTP_STALE_REVALIDATE, &resp, &req, a->fresh_until,
+			  a->age_base, a->flags & GS_ATTR_NO_CACHE,
+			  a->flags & GS_ATTR_REVALIDATE, 0, time(NULL)) &&
+	    fetch_background(c, q, key, klen, m) == 0) {
+		CNT(c->w, http_hits);
+		return http_serve(c, q, r, a, "STALE");
+	}
+	/* the fetcher reads the stale metadata before it returns */
+	CNT(c->w, http_misses);
+	ret = http_fetch_start(c, q, key, klen, m);
+	gd_reader_close(c->w, r);
+	return ret;
 }
 
 int http_fetch_run(struct conn *c)

@@ -40,14 +40,24 @@ static const char *reason(int st)
 		return "OK";
 	case 201:
 		return "Created";
+	case 203:
+		return "Non-Authoritative Information";
 	case 204:
 		return "No Content";
 	case 206:
 		return "Partial Content";
+	case 300:
+		return "Multiple Choices";
 	case 301:
 		return "Moved Permanently";
 	case 302:
 		return "Found";
+	case 303:
+		return "See Other";
+	case 307:
+		return "Temporary Redirect";
+	case 308:
+		return "Permanent Redirect";
 	case 304:
 		return "Not Modified";
 	case 400:
@@ -62,6 +72,8 @@ static const char *reason(int st)
 		return "Method Not Allowed";
 	case 408:
 		return "Request Timeout";
+	case 410:
+		return "Gone";
 	case 411:
 		return "Length Required";
 	case 412:

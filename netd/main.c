@@ -85,6 +85,13 @@ static void usage_print(FILE *f)
 	      "requests\n"
 	      "  --mirror-no-xff        add no X-Forwarded-For to origin "
 	      "requests\n"
+	      "  --mirror-heuristic PERCENT  freshness of a response without "
+	      "an expiry:\n"
+	      "                         PERCENT of its age since "
+	      "Last-Modified (default 10;\n"
+	      "                         0: none)\n"
+	      "  --mirror-heuristic-max S  ... at most S seconds (default "
+	      "86400)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -142,6 +149,8 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "mirror-stale-on-error", required_argument, NULL, OPT_OWN },
 	{ "mirror-no-via", no_argument, NULL, OPT_OWN },
 	{ "mirror-no-xff", no_argument, NULL, OPT_OWN },
+	{ "mirror-heuristic", required_argument, NULL, OPT_OWN },
+	{ "mirror-heuristic-max", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -255,6 +264,13 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		if ((ret = bool_arg(val)) < 0)
 			return "not yes or no";
 		s->mirror_no_xff = ret;
+	} else if (!strcmp(name, "mirror-heuristic")) {
+		if (!count_arg(val, 0, 100, &s->mirror_heuristic))
+			return "not a percent from 0 to 100";
+		s->mirror_heur_set = true;
+	} else if (!strcmp(name, "mirror-heuristic-max")) {
+		if (!count_arg(val, 1, 1u << 31, &s->mirror_heur_max))
+			return "not a number of seconds from 1";
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -846,6 +862,35 @@ static int wait_for_stop(int sfd)
 	}
 }
 
+/* --mirror: the origin fetcher, with the mirror's settings. */
+static void mirror_start(void)
+{
+	char why[512] = "";
+	struct fetch_opts fo = {
+		.origin = gd.set.mirror,
+		.timeout_ms = gd.set.mirror_timeout * 1000,
+		.max_object = gd.set.mirror_max_object ?
+				      gd.set.mirror_max_object :
+				      gd.set.max_item,
+		.max_transfers = 64,
+		.threads = gd.set.mirror_threads ? gd.set.mirror_threads :
+						   gd.set.cores,
+		.max_header = (size_t)gd.set.mirror_max_header,
+		.stale_on_error_s = gd.set.mirror_stale_on_error,
+		.no_via = gd.set.mirror_no_via,
+		.no_xff = gd.set.mirror_no_xff,
+		.heuristic_pct =
+			!gd.set.mirror_heur_set ? 0 :
+			gd.set.mirror_heuristic ? (int)gd.set.mirror_heuristic :
+						  -1,
+		.heuristic_max = gd.set.mirror_heur_max,
+	};
+
+	gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));
+	if (!gd.fetcher)
+		die("cannot start the mirror of '%s': %s", gd.set.mirror, why);
+}
+
 int main(int argc, char **argv)
 {
 	char why[512] = "";
@@ -878,28 +923,8 @@ int main(int argc, char **argv)
 	gd.start_time = time(NULL);
 	gd.nworkers = gd.set.cores;
 	protocols_listen();
-	if (gd.set.mirror) {
-		struct fetch_opts fo = {
-			.origin = gd.set.mirror,
-			.timeout_ms = gd.set.mirror_timeout * 1000,
-			.max_object = gd.set.mirror_max_object ?
-					      gd.set.mirror_max_object :
-					      gd.set.max_item,
-			.max_transfers = 64,
-			.threads = gd.set.mirror_threads ?
-					   gd.set.mirror_threads :
-					   gd.set.cores,
-			.max_header = (size_t)gd.set.mirror_max_header,
-			.stale_on_error_s = gd.set.mirror_stale_on_error,
-			.no_via = gd.set.mirror_no_via,
-			.no_xff = gd.set.mirror_no_xff,
-		};
-
-		gd.fetcher = fetcher_new(gd.s, &fo, why, sizeof(why));
-		if (!gd.fetcher)
-			die("cannot start the mirror of '%s': %s",
-			    gd.set.mirror, why);
-	}
+	if (gd.set.mirror)
+		mirror_start();
 	fd_limit_raise();
 	pthread_rwlock_init(&gd.accept_lock, NULL);
 	gd.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -210,7 +210,9 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 		struct gs_reader **out);
 
 /* The pinned version's metadata (size is the declared size for fills, and
- * GS_SIZE_UNKNOWN for a fill of unknown size opened before its commit). */
+ * GS_SIZE_UNKNOWN for a fill of unknown size opened before its commit).
+ * Its attr holds attr_len bytes and no more: read it, do not copy the
+ * whole struct (the reader keeps only the room the record needs). */
 const struct gs_meta *gs_reader_meta(const struct gs_reader *r);
 
 /*

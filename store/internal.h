@@ -156,8 +156,9 @@ struct gs_store {
 				    * smaller */
 	struct bufpool wbufs;	   /* writes: write_io_chunk */
 	struct bufpool jbufs; /* direct journal records: a whole small put */
-	struct gs_reader *reader_free; /* recycled readers */
-	struct pooled_ring *ring_free; /* rings for the blocking API */
+	struct gs_reader *reader_free;	   /* recycled readers */
+	struct gs_reader *reader_free_big; /* ... with a whole meta.attr */
+	struct pooled_ring *ring_free;	   /* rings for the blocking API */
 	/* gs_set_change_hook's: set under s->lock; calls made outside it
 	 * are counted in change_calls, which the next setter waits on */
 	void (*change_hook)(void *arg, const struct gs_change *c);

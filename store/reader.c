@@ -36,7 +36,6 @@ struct rqueue {
 struct gs_reader {
 	struct gs_store *s;
 	struct gs_obj *o;
-	struct gs_meta meta;
 	uint64_t pos, end; /* next byte to hand out; end of the range */
 	uint64_t hlen;	   /* bytes [0, hlen) come from the RAM head */
 	uint64_t ramp_at;  /* reads from here on are long (GS_LONG_READ) */
@@ -49,9 +48,51 @@ struct gs_reader {
 	void (*notify)(void *arg);
 	void *narg;
 	struct gs_reader *wnext; /* in o->waiters, protected by s->lock */
-	struct gs_reader *fnext; /* in s->reader_free */
+	struct gs_reader *fnext; /* in s->reader_free(_big) */
 	uint8_t *own;		 /* a cold small value read for this reader */
+	bool big;		 /* allocated with the whole of meta.attr */
+	/*
+	 * Last: a reader is allocated with only READER_SMALL_ATTR bytes of
+	 * meta.attr when the object's record fits in them (most do), with
+	 * all GS_ATTR_MAX when not, so that the readers in flight do not
+	 * each hold 33 KiB of header room.  meta is only ever written by
+	 * obj_meta(), which copies attr_len bytes, and read through
+	 * gs_reader_meta() up to attr_len.
+	 */
+	struct gs_meta meta;
 };
+
+#define READER_SMALL_ATTR 2048
+
+static size_t reader_size(bool big)
+{
+	return big ? sizeof(struct gs_reader) :
+		     offsetof(struct gs_reader, meta.attr) + READER_SMALL_ATTR;
+}
+
+/* s->lock held: a recycled reader of the class, or a new one */
+static struct gs_reader *reader_alloc(struct gs_store *s, bool big)
+{
+	struct gs_reader **fl = big ? &s->reader_free_big : &s->reader_free;
+	struct gs_reader *r = *fl;
+
+	if (r)
+		*fl = r->fnext;
+	else if (!(r = malloc(reader_size(big))))
+		return NULL;
+	memset(r, 0, offsetof(struct gs_reader, meta));
+	r->big = big;
+	return r;
+}
+
+/* s->lock held */
+static void reader_recycle(struct gs_store *s, struct gs_reader *r)
+{
+	struct gs_reader **fl = r->big ? &s->reader_free_big : &s->reader_free;
+
+	r->fnext = *fl;
+	*fl = r;
+}
 
 static struct gs_reader *reader_waiter_next(struct gs_reader *r)
 {
@@ -141,15 +182,10 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 		stat_add(s, get_misses, 1);
 		return -ENOENT;
 	}
-	r = s->reader_free;
-	if (r)
-		s->reader_free = r->fnext;
-	else if (!(r = malloc(sizeof(*r)))) {
+	if (!(r = reader_alloc(s, o->attr_len > READER_SMALL_ATTR))) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOMEM;
 	}
-	memset(r, 0, offsetof(struct gs_reader, meta));
-	memset(&r->pos, 0, sizeof(*r) - offsetof(struct gs_reader, pos));
 	o->refs++;
 	if (o->small && !o->item.ptr) { /* cold: read it back */
 		uint8_t *own = NULL;
@@ -157,8 +193,7 @@ int gs_get_open(struct gs_store *s, const void *key, size_t klen, int getflags,
 
 		if (ret < 0) {
 			obj_unref(s, o);
-			r->fnext = s->reader_free;
-			s->reader_free = r;
+			reader_recycle(s, r);
 			pthread_mutex_unlock(&s->lock);
 			stat_add(s, get_misses, 1);
 			return ret == -EBADMSG ? -ENOENT : ret;
@@ -620,8 +655,7 @@ static void reader_finish_close(struct gs_reader *r)
 	free(r->own);
 	r->own = NULL;
 	obj_unref(s, r->o);
-	r->fnext = s->reader_free;
-	s->reader_free = r;
+	reader_recycle(s, r);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -671,8 +705,9 @@ int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 		gs_reader_close(r);
 		return (int)n;
 	}
-	if (meta)
-		*meta = r->meta;
+	if (meta) /* what the reader holds: meta.attr up to attr_len */
+		memcpy(meta, &r->meta,
+		       offsetof(struct gs_meta, attr) + r->meta.attr_len);
 	*len = r->meta.size;
 	*val = buf;
 	gs_reader_close(r);
@@ -700,6 +735,12 @@ void reader_pool_free(struct gs_store *s)
 		struct gs_reader *r = s->reader_free;
 
 		s->reader_free = r->fnext;
+		free(r);
+	}
+	while (s->reader_free_big) {
+		struct gs_reader *r = s->reader_free_big;
+
+		s->reader_free_big = r->fnext;
 		free(r);
 	}
 }

@@ -785,6 +785,12 @@ struct fetcher *fetcher_new(struct gs_store *s, const struct fetch_opts *o,
 		so.max_header = FETCH_MAX_HEADER_DEFAULT;
 	if (so.max_header > FETCH_MAX_HEADER_CEIL)
 		so.max_header = FETCH_MAX_HEADER_CEIL; /* the record's room */
+	if (!so.heuristic_pct)
+		so.heuristic_pct = HTTP_HEURISTIC_PCT_DEFAULT;
+	if (so.heuristic_pct > 100)
+		so.heuristic_pct = 100;
+	if (so.heuristic_max <= 0)
+		so.heuristic_max = HTTP_HEURISTIC_MAX_DEFAULT;
 	/* before any shard runs: their private keys are all new */
 	gs_iterate(s, PASS_PREFIX, PASS_PREFIX_LEN, sweep_one, s);
 	for (unsigned i = 0; i < f->n; i++) {

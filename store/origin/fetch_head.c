@@ -164,7 +164,7 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 			hi->ri.date = t;
 		hi->has_date = hi->has_date || keep;
 	} else if (name_is(line, nlen, "Expires")) {
-		hi->ri.expires = gs_http_date_parse(v, vlen, &t) == 0 ? t : 0;
+		http_resp_expires(&hi->ri, v, vlen);
 	} else if (name_is(line, nlen, "Last-Modified")) {
 		if (gs_http_date_parse(v, vlen, &t) == 0) {
 			hi->ri.last_modified = t;
@@ -173,17 +173,7 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 			hi->ri.has_validator = true;
 		}
 	} else if (name_is(line, nlen, "Age")) {
-		char num[24];
-
-		if (vlen && vlen < sizeof(num)) {
-			memcpy(num, v, vlen);
-			num[vlen] = '\0';
-			hi->ri.age = strtoll(num, NULL, 10);
-			if (hi->ri.age < 0)
-				hi->ri.age = 0;
-		}
-	} else if (name_is(line, nlen, "Set-Cookie")) {
-		hi->ri.has_set_cookie = true;
+		http_resp_age(&hi->ri, v, vlen);
 	} else if (name_is(line, nlen, "Vary")) {
 		if (vlen)
 			hi->ri.has_vary = true;
@@ -200,9 +190,6 @@ static void head_line(void *arg, const char *line, size_t len, size_t nlen,
 		/* for this cache only: it never leaves (Edge Architecture) */
 		http_sc_parse(&hi->ri.sc, v, vlen, HTTP_SC_TOKEN);
 		keep = false;
-	} else if (name_is(line, nlen, "Pragma")) {
-		if (vlen >= 8 && strncasecmp(v, "no-cache", 8) == 0)
-			hi->ri.has_pragma_no_cache = true;
 	} else if (name_is(line, nlen, "Content-Type")) {
 		size_t n = vlen < GS_ATTR_CTYPE_MAX ? vlen : GS_ATTR_CTYPE_MAX;
 
@@ -299,6 +286,12 @@ static void attr_freshness(struct gs_attr *a,
 static void decide(struct job *j, const struct http_resp_info *ri,
 		   struct http_store_decision *d)
 {
+	struct http_policy pol = {
+		.heuristic_pct = j->f->o.heuristic_pct < 0 ?
+					 0 :
+					 (unsigned)j->f->o.heuristic_pct,
+		.heuristic_max = j->f->o.heuristic_max,
+	};
 	struct http_req_info q;
 
 	memset(&q, 0, sizeof(q));
@@ -307,7 +300,7 @@ static void decide(struct job *j, const struct http_resp_info *ri,
 	q.variants = j->fields != NULL; /* the gateway's requests */
 	if (j->cc)
 		http_cc_parse(&q.cc, j->cc, j->cc_len);
-	http_store_decide(&q, ri, j->request_time, time(NULL), d);
+	http_store_decide_policy(&q, ri, &pol, j->request_time, time(NULL), d);
 }
 
 /* Begin the writer under the private key. */
@@ -527,8 +520,8 @@ static int head_done(struct job *j)
 	if (!j->forward) {
 		decide(j, &hi.ri, &d);
 		/* a head over the bound, or one that does not fit: passed */
-		if (d.why == HTTP_STORE_OK && j->status == 200 &&
-		    j->head_len <= f->o.max_header && !hi.truncated) {
+		if (d.why == HTTP_STORE_OK && j->head_len <= f->o.max_header &&
+		    !hi.truncated) {
 			attr_freshness(&hi.a, &d);
 			j->storable = true;
 		}

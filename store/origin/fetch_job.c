@@ -25,6 +25,7 @@ static void result_reply(struct fetch_waiter *fw, int status, const char *msg)
 	fw->kind = FETCH_REPLY;
 	fw->status = status;
 	fw->r = NULL;
+	fw->stale = false;
 	snprintf(fw->msg, sizeof(fw->msg), "%s", msg);
 }
 

@@ -76,8 +76,11 @@ struct fetch_opts {
 	 * serving it stale (RFC 9111 sec. 4.2.4).
 	 */
 	unsigned stale_on_error_s;
-	bool no_via; /* add no "Via: 1.1 goblind" */
-	bool no_xff; /* add no X-Forwarded-For */
+	bool no_via;	       /* add no "Via: 1.1 goblind" */
+	bool no_xff;	       /* add no X-Forwarded-For */
+	int heuristic_pct;     /* http_policy.heuristic_pct; 0: the
+				  * default, -1: no heuristic freshness */
+	int64_t heuristic_max; /* http_policy.heuristic_max; 0: default */
 };
 
 /* fetch_opts.max_header: Varnish's http_resp_size, and its ceiling */
@@ -311,7 +314,11 @@ int fetcher_head(struct fetcher *f, const char *key, size_t klen,
 /* Cache-Control directives of one message; -1: absent. */
 struct http_cc {
 	bool no_store, no_cache, private_, public_, must_revalidate,
-		proxy_revalidate, immutable, only_if_cached, bad;
+		proxy_revalidate, immutable, only_if_cached, must_understand,
+		bad;
+	/* no-cache="f": only the fields listed (http_cc_names_field())
+	 * need revalidation; private="f" is taken as private */
+	bool no_cache_fields;
 	int64_t max_age, s_maxage, max_stale, min_fresh; /* seconds or -1 */
 	/* RFC 5861 (either message); a malformed value is ignored */
 	int64_t stale_while_revalidate, stale_if_error; /* seconds or -1 */
@@ -322,11 +329,20 @@ struct http_cc {
  * directives add up).  Initialise with http_cc_init().  Unknown
  * directives are ignored; a malformed delta-seconds sets @bad and is
  * treated as 0 (stale), per RFC 9111 §1.2.2 / §4.2.1 ("invalid freshness
- * information" is stale).  "no-cache" and "private" with field names are
- * taken as the unqualified directive (stricter).
+ * information" is stale); of repeated max-age / s-maxage the first
+ * counts.  "no-cache" with field names sets no_cache_fields, not the
+ * unqualified directive; "private" with field names is taken whole.
  */
 void http_cc_init(struct http_cc *cc);
 void http_cc_parse(struct http_cc *cc, const char *s, size_t len);
+
+/**
+ * Does the Cache-Control value @s (@len bytes) list @field (@flen bytes,
+ * any case) in a no-cache="..." directive?  Those fields are not sent
+ * from the cache without a successful revalidation (RFC 9111 §5.2.2.4).
+ */
+bool http_cc_names_field(const char *s, size_t len, const char *field,
+			 size_t flen);
 
 /**
  * Parse every @name line (e.g. "Cache-Control") of a stored header block
@@ -369,16 +385,25 @@ struct http_resp_info {
 	int64_t date;	       /* Date, 0: absent/invalid */
 	int64_t expires;       /* Expires; -1 absent, 0 invalid (= stale) */
 	int64_t last_modified; /* 0: absent */
-	int64_t age;	       /* Age header, -1: absent */
-	bool has_set_cookie;
-	bool has_vary;	    /* any Vary but none or "" */
-	bool vary_star;	    /* Vary: * */
-	bool has_validator; /* ETag or Last-Modified present */
-	bool has_pragma_no_cache;
-	struct http_sc sc; /* Surrogate-Control for this cache */
+	int64_t age;	       /* Age header, -1: absent (or invalid) */
+	bool age_invalid;      /* an Age that is not delta-seconds */
+	bool has_vary;	       /* any Vary but none or "" */
+	bool vary_star;	       /* Vary: * */
+	bool has_validator;    /* ETag or Last-Modified present */
+	struct http_sc sc;     /* Surrogate-Control for this cache */
 };
 
 void http_resp_info_init(struct http_resp_info *r);
+
+/**
+ * Take an Expires or Age header line's value (@v, @vlen) into @r; call
+ * once per line, in order: the first Expires counts, one that is not an
+ * HTTP-date is expired (0); the first member of the first Age counts,
+ * one that is not delta-seconds sets age_invalid (the response is then
+ * stale).
+ */
+void http_resp_expires(struct http_resp_info *r, const char *v, size_t vlen);
+void http_resp_age(struct http_resp_info *r, const char *v, size_t vlen);
 
 /* What the client's request said, as far as caching cares. */
 struct http_req_info {
@@ -389,12 +414,13 @@ struct http_req_info {
 
 enum http_store_why {
 	HTTP_STORE_OK = 0,
-	HTTP_STORE_STATUS,	 /* status not stored (we store 200 only) */
+	HTTP_STORE_STATUS,	 /* a status not stored: not final, 206,
+				  * 304, or neither heuristically
+				  * cacheable nor explicitly fresh */
 	HTTP_STORE_NO_STORE,	 /* no-store in request or response */
 	HTTP_STORE_PRIVATE,	 /* private: a shared cache must not store */
 	HTTP_STORE_AUTH,	 /* Authorization without public/s-maxage/
 				  * must-revalidate (§3.5) */
-	HTTP_STORE_SET_COOKIE,	 /* Set-Cookie (we do not store these) */
 	HTTP_STORE_VARY,	 /* Vary: *, or Vary where variants are not
 				  * stored (goblinfs) */
 	HTTP_STORE_NO_FRESHNESS, /* no explicit lifetime, no heuristic
@@ -411,22 +437,50 @@ struct http_store_decision {
 	int64_t age_base;	 /* unix s at which the age was 0:
 				  * response_time - corrected_initial_age */
 	int64_t fresh_until;	 /* unix s: age_base + freshness lifetime */
-	bool heuristic;		 /* lifetime from Last-Modified (10% rule,
-				  * capped at one day) */
+	bool heuristic;		 /* lifetime from Last-Modified (a percent
+				  * of its age, capped: http_policy) */
 };
+
+/* What RFC 9111 leaves to the cache (goblind's --mirror-heuristic*). */
+struct http_policy {
+	unsigned heuristic_pct; /* §4.2.2: a heuristic lifetime is this
+				 * percent of the time since Last-Modified;
+				 * 0: none */
+	int64_t heuristic_max;	/* ... and at most this many seconds */
+};
+
+#define HTTP_HEURISTIC_PCT_DEFAULT 10
+#define HTTP_HEURISTIC_MAX_DEFAULT 86400
+
+/**
+ * The status codes RFC 9110 defines as heuristically cacheable (sec.
+ * 15.1) that this cache stores: 200, 203, 204, 300, 301, 308, 404, 405,
+ * 410, 414, 501 (206 is, but ranges are not stored).
+ */
+bool http_status_heuristic(int status);
 
 /**
  * Decide whether a shared cache may store the response @r to request @q,
  * and for how long it stays fresh (RFC 9111 §3, §4.2).  @request_time and
  * @response_time are unix seconds (for the age calculation of §4.2.3).
- * Heuristic freshness is used only for a 200 without explicit expiry
- * (max-age, s-maxage, Expires) and with Last-Modified, never with
- * no-cache.  Surrogate-Control's max-age, where present, is the lifetime
- * before all of those, and its no-store keeps the response out.
+ * Stored: a final status other than 206 and 304 that is heuristically
+ * cacheable (http_status_heuristic()) or has explicit freshness
+ * (max-age, s-maxage, Expires) or public.  Heuristic freshness (@pol's
+ * percent of the time since Last-Modified, capped) only without
+ * explicit expiry, for a heuristically cacheable status or a public
+ * response, never with no-cache.  http_store_decide() uses the default
+ * policy (10%, at most a day).
+ * Surrogate-Control's max-age, where present, is the lifetime before
+ * all of those, and its no-store keeps the response out.
  */
 void http_store_decide(const struct http_req_info *q,
 		       const struct http_resp_info *r, int64_t request_time,
 		       int64_t response_time, struct http_store_decision *d);
+void http_store_decide_policy(const struct http_req_info *q,
+			      const struct http_resp_info *r,
+			      const struct http_policy *pol,
+			      int64_t request_time, int64_t response_time,
+			      struct http_store_decision *d);
 
 /** A lower-case reason for @why, for logs and the X-Cache header. */
 const char *http_store_strwhy(enum http_store_why why);

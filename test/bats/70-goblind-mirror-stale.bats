@@ -85,7 +85,7 @@ hdr() {
 		[ "$(cat "$T/$m.b")" = "stored v1" ]
 		[ "$(hdr X-Cache "$T/$m.h")" = STALE ]
 		[ "$(hdr Age "$T/$m.h")" -ge 2 ]
-		! grep -qi '^Warning:' "$T/$m.h"
+		[ -z "$(hdr Warning "$T/$m.h")" ]
 	done
 	[ "$(ocount)" = 5 ]
 }
@@ -179,7 +179,7 @@ hstat() {
 	[ "$(hdr X-Version "$T/2.h")" = 2 ]
 	[ "$(hdr X-Kept "$T/2.h")" = yes ]
 	# the stored body is not gzip: a 304 does not say otherwise
-	! grep -qi '^Content-Encoding:' "$T/2.h"
+	[ -z "$(hdr Content-Encoding "$T/2.h")" ]
 	[ "$(grep -ci '^X-Version:' "$T/2.h")" = 1 ]
 	[ "$(ocount)" = 2 ]
 	curl -s "http://127.0.0.1:$OPORT/_probe/log" | grep -q '"If-None-Match": "\\"e1\\""'
@@ -296,7 +296,7 @@ hstat() {
 	[ "$(hdr X-Cache "$T/8.h")" = PASS ]
 	[ "$(ocount)" = 7 ]
 	for i in 1 2 3 4 5 6 7 8; do
-		! grep -qi '^Surrogate-Control:' "$T/$i.h"
+		[ -z "$(hdr Surrogate-Control "$T/$i.h")" ]
 	done
 }
 
@@ -325,4 +325,76 @@ hstat() {
 	get o 5
 	[ "$(hdr X-Cache "$T/5.h")" = HIT ]
 	[ "$(cat "$T/5.b")" = "body e2" ]
+}
+
+@test "issue 18: readers of a stale object while the origin flips between 304, new bodies, 503 and dropped connections: every answer is 200 and one whole version" {
+	probe
+	mode '{"mode": "ok", "body": "version 0\n", "etag": "\"e0\"", "headers": {"Cache-Control": "max-age=1, stale-if-error=600"}, "headers304": {"Cache-Control": "max-age=1, stale-if-error=600"}}'
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --mirror-timeout 2
+	get o 0
+	[ "$(cat "$T/0.s")" = 200 ]
+	"$PY" - "$HPORT" "$OPORT" <<'PY'
+import json, sys, threading, time, urllib.request, urllib.error
+
+hport, oport = sys.argv[1], sys.argv[2]
+stop = time.time() + 4.0
+bodies = {"version 0\n"}
+lock = threading.Lock()
+bad = []
+count = [0]
+
+def ctl(m):
+    urllib.request.urlopen("http://127.0.0.1:%s/_probe/mode" % oport,
+                           json.dumps(m).encode(), timeout=5).read()
+
+def flipper():
+    n = 0
+    while time.time() < stop:
+        n += 1
+        k = n % 4
+        if k == 0:
+            body = "version %d\n" % n
+            with lock:
+                bodies.add(body)
+            ctl({"mode": "ok", "body": body, "etag": '"e%d"' % n})
+        elif k == 1:
+            ctl({"mode": "cond"})
+        elif k == 2:
+            ctl({"mode": "503"})
+        else:
+            ctl({"mode": "drop"})
+        time.sleep(0.3)
+
+def reader():
+    while time.time() < stop:
+        try:
+            r = urllib.request.urlopen("http://127.0.0.1:%s/o" % hport,
+                                       timeout=10)
+            st, b = r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            st, b = e.code, e.read().decode()
+        except Exception as e:
+            st, b = 0, repr(e)
+        with lock:
+            count[0] += 1
+            if st != 200 or b not in bodies:
+                bad.append((st, b))
+
+ts = [threading.Thread(target=reader) for _ in range(6)]
+ts.append(threading.Thread(target=flipper))
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("answers: %d, bad: %d" % (count[0], len(bad)))
+for b in bad[:10]:
+    print("bad:", b)
+sys.exit(1 if bad or count[0] < 20 else 0)
+PY
+	local st nm sd
+	st=$(hstat mirror_served_stale) nm=$(hstat mirror_not_modified)
+	sd=$(hstat mirror_stored)
+	echo "served stale $st, 304s $nm, stored $sd"
+	# each path was taken while the readers read
+	[ "$st" -gt 0 ] && [ "$nm" -gt 0 ] && [ "$sd" -gt 1 ]
 }

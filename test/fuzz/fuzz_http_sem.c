@@ -67,11 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t flen[NFIELD] = { 0 }, pos = 0;
 	uint64_t obj = 0;
 	int64_t t0 = 0;
-	struct http_cc qcc, rcc;
+	struct http_cc qcc, rcc, bcc;
 	struct http_cond c;
 	struct http_req_info q;
 	struct http_resp_info r;
 	struct http_store_decision d;
+	struct http_policy pol;
 	bool strong, weak;
 
 	for (int i = 0; i < NFIELD; i++) {
@@ -132,16 +133,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.cc = qcc;
 	q.authorization = obj & 64;
 	http_resp_info_init(&r);
-	r.status = (obj & 128) ? 200 : 204;
+	r.status = (obj & 128) ? 200 : 100 + (int)(obj % 900);
 	r.cc = rcc;
 	r.date = t0;
-	r.expires = t0 ^ (int64_t)obj;
 	r.last_modified = t0 - (int64_t)obj;
-	r.age = (int64_t)obj - 1000;
 	r.has_validator = obj & 256;
-	r.has_pragma_no_cache = obj & 512;
-	r.has_set_cookie = (obj & 3072) == 3072;
-	http_store_decide(&q, &r, t0 - 5, t0, &d);
+	/* Expires and Age from the bytes (lines 0 and 7), or as numbers */
+	if (obj & 512) {
+		http_resp_expires(&r, f[0], flen[0]);
+		http_resp_expires(&r, f[7], flen[7]);
+		CHECK(r.expires >= 0);
+		http_resp_age(&r, f[7], flen[7]);
+		http_resp_age(&r, f[0], flen[0]);
+		CHECK(r.age_invalid ? r.age == -1 :
+				      r.age >= 0 && r.age <= 2147483648);
+	} else {
+		r.expires = t0 ^ (int64_t)obj;
+		r.age = (int64_t)obj - 1000;
+	}
+	/* Surrogate-Control and RFC 5861's windows (reval, issue 18) */
+	http_sc_parse(&r.sc, f[7], flen[7], HTTP_SC_TOKEN);
+	CHECK(r.sc.max_age >= -1 && r.sc.max_age <= INT64_C(2147483648));
+	CHECK(rcc.stale_if_error >= -1 &&
+	      rcc.stale_if_error <= INT64_C(2147483648));
+	CHECK(rcc.stale_while_revalidate >= -1 &&
+	      rcc.stale_while_revalidate <= INT64_C(2147483648));
+	http_cc_init(&bcc);
+	http_cc_parse_block(&bcc, "Cache-Control", f[6], flen[6]);
+	check_cc(&bcc);
+	pol.heuristic_pct = (unsigned)(obj % 101);
+	pol.heuristic_max = (obj & 4096) ? INT64_MAX : (int64_t)obj;
+	http_store_decide_policy(&q, &r, &pol, t0 - 5, t0, &d);
 	CHECK(d.why <= HTTP_STORE_NO_FRESHNESS);
 	CHECK(http_store_strwhy(d.why)[0] != '\0');
 	if (d.why == HTTP_STORE_OK) {
@@ -151,6 +173,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)http_fresh_for(&qcc, d.fresh_until, d.age_base,
 				     d.revalidate_always, d.must_revalidate,
 				     t0 + (int64_t)(obj % 100000));
+		for (int u = HTTP_STALE_ERROR; u <= HTTP_STALE_REVALIDATE; u++)
+			CHECK(!http_stale_ok((enum http_stale_use)u, &rcc, &qcc,
+					     d.fresh_until, d.age_base,
+					     d.revalidate_always,
+					     d.must_revalidate,
+					     (int64_t)(obj % 1000),
+					     t0 + (int64_t)(obj % 100000)) ||
+			      !(d.revalidate_always || d.must_revalidate));
 	}
 out:
 	for (int i = 0; i < NFIELD; i++)

@@ -599,14 +599,18 @@ test_cc(void **state)
 	assert_false(cc.bad);
 	assert_false(cc.no_store);
 
-	/* quoted arguments: accepted for delta-seconds; field names taken
-	 * as the whole directive */
+	/* quoted arguments: accepted for delta-seconds; no-cache's field
+	 * names (issue 18) only for those fields, private's for the whole */
 	cc = CC("max-age=\"30\", no-cache=\"Set-Cookie, X-Foo\", "
 		"private=\"Authorization\"");
 	assert_int_equal(cc.max_age, 30);
-	assert_true(cc.no_cache);
+	assert_false(cc.no_cache);
+	assert_true(cc.no_cache_fields);
 	assert_true(cc.private_);
 	assert_false(cc.bad);
+	cc = CC("no-cache, no-cache=a");
+	assert_true(cc.no_cache);
+	assert_true(cc.no_cache_fields);
 	cc = CC("max-age=\"3\\0\"");
 	assert_int_equal(cc.max_age, 30);
 
@@ -645,10 +649,20 @@ static void test_cc_bad(void **state)
 	assert_int_equal(cc.s_maxage, 0);
 	assert_int_equal(cc.min_fresh, 0);
 	assert_int_equal(cc.max_stale, 0);
-	/* OWS around '=' is tolerated */
+	/* issue 18: no OWS around '=' (RFC 9111 §5.2): an invalid value */
 	cc = CC("max-age = 5");
+	assert_true(cc.bad);
+	assert_int_equal(cc.max_age, 0);
+	cc = CC("max-age =5");
+	assert_true(cc.bad);
+	assert_int_equal(cc.max_age, 0);
+	cc = CC("max-age= 5, s-maxage\t=9");
+	assert_int_equal(cc.max_age, 0);
+	assert_int_equal(cc.s_maxage, 0);
+	cc = CC("max-age=5 , s-maxage=9"); /* OWS before the comma is fine */
 	assert_false(cc.bad);
 	assert_int_equal(cc.max_age, 5);
+	assert_int_equal(cc.s_maxage, 9);
 	/* a name that is not a token, or no '=': not a directive */
 	cc = CC("max-age 5, \"no-store\", (x)=1, =5");
 	assert_false(cc.bad);
@@ -664,12 +678,16 @@ static void test_cc_duplicates(void **state)
 	/* the same value twice: that value */
 	cc = CC("max-age=60, max-age=60");
 	assert_int_equal(cc.max_age, 60);
-	/* conflicting max-age / s-maxage: stale (RFC 9111 §4.2.1) */
+	/* conflicting max-age / s-maxage: the first (RFC 9111 §4.2.1) */
 	cc = CC("max-age=60, max-age=120");
-	assert_int_equal(cc.max_age, 0);
+	assert_int_equal(cc.max_age, 60);
 	cc = CC("s-maxage=60");
 	http_cc_parse(&cc, "s-maxage=5", 10); /* a second header line */
-	assert_int_equal(cc.s_maxage, 0);
+	assert_int_equal(cc.s_maxage, 60);
+	/* ... an invalid first one is stale, whatever follows */
+	cc = CC("max-age=1.5, max-age=120");
+	assert_int_equal(cc.max_age, 0);
+	assert_true(cc.bad);
 	/* the stricter of request max-stale and min-fresh */
 	cc = CC("max-stale=60, max-stale=10, min-fresh=5, min-fresh=50");
 	assert_int_equal(cc.max_stale, 10);
@@ -730,8 +748,8 @@ static void test_resp_init(void **state)
 	assert_int_equal(r.date, 0);
 	assert_int_equal(r.last_modified, 0);
 	assert_int_equal(r.cc.max_age, -1);
-	assert_false(r.has_vary || r.vary_star || r.has_set_cookie ||
-		     r.has_validator || r.has_pragma_no_cache || r.cc.bad);
+	assert_false(r.has_vary || r.vary_star || r.has_validator ||
+		     r.age_invalid || r.cc.bad);
 }
 
 static void test_store_why(void **state)
@@ -743,7 +761,7 @@ static void test_store_why(void **state)
 
 	r.status = 206;
 	why(HTTP_STORE_STATUS);
-	r.status = 404;
+	r.status = 302;
 	why(HTTP_STORE_STATUS);
 	r.status = 304;
 	why(HTTP_STORE_STATUS);
@@ -782,10 +800,6 @@ static void test_store_why(void **state)
 	why(HTTP_STORE_AUTH);
 	r.cc.proxy_revalidate = false;
 	q.authorization = false;
-
-	r.has_set_cookie = true;
-	why(HTTP_STORE_SET_COOKIE);
-	r.has_set_cookie = false;
 
 	r.has_vary = true;
 	why(HTTP_STORE_VARY);
@@ -878,28 +892,17 @@ static void test_store_lifetime(void **state)
 	assert_int_equal(d.fresh_until, T0);
 	r.last_modified = T0 - 1000;
 
-	/* never with no-cache, nor with Pragma: no-cache alone */
+	/* never with no-cache (Pragma has no say: test_issue18_pragma) */
 	r.cc.no_cache = true;
 	why(HTTP_STORE_OK);
 	assert_false(d.heuristic);
 	assert_true(d.revalidate_always);
 	r.cc.no_cache = false;
-	r.has_pragma_no_cache = true;
-	why(HTTP_STORE_OK);
-	assert_false(d.heuristic);
-	assert_true(d.revalidate_always);
-	/* ... Pragma is overridden by any Cache-Control */
-	r.cc.max_age = 50;
-	why(HTTP_STORE_OK);
-	assert_false(d.revalidate_always);
-	assert_int_equal(d.fresh_until, T0 + 50);
-	r.cc.max_age = -1;
 	r.cc.public_ = true;
 	why(HTTP_STORE_OK);
 	assert_true(d.heuristic);
 	assert_false(d.revalidate_always);
 	r.cc.public_ = false;
-	r.has_pragma_no_cache = false;
 
 	/* no-cache with a lifetime: stored, revalidated on each use */
 	r.cc.no_cache = true;
@@ -919,6 +922,242 @@ static void test_store_lifetime(void **state)
 	http_store_decide(&q, &r, INT64_MAX, INT64_MAX, &d);
 	assert_int_equal(d.why, HTTP_STORE_OK);
 	assert_true(d.fresh_until >= d.age_base);
+}
+
+/* RFC 9111 sec. 3 and 4.2.2, RFC 9110 sec. 15.1 */
+static void test_issue18_statuses(void **state)
+{
+	static const int heuristic[] = { 200, 203, 204, 300, 301, 308,
+					 404, 405, 410, 414, 501 };
+	static const int other[] = { 201, 202, 205, 302, 303, 307, 400, 401,
+				     403, 409, 500, 502, 503, 504, 599, 999 };
+	struct http_policy pol = { .heuristic_pct = 25, .heuristic_max = 200 };
+
+	(void)state;
+	/* heuristically cacheable: stored with Last-Modified alone */
+	for (size_t i = 0; i < sizeof(heuristic) / sizeof(heuristic[0]); i++) {
+		r.status = heuristic[i];
+		why(HTTP_STORE_OK);
+		assert_true(d.heuristic);
+		assert_int_equal(d.fresh_until, T0 + 1000);
+		assert_true(http_status_heuristic(heuristic[i]));
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		r.status = other[i];
+		assert_false(http_status_heuristic(other[i]));
+		/* not without explicit freshness, though it has a validator */
+		why(HTTP_STORE_STATUS);
+		/* with max-age, s-maxage or Expires: stored, no heuristic */
+		r.cc.max_age = 60;
+		why(HTTP_STORE_OK);
+		assert_false(d.heuristic);
+		assert_int_equal(d.fresh_until, T0 + 60);
+		r.cc.max_age = -1;
+		r.cc.s_maxage = 30;
+		why(HTTP_STORE_OK);
+		assert_int_equal(d.fresh_until, T0 + 30);
+		r.cc.s_maxage = -1;
+		r.expires = T0 + 90;
+		why(HTTP_STORE_OK);
+		assert_int_equal(d.fresh_until, T0 + 90);
+		r.expires = 0; /* invalid: present, and stale */
+		why(HTTP_STORE_OK);
+		assert_int_equal(d.fresh_until, T0);
+		r.expires = -1;
+		/* public: stored, and a heuristic is allowed (sec. 4.2.2) */
+		r.cc.public_ = true;
+		why(HTTP_STORE_OK);
+		assert_true(d.heuristic);
+		r.cc.public_ = false;
+	}
+	/* 206 and 304 are never stored, whatever they say; nor 1xx */
+	r.cc.max_age = 60;
+	r.cc.public_ = true;
+	r.status = 206;
+	why(HTTP_STORE_STATUS);
+	r.status = 304;
+	why(HTTP_STORE_STATUS);
+	r.status = 100;
+	why(HTTP_STORE_STATUS);
+	http_cc_init(&r.cc);
+
+	/* the policy: a percent, capped; 0 percent: no heuristic */
+	r.status = 404;
+	r.last_modified = T0 - 400;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.why, HTTP_STORE_OK);
+	assert_true(d.heuristic);
+	assert_int_equal(d.fresh_until, T0 + 100);
+	r.last_modified = T0 - 4000;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.fresh_until, T0 + 200);
+	pol.heuristic_pct = 100;
+	pol.heuristic_max = INT64_MAX;
+	r.last_modified = INT64_MIN;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_true(d.fresh_until > T0); /* saturated, not wrapped */
+	r.last_modified = T0 - 4000;
+	pol.heuristic_pct = 0;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.why, HTTP_STORE_OK); /* it has a validator */
+	assert_false(d.heuristic);
+	assert_true(d.revalidate_always);
+	r.has_validator = false;
+	http_store_decide_policy(&q, &r, &pol, T0, T0, &d);
+	assert_int_equal(d.why, HTTP_STORE_NO_FRESHNESS);
+}
+
+/* issue 18: Age (RFC 9111 §5.1) and Expires (§5.3) as header lines */
+static void test_issue18_age_expires_parse(void **state)
+{
+	static const struct {
+		const char *v;
+		int64_t age; /* -1: invalid */
+	} ages[] = {
+		{ "0", 0 },
+		{ "7200", 7200 },
+		{ " 30 ", 30 },
+		{ "0,7200", 0 },
+		{ "7200, 0", 7200 },
+		{ ", 5", 5 },
+		{ "abc", -1 },
+		{ "-7200", -1 },
+		{ "7200.0", -1 },
+		{ "7200;foo=1", -1 },
+		{ "", -1 },
+		{ "+5", -1 },
+		{ "1e3", -1 },
+		{ "\"5\"", -1 },
+		{ "99999999999999999999", 2147483648 },
+	};
+	static const char *const bad_dates[] = {
+		"0",
+		"-1",
+		"Thu, 18 Aug 2050 02:01:18 UTC",
+		"Thu, 18 Aug 2050 02:01:18 AEST",
+		"Thu 18 Aug 2050 02:01:18 GMT",
+		"Thu, 18-Aug-2050 02:01:18 GMT",
+		"Thu, 18 Aug 2050 02.01.18 GMT",
+		"Thu, 18 Aug 2050 2:01:18 GMT",
+		"Tue 19 Jan 2038 14:14:08 GMT",
+		"",
+		"tomorrow",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ages) / sizeof(ages[0]); i++) {
+		http_resp_info_init(&r);
+		http_resp_age(&r, ages[i].v, strlen(ages[i].v));
+		if (ages[i].age < 0 ? !r.age_invalid || r.age != -1 :
+				      r.age_invalid || r.age != ages[i].age)
+			fail_msg("Age '%s': %lld invalid %d", ages[i].v,
+				 (long long)r.age, r.age_invalid);
+	}
+	/* the first line counts, later ones are discarded */
+	http_resp_info_init(&r);
+	http_resp_age(&r, "7200", 4);
+	http_resp_age(&r, "0", 1);
+	assert_int_equal(r.age, 7200);
+	http_resp_info_init(&r);
+	http_resp_age(&r, "x", 1);
+	http_resp_age(&r, "0", 1);
+	assert_true(r.age_invalid);
+	/* an invalid Age makes a fresh response stale; a valid one ages it */
+	setup_store(NULL);
+	r.cc.max_age = 3600;
+	http_resp_age(&r, "abc", 3);
+	decide();
+	assert_int_equal(d.why, HTTP_STORE_OK);
+	assert_true(d.fresh_until <= T0);
+	setup_store(NULL);
+	r.cc.max_age = 3600;
+	http_resp_age(&r, "0, 0", 4);
+	decide();
+	assert_int_equal(d.fresh_until, T0 + 3600);
+
+	/* every invalid Expires is already expired (0) */
+	for (size_t i = 0; i < sizeof(bad_dates) / sizeof(bad_dates[0]); i++) {
+		http_resp_info_init(&r);
+		http_resp_expires(&r, bad_dates[i], strlen(bad_dates[i]));
+		if (r.expires != 0)
+			fail_msg("Expires '%s': %lld", bad_dates[i],
+				 (long long)r.expires);
+	}
+	/* the three formats are dates; the first line counts */
+	http_resp_info_init(&r);
+	http_resp_expires(&r, "Thu, 18 Aug 2050 02:01:18 GMT", 29);
+	assert_int_equal(r.expires, 2544400878);
+	http_resp_expires(&r, "Fri, 19 Aug 2050 02:01:18 GMT", 29);
+	assert_int_equal(r.expires, 2544400878);
+	http_resp_info_init(&r);
+	http_resp_expires(&r, "Thursday, 18-Aug-50 02:01:18 GMT", 32);
+	assert_int_equal(r.expires, 2544400878);
+	http_resp_info_init(&r);
+	http_resp_expires(&r, "Thu Aug 18 02:01:18 2050", 24);
+	assert_int_equal(r.expires, 2544400878);
+	/* an invalid first line is not rescued by a valid second */
+	http_resp_info_init(&r);
+	http_resp_expires(&r, "soon", 4);
+	http_resp_expires(&r, "Thu, 18 Aug 2050 02:01:18 GMT", 29);
+	assert_int_equal(r.expires, 0);
+	/* ... and makes the response stale without max-age */
+	setup_store(NULL);
+	http_resp_expires(&r, "soon", 4);
+	decide();
+	assert_int_equal(d.why, HTTP_STORE_OK);
+	assert_false(d.heuristic);
+	assert_int_equal(d.fresh_until, T0);
+}
+
+/* issue 18: the fields no-cache="..." lists (RFC 9111 §5.2.2.4) */
+static void test_issue18_no_cache_fields(void **state)
+{
+	static const char cc[] = "max-age=60, no-cache=\"Set-Cookie, x-a\", "
+				 "private, no-cache=B";
+	(void)state;
+	assert_true(http_cc_names_field(cc, strlen(cc), "set-cookie", 10));
+	assert_true(http_cc_names_field(cc, strlen(cc), "X-A", 3));
+	assert_true(http_cc_names_field(cc, strlen(cc), "b", 1));
+	assert_false(http_cc_names_field(cc, strlen(cc), "x", 1));
+	assert_false(http_cc_names_field(cc, strlen(cc), "private", 7));
+	assert_false(http_cc_names_field(cc, strlen(cc), "max-age", 7));
+	/* private's list, an unqualified no-cache, OWS before '=': none */
+	assert_false(http_cc_names_field("private=\"a\"", 11, "a", 1));
+	assert_false(http_cc_names_field("no-cache", 8, "no-cache", 8));
+	assert_false(http_cc_names_field("no-cache =\"a\"", 13, "a", 1));
+	/* the length bounds it */
+	assert_false(http_cc_names_field(cc, 12, "set-cookie", 10));
+}
+
+/* issue 18: must-understand (RFC 9111 §5.2.2.3) */
+static void test_issue18_must_understand(void **state)
+{
+	(void)state;
+	r.cc = CC("max-age=3600, must-understand");
+	assert_true(r.cc.must_understand);
+	r.status = 599; /* not one this cache knows: not stored */
+	why(HTTP_STORE_STATUS);
+	r.status = 299;
+	why(HTTP_STORE_STATUS);
+	r.status = 200;
+	why(HTTP_STORE_OK);
+	/* understood: no-store beside it is ignored */
+	r.cc = CC("max-age=3600, must-understand, no-store");
+	why(HTTP_STORE_OK);
+	r.status = 404;
+	why(HTTP_STORE_OK);
+	r.status = 599;
+	why(HTTP_STORE_STATUS);
+	/* without must-understand, 599 with max-age is stored */
+	r.cc = CC("max-age=3600");
+	why(HTTP_STORE_OK);
+	r.cc = CC("max-age=3600, no-store");
+	why(HTTP_STORE_NO_STORE);
+	/* a request's no-store always counts */
+	r.status = 200;
+	r.cc = CC("max-age=3600, must-understand, no-store");
+	q.cc.no_store = true;
+	why(HTTP_STORE_NO_STORE);
 }
 
 static void test_store_age(void **state)
@@ -1077,6 +1316,12 @@ int main(void)
 		cmocka_unit_test_setup(test_store_why, setup_store),
 		cmocka_unit_test_setup(test_store_lifetime, setup_store),
 		cmocka_unit_test_setup(test_store_age, setup_store),
+		cmocka_unit_test_setup(test_issue18_statuses, setup_store),
+		cmocka_unit_test_setup(test_issue18_age_expires_parse,
+				       setup_store),
+		cmocka_unit_test_setup(test_issue18_must_understand,
+				       setup_store),
+		cmocka_unit_test(test_issue18_no_cache_fields),
 		cmocka_unit_test_setup(test_fresh_for, setup_store),
 		cmocka_unit_test_setup(test_end_to_end, setup_store),
 	};

@@ -2565,6 +2565,95 @@ static void test_admission_overload_hdd(void **state)
 	overload(&o, 512 * MiB);
 }
 
+/*
+ * issue 18: records up to GS_ATTR_MAX (33 KiB: a mirror's whole header
+ * block) through put, readers of both sizes (a small record keeps a
+ * small reader), gs_get, gs_set_attr and the journal's replay.
+ */
+static void test_issue18_large_attr(void **state)
+{
+	static uint8_t big[GS_ATTR_MAX], big2[GS_ATTR_MAX];
+	struct gs_put_args a = { .attr = big, .attr_len = GS_ATTR_MAX };
+	struct gs_put_args sa = { .attr = "tiny", .attr_len = 4 };
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_meta *m = malloc(sizeof(*m));
+	struct gs_reader *r[8];
+	uint64_t cas;
+	void *val;
+	size_t len;
+	(void)state;
+
+	assert_non_null(m);
+	for (size_t i = 0; i < sizeof(big); i++) {
+		big[i] = (uint8_t)(i * 7 + 1);
+		big2[i] = (uint8_t)(i * 13 + 5);
+	}
+	opts(&o);
+	s = open_store(&o);
+	assert_int_equal(gs_put(s, "big", 3, "value", 5, &a), 0);
+	assert_int_equal(gs_put(s, "tiny", 4, "v", 1, &sa), 0);
+	a.attr_len = 2049; /* just over a small reader's room */
+	assert_int_equal(gs_put(s, "edge", 4, "e", 1, &a), 0);
+	/* readers of each class at once, closed and reopened: recycled */
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 8; i++) {
+			const char *k = i % 3 == 0 ? "big" :
+					i % 3 == 1 ? "tiny" :
+						     "edge";
+			const struct gs_meta *rm;
+
+			assert_int_equal(gs_get_open(s, k, strlen(k), 0, &r[i]),
+					 0);
+			rm = gs_reader_meta(r[i]);
+			if (i % 3 == 0) {
+				assert_int_equal(rm->attr_len, GS_ATTR_MAX);
+				assert_memory_equal(rm->attr, big, GS_ATTR_MAX);
+			} else if (i % 3 == 1) {
+				assert_int_equal(rm->attr_len, 4);
+				assert_memory_equal(rm->attr, "tiny", 4);
+			} else {
+				assert_int_equal(rm->attr_len, 2049);
+				assert_memory_equal(rm->attr, big, 2049);
+			}
+		}
+		for (int i = 0; i < 8; i++)
+			gs_reader_close(r[i]);
+	}
+	assert_int_equal(gs_get(s, "big", 3, &val, &len, m), 0);
+	assert_int_equal(len, 5);
+	assert_int_equal(m->attr_len, GS_ATTR_MAX);
+	assert_memory_equal(m->attr, big, GS_ATTR_MAX);
+	free(val);
+	assert_int_equal(gs_get(s, "tiny", 4, &val, &len, m), 0);
+	assert_int_equal(m->attr_len, 4);
+	free(val);
+	/* a small record replaced by a large one, and back */
+	assert_int_equal(gs_stat(s, "tiny", 4, m), 0);
+	cas = m->cas;
+	assert_int_equal(gs_set_attr(s, "tiny", 4, cas, big2, GS_ATTR_MAX, 0),
+			 0);
+	assert_int_equal(gs_get_open(s, "tiny", 4, 0, &r[0]), 0);
+	assert_int_equal(gs_reader_meta(r[0])->attr_len, GS_ATTR_MAX);
+	assert_memory_equal(gs_reader_meta(r[0])->attr, big2, GS_ATTR_MAX);
+	gs_reader_close(r[0]);
+	gs_close(s);
+
+	/* the journal carries them whole */
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "big", 3, m), 0);
+	assert_int_equal(m->attr_len, GS_ATTR_MAX);
+	assert_memory_equal(m->attr, big, GS_ATTR_MAX);
+	assert_int_equal(gs_stat(s, "tiny", 4, m), 0);
+	assert_int_equal(m->attr_len, GS_ATTR_MAX);
+	assert_memory_equal(m->attr, big2, GS_ATTR_MAX);
+	assert_int_equal(gs_get(s, "edge", 4, &val, &len, m), 0);
+	assert_int_equal(m->attr_len, 2049);
+	free(val);
+	gs_close(s);
+	free(m);
+}
+
 /* gs_set_attr (issue 6: a 304 refreshes an HTTP response's metadata). */
 static void test_set_attr(void **state)
 {
@@ -2739,6 +2828,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_admission_overload_hdd,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_attr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_issue18_large_attr, setup,
+						teardown),
 	};
 
 	if (getenv("TEST_FILTER"))

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A probe origin for the mirror's response tests: it answers exactly what
+"""An answering origin for the mirror's response tests: it answers exactly what
 the test wrote.
 
-  probe_origin.py DIR PORTFILE
+  answer_origin.py DIR PORTFILE
 
 GET or HEAD /NAME answers with the file DIR/NAME, sent as it is: its
 status line, its header lines (CRLF or LF, sent as CRLF), a blank line,
