@@ -436,5 +436,8 @@ tests.forEach((suite, i) => {
   }
 })
 EOF
+# the hand-written reasons (what the RFCs say, what is not built)
+why=$root/bench/http-cache-tests-why.md
+[ -f "$why" ] && { echo; cat "$why"; } >>"$out.tmp"
 mv "$out.tmp" "$out"
 echo "http-cache-tests: wrote $out" >&2
