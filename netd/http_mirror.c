@@ -266,11 +266,9 @@ int http_stale_run(struct conn *c, const struct http_req *q, const char *key,
 	http_cc_init(&resp);
 	http_cc_parse_block(&resp, "Cache-Control", a->headers, a->headers_len);
 	http_cc_init(&req);
-	if (q->cache_control.p)
+	if (q->cache_control.p) /* Pragma does not count, as in
+				 * http_fresh_enough() */
 		http_cc_parse(&req, q->cache_control.p, q->cache_control.len);
-	else if (q->pragma.p && q->pragma.len == 8 &&
-		 !strncasecmp(q->pragma.p, "no-cache", 8))
-		req.no_cache = true;
 	if (resp.stale_while_revalidate >= 0 && !q->authorization.p &&
 	    http_stale_ok(HTTP_STALE_REVALIDATE, &resp, &req, a->fresh_until,
 			  a->age_base, a->flags & GS_ATTR_NO_CACHE,
