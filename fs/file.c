@@ -207,6 +207,46 @@ static void reader_cache(struct gfs *fs, struct gfs_fh *fh,
 }
 
 /*
+ * --mirror: reader @fh is on the fill of a new version the origin sent
+ * when the version @n showed was stale (open_revalidate).  Its size may
+ * differ from the one the kernel has for the inode, and readers of the
+ * old version may be reading it through the inode's page cache: so this
+ * reader reads direct (stopping at its version's end whatever size the
+ * kernel believes), and when such readers are there the name goes to a
+ * node of its own (as for a rewrite, node_fork) so that their inode keeps
+ * describing their version.  The node takes the new size and mtime; its
+ * cas is learnt at the next open, after the fill's commit.  Returns the
+ * inode whose attributes the kernel must drop (0: none).  Called with
+ * fs->lock held.
+ */
+static fuse_ino_t reader_refetched(struct gfs *fs, struct gfs_fh *fh,
+				   const struct gs_meta *m, bool moved,
+				   struct fuse_file_info *fi)
+{
+	struct gfs_node *n = fh->node;
+	bool own = !moved && n->attached;
+
+	if (own && n->cached_readers) {
+		struct gfs_node *n2 = node_fork(fs, n);
+
+		if (n2) {
+			n2->rewrite_pending = false;
+			n2->refs++; /* fh's reference moves */
+			n->refs--;
+			fh->node = n = n2;
+		}
+		own = false; /* the open's inode is the old one */
+	}
+	if (m->size != GS_SIZE_UNKNOWN)
+		n->size = m->size;
+	n->mtime_ns = gfs_meta_mtime(fs, m);
+	n->cas = 0;
+	n->cached_cas = 0; /* the old version's pages: not to be kept */
+	fi->direct_io = 1;
+	return own ? ino_of(fs, n) : 0;
+}
+
+/*
  * Open @n for reading; fills @fi.  0 or -errno.  The page-cache rules
  * are reader_cache's.
  */
@@ -216,7 +256,8 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	char key[GFS_KEYBUF];
 	const struct gs_meta *m;
 	struct gfs_fh *fh;
-	bool moved;
+	bool moved, refetched = false;
+	fuse_ino_t ino = 0;
 	int ret, klen;
 
 	pthread_mutex_lock(&fs->lock);
@@ -242,7 +283,10 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	fh->node = n;
 	klen = ret;
 	ret = gs_get_open(fs->s, key, (size_t)klen, 0, &fh->r);
-	if (ret == -ENOENT && fs->mirror) {
+	if (ret == 0 && fs->mirror) {
+		ret = open_revalidate(fs, key, (size_t)klen, &fh->r);
+		refetched = fh->fill = ret == 1;
+	} else if (ret == -ENOENT && fs->mirror) {
 		ret = open_fill(fs, key, (size_t)klen, &fh->r);
 		fh->fill = true;
 	}
@@ -254,7 +298,9 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		goto fail;
 
 	pthread_mutex_lock(&fs->lock);
-	if (fh->fill) {
+	if (refetched) {
+		ino = reader_refetched(fs, fh, m, moved, fi);
+	} else if (fh->fill) {
 		/* no version yet: the page cache starts afresh next time */
 		fi->keep_cache = 0;
 		n->cached_cas = 0;
@@ -263,6 +309,8 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	}
 	fh_link(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
+	if (ino)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	fi->noflush = 1;
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	return 0;

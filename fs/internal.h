@@ -298,6 +298,9 @@ struct gfs_node *origin_child(struct gfs *fs, struct gfs_node *dir,
 /* Open the fill of @key (not in the store), starting it if need be. */
 int open_fill(struct gfs *fs, const char *key, size_t klen,
 	      struct gs_reader **r);
+/* Revalidate the stale version *@r is on: 1 when *@r is on a new one. */
+int open_revalidate(struct gfs *fs, const char *key, size_t klen,
+		    struct gs_reader **r);
 /* The value of user.goblin.origin of @ino into @out; or -ENODATA. */
 int origin_string(struct gfs *fs, fuse_ino_t ino, char *out, size_t outlen);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../store/goblin.h"
 #include "../store/origin/origin.h"
@@ -112,29 +113,27 @@ static int passed(struct gs_reader *r)
 	return a.status == 404 || a.status == 410 ? -ENOENT : -EIO;
 }
 
-int mirror_open(struct mirror *m, const char *key, size_t klen,
-		struct gs_reader **r)
+/*
+ * Ask the fetcher for @key (conditionally on @stale's validators when
+ * @stale is not NULL) and wait for its answer.  Called with m->lock held,
+ * which it drops while waiting.  Same results as mirror_open().
+ */
+static int fetch_wait(struct mirror *m, const char *key, size_t klen,
+		      const struct gs_meta *stale, struct gs_reader **r)
 {
 	struct mirror_wait w = { .fw.done = wait_done };
 	int ret;
 
-	pthread_mutex_lock(&m->lock);
-	ret = gs_get_open(m->s, key, klen, GS_GET_FILL, r);
-	if (ret == -ENOENT) {
-		pthread_mutex_init(&w.lock, NULL);
-		pthread_cond_init(&w.cond, NULL);
-		ret = fetcher_get(m->f, key, klen, NULL, NULL, &w.fw);
-		if (ret < 0) {
-			pthread_mutex_destroy(&w.lock);
-			pthread_cond_destroy(&w.cond);
-			ret = ret == -ENOMEM ? ret : -EIO;
-		} else {
-			ret = 1; /* to wait for */
-		}
-	}
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	/* the fetcher reads @stale before it returns */
+	ret = fetcher_get(m->f, key, klen, stale, NULL, &w.fw);
 	pthread_mutex_unlock(&m->lock);
-	if (ret <= 0)
-		return ret;
+	if (ret < 0) {
+		pthread_mutex_destroy(&w.lock);
+		pthread_cond_destroy(&w.cond);
+		return ret == -ENOMEM ? ret : -EIO;
+	}
 
 	pthread_mutex_lock(&w.lock);
 	while (!w.done)
@@ -158,6 +157,43 @@ int mirror_open(struct mirror *m, const char *key, size_t klen,
 		break;
 	}
 	return -EIO; /* 502, 504: unreachable, timed out, bad answer */
+}
+
+int mirror_open(struct mirror *m, const char *key, size_t klen,
+		struct gs_reader **r)
+{
+	int ret;
+
+	pthread_mutex_lock(&m->lock);
+	ret = gs_get_open(m->s, key, klen, GS_GET_FILL, r);
+	if (ret != -ENOENT) {
+		pthread_mutex_unlock(&m->lock);
+		return ret;
+	}
+	return fetch_wait(m, key, klen, NULL, r);
+}
+
+bool mirror_fresh(const struct gs_meta *meta)
+{
+	struct http_cc none;
+	struct gs_attr a;
+
+	/* a record we cannot read: ask the origin rather than trust it */
+	if (gs_attr_decode(meta->attr, meta->attr_len, &a) < 0)
+		return false;
+	if (!(a.flags & GS_ATTR_ORIGIN))
+		return true; /* stored by a client (goblind PUT), not fetched */
+	http_cc_init(&none); /* an open says nothing of its own */
+	return http_fresh_for(&none, a.fresh_until, a.age_base,
+			      a.flags & GS_ATTR_NO_CACHE,
+			      a.flags & GS_ATTR_REVALIDATE, time(NULL));
+}
+
+int mirror_revalidate(struct mirror *m, const char *key, size_t klen,
+		      const struct gs_meta *stale, struct gs_reader **r)
+{
+	pthread_mutex_lock(&m->lock);
+	return fetch_wait(m, key, klen, stale, r);
 }
 
 void mirror_stats_get(struct mirror *m, struct mirror_stats *st)

@@ -10,6 +10,7 @@
 #ifndef GOBLINFS_MIRROR_H
 #define GOBLINFS_MIRROR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,25 @@ int mirror_head(struct mirror *m, const char *path, uint64_t *size,
  */
 int mirror_open(struct mirror *m, const char *key, size_t klen,
 		struct gs_reader **r);
+
+/*
+ * Whether the stored object described by @meta may be read without asking
+ * the origin: fresh by the RFC 9111 rules it was stored with (its
+ * attribute record), or not from an origin at all (a goblind PUT).
+ */
+bool mirror_fresh(const struct gs_meta *meta);
+
+/*
+ * Revalidate the stale stored version @stale of @key (the caller keeps
+ * its reader open during the call): a request conditional on its
+ * validators (If-None-Match, If-Modified-Since), joined with any fetch of
+ * @key running.  A 304 refreshes the stored record and *@r is a reader on
+ * the same bytes (same cas); a 200 replaces the object and *@r is on the
+ * new version's fill (readers of the old version keep theirs).  Errors as
+ * mirror_open()'s.
+ */
+int mirror_revalidate(struct mirror *m, const char *key, size_t klen,
+		      const struct gs_meta *stale, struct gs_reader **r);
 
 void mirror_stats_get(struct mirror *m, struct mirror_stats *st);
 

@@ -120,6 +120,34 @@ int open_fill(struct gfs *fs, const char *key, size_t klen,
 	return mirror_open(fs->mirror, key, klen, r);
 }
 
+/*
+ * With --mirror, *@r is a reader on the stored version of @key.  If the
+ * caching rules it was stored with say it is stale, ask the origin
+ * whether it changed (a request conditional on its validators, joined
+ * with any fetch of @key running): a 304 refreshes its record and the
+ * open reads the same bytes; a 200 replaces it and the open reads the new
+ * version's fill; readers of the old version keep theirs (the store pins
+ * versions).  Returns 0 with *@r on the version it was on, 1 with *@r on
+ * a new version (a fill), or -errno (EIO: the origin failed) with *@r
+ * closed and NULL.
+ */
+int open_revalidate(struct gfs *fs, const char *key, size_t klen,
+		    struct gs_reader **r)
+{
+	struct gs_reader *old = *r, *nr = NULL;
+	int ret;
+
+	if (mirror_fresh(gs_reader_meta(old)))
+		return 0;
+	ret = mirror_revalidate(fs->mirror, key, klen, gs_reader_meta(old),
+				&nr);
+	if (ret == 0 && gs_reader_meta(nr)->cas != gs_reader_meta(old)->cas)
+		ret = 1;
+	gs_reader_close(old);
+	*r = ret < 0 ? NULL : nr;
+	return ret;
+}
+
 /* "heads=N gets=N bytes=N failures=N": the origin requests so far. */
 int origin_string(struct gfs *fs, fuse_ino_t ino, char *out, size_t outlen)
 {

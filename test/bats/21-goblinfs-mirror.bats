@@ -47,6 +47,42 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port),
     functools.partial(H, directory=root)).serve_forever()
 '
 
+# An origin that revalidates (issue 18): every file with
+# "Cache-Control: max-age=$MAXAGE" (default 3) and an ETag of its bytes,
+# and a 304 to an If-None-Match that names that ETag.
+REVAL_ORIGIN='
+import functools, hashlib, http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def answer(self, body):
+        try:
+            with open(os.path.join(root, self.path.lstrip("/")), "rb") as f:
+                data = f.read()
+        except OSError:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        etag = "\"" + hashlib.sha1(data).hexdigest()[:16] + "\""
+        inm = [t.strip() for t in self.headers.get("If-None-Match", "").split(",")]
+        self.send_response(304 if etag in inm else 200)
+        self.send_header("ETag", etag)
+        self.send_header("Cache-Control", "max-age=" + os.environ.get("MAXAGE", "3"))
+        if etag in inm:
+            self.end_headers()
+            return
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+    def do_GET(self):
+        self.answer(True)
+    def do_HEAD(self):
+        self.answer(False)
+port, root = int(sys.argv[1]), sys.argv[2]
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+'
+
 GD="${GOBLIND:-$BATS_TEST_DIRNAME/../../build/goblind}"
 FIXTURE="$BATS_TEST_DIRNAME/../fixtures/attr-v1-store.tar.gz"
 
@@ -72,7 +108,7 @@ teardown() {
 	rm -rf "$T"
 }
 
-# start_origin [short|hdr]: serve $O on a free port, log to $T/origin.log
+# start_origin [short|hdr|reval]: serve $O on a free port, log to $T/origin.log
 start_origin() {
 	local i
 	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -81,6 +117,9 @@ start_origin() {
 			>/dev/null 2>>"$T/origin.log" &
 	elif [ "${1:-}" = hdr ]; then
 		python3 -c "$HDR_ORIGIN" "$PORT" "$O" \
+			>/dev/null 2>>"$T/origin.log" &
+	elif [ "${1:-}" = reval ]; then
+		python3 -c "$REVAL_ORIGIN" "$PORT" "$O" \
 			>/dev/null 2>>"$T/origin.log" &
 	else
 		python3 -m http.server "$PORT" --bind 127.0.0.1 \
@@ -134,12 +173,33 @@ requests() {
 	grep -cF "\"$1 $2 HTTP/" "$T/origin.log" || true
 }
 
+# answered STATUS METHOD PATH: how many of those requests got STATUS
+answered() {
+	grep -cF "\"$2 $3 HTTP/1.1\" $1 " "$T/origin.log" || true
+}
+
+# stop_origin: the origin goes away (its port refuses connections)
+stop_origin() {
+	kill "$OPID"
+	wait "$OPID" 2>/dev/null || true
+	OPID=
+}
+
 # origin_xattr: the mount's counters of origin requests
 origin_xattr() {
 	python3 -c "import os, sys; print(os.getxattr(sys.argv[1], 'user.goblin.origin').decode())" "$M"
 }
 
 FILES=(f0 f1 d/f100k d/e/f300k big5m)
+
+# old FILE...: make files a year old or more.  python's http.server sends
+# a Last-Modified and no lifetime, so RFC 9111's heuristic (a tenth of
+# the age since the last change, at most a day) is all the freshness a
+# cached copy has: a file written just now is stale at once and
+# revalidated at each open (issue 18), an old one is fresh for a day.
+old() {
+	touch -d '2021-03-03 03:03:03 UTC' "$@"
+}
 
 mkorigin() {
 	mkdir -p "$O/d/e"
@@ -148,6 +208,7 @@ mkorigin() {
 	head -c 102400 /dev/urandom >"$O/d/f100k"
 	head -c 307200 /dev/urandom >"$O/d/e/f300k"
 	head -c 5242880 /dev/urandom >"$O/big5m"
+	old "$O/f0" "$O/f1" "$O/d/e/f300k" "$O/big5m"
 	touch -d '2020-02-02 02:02:02 UTC' "$O/d/f100k"
 }
 
@@ -271,6 +332,7 @@ mkorigin() {
 @test "a failed origin transfer is an I/O error, is not cached, and is fetched again" {
 	head -c 1000000 /dev/urandom >"$O/big"
 	head -c 100000 /dev/urandom >"$O/small"
+	old "$O/big" "$O/small"
 	touch "$O/.short"
 	start_origin short
 	mount_mirror
@@ -299,6 +361,7 @@ mkorigin() {
 @test "names with a space and UTF-8 characters" {
 	mkdir "$O/dir é"
 	head -c 300000 /dev/urandom >"$O/dir é/a b ü.bin"
+	old "$O/dir é/a b ü.bin"
 	start_origin
 	mount_mirror
 	cmp "$O/dir é/a b ü.bin" "$M/dir é/a b ü.bin"
@@ -389,4 +452,75 @@ mkorigin() {
 	[ "$(stat -c %Y "$M/f")" = 1614567845 ]
 	[ "$(stat -c %Y "$M/m")" = 1580608922 ]
 	[ "$(cat "$M/f")" = "goblinfs body" ]
+}
+
+@test "issue 18: goblinfs --mirror revalidates a stale file on open: a 304 keeps its bytes and makes it fresh again" {
+	head -c 300000 /dev/urandom >"$O/f"
+	start_origin reval
+	mount_mirror
+	cmp "$O/f" "$M/f"
+	cmp "$O/f" "$M/f"	# fresh (max-age=3): from the store
+	[ "$(requests GET /f)" = 1 ]
+	sleep 4
+	# stale: one request conditional on its ETag, answered 304
+	cmp "$O/f" "$M/f"
+	[ "$(requests GET /f)" = 2 ]
+	[ "$(answered 304 GET /f)" = 1 ]
+	# the 304 made it fresh again, and no body came twice
+	cmp "$O/f" "$M/f"
+	[ "$(requests GET /f)" = 2 ]
+	run -0 origin_xattr
+	[[ "$output" == *" gets=2 bytes=300000 failures=0" ]]
+	[ "$(stat -c %s "$M/f")" = 300000 ]
+}
+
+@test "issue 18: goblinfs --mirror: a changed file is read anew after expiry; a reader already open keeps the old version whole" {
+	local i
+	head -c 1000000 /dev/urandom >"$O/f"
+	cp "$O/f" "$T/old"
+	start_origin reval
+	mount_mirror
+	cmp "$O/f" "$M/f"
+	# a reader of the stored version, stopped halfway
+	python3 -c '
+import os, sys, time
+f = open(sys.argv[1], "rb")
+head = f.read(400000)
+open(sys.argv[2] + ".ready", "w").close()
+while not os.path.exists(sys.argv[2] + ".go"):
+    time.sleep(0.05)
+open(sys.argv[2], "wb").write(head + f.read())
+' "$M/f" "$T/held" &
+	i=$!
+	until [ -e "$T/held.ready" ]; do sleep 0.05; done
+	head -c 1500000 /dev/urandom >"$O/f.new"
+	mv "$O/f.new" "$O/f"
+	sleep 4
+	cmp "$O/f" "$M/f"	# the new version, in one GET
+	[ "$(requests GET /f)" = 2 ]
+	[ "$(answered 200 GET /f)" = 2 ]
+	cmp "$O/f" "$M/f"	# and it is the stored one now
+	[ "$(requests GET /f)" = 2 ]
+	touch "$T/held.go"
+	wait "$i"
+	cmp "$T/old" "$T/held"
+	# the new size within the kernel's entry timeout (1 s)
+	for i in $(seq 30); do
+		[ "$(stat -c %s "$M/f")" = 1500000 ] && break
+		sleep 0.1
+	done
+	[ "$(stat -c %s "$M/f")" = 1500000 ]
+}
+
+@test "issue 18: goblinfs --mirror: a stale file whose origin is down is EIO" {
+	head -c 100000 /dev/urandom >"$O/f"
+	start_origin reval
+	mount_mirror
+	cmp "$O/f" "$M/f"
+	stop_origin
+	cmp "$O/f" "$M/f"	# fresh: the origin is not asked
+	sleep 4
+	run cat "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
 }
