@@ -84,6 +84,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 '
 
 GD="${GOBLIND:-$BATS_TEST_DIRNAME/../../build/goblind}"
+MRACE="$BATS_TEST_DIRNAME/goblinfs_mirror_race.py"
 FIXTURE="$BATS_TEST_DIRNAME/../fixtures/attr-v1-store.tar.gz"
 
 setup() {
@@ -523,4 +524,14 @@ open(sys.argv[2], "wb").write(head + f.read())
 	run cat "$M/f"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"Input/output error"* ]]
+}
+
+@test "issue 18: goblinfs --mirror: readers of a file the origin keeps replacing read whole versions, the last one after expiry" {
+	MAXAGE=1 start_origin reval
+	mount_mirror
+	run -0 python3 "$MRACE" 4 3 "$O" "$M" 2.5
+	echo "$output"
+	# several versions went through the mirror, each in one GET
+	echo "origin: $(answered 200 GET /f) answered 200, $(answered 304 GET /f) 304"
+	[ "$(answered 200 GET /f)" -ge 3 ]
 }
