@@ -25,6 +25,9 @@ struct gfs_options {
 	const char *mirror;	 /* origin URL: read-through, read-only */
 	double negative_timeout; /* seconds the kernel caches a missing name */
 	uint64_t direct_read; /* files this big bypass the page cache; 0 never */
+	unsigned mirror_stale_on_error; /* seconds past its freshness a
+					 * stored file is still read when the
+					 * origin fails; 0: off */
 };
 
 /*

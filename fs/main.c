@@ -6,6 +6,7 @@
  */
 #define FUSE_USE_VERSION 312
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -59,6 +60,9 @@ static void usage_print(FILE *f)
 	      "  --mirror URL           read-through cache of the HTTP origin "
 	      "URL;\n"
 	      "                         the mount is read-only\n"
+	      "  --mirror-stale-on-error S  read a stored file up to S\n"
+	      "                         seconds stale when the origin fails\n"
+	      "                         (default 0: EIO)\n"
 	      "  --negative-timeout S   seconds a missing name is remembered\n"
 	      "                         (default 1, 5 with --mirror)\n"
 	      "  --direct-read SIZE     read files of SIZE or more past the\n"
@@ -81,11 +85,12 @@ enum {
 	OPT_MIRROR,
 	OPT_NEGATIVE_TIMEOUT,
 	OPT_DIRECT_READ,
+	OPT_MIRROR_STALE_ON_ERROR,
 	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 9
+#define NOWN 10
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -96,6 +101,8 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "mirror", required_argument, NULL, OPT_MIRROR },
 	{ "negative-timeout", required_argument, NULL, OPT_NEGATIVE_TIMEOUT },
 	{ "direct-read", required_argument, NULL, OPT_DIRECT_READ },
+	{ "mirror-stale-on-error", required_argument, NULL,
+	  OPT_MIRROR_STALE_ON_ERROR },
 };
 
 struct cmdline {
@@ -141,6 +148,20 @@ static double seconds_opt(const char *name, const char *val)
 	if (errno || end == val || *end || !(v >= 0 && v <= 86400))
 		usage_die("invalid value '%s' for --%s", val, name);
 	return v;
+}
+
+/* Whole seconds, 0 (off) included; at most a year. */
+static unsigned secs_opt(const char *name, const char *val)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || end == val || *end || !isdigit((unsigned char)*val) ||
+	    v > 366ul * 86400)
+		usage_die("invalid value '%s' for --%s", val, name);
+	return (unsigned)v;
 }
 
 static void add_farg(struct cmdline *c, const char *arg)
@@ -195,6 +216,10 @@ static void parse(struct cmdline *c, int argc, char **argv)
 				usage_die("invalid size '%s' for "
 					  "--direct-read",
 					  optarg);
+			break;
+		case OPT_MIRROR_STALE_ON_ERROR:
+			c->fo.mirror_stale_on_error =
+				secs_opt("mirror-stale-on-error", optarg);
 			break;
 		case ':':
 			usage_die("option '%s' needs a value",

@@ -53,8 +53,8 @@ static void wait_done(struct fetch_waiter *fw)
 	pthread_mutex_unlock(&w->lock);
 }
 
-struct mirror *mirror_new(struct gs_store *s, const char *url, char *err,
-			  size_t errlen)
+struct mirror *mirror_new(struct gs_store *s, const char *url,
+			  unsigned stale_on_error_s, char *err, size_t errlen)
 {
 	struct fetch_opts o = {
 		.origin = url,
@@ -64,6 +64,7 @@ struct mirror *mirror_new(struct gs_store *s, const char *url, char *err,
 		.max_transfers = MIRROR_TRANSFERS,
 		.threads = 1,
 		.thread_name = "goblinfs-f",
+		.stale_on_error_s = stale_on_error_s,
 	};
 	struct mirror *m = calloc(1, sizeof(*m));
 

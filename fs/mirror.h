@@ -28,10 +28,13 @@ struct mirror_stats {
 
 /*
  * A mirror of the origin at @url (http:// or https://, no query) into
- * @s.  Returns NULL and a one-line reason in @err on failure.
+ * @s.  With @stale_on_error_s, a stored object at most that many seconds
+ * past its freshness is read when the origin fails or times out (the
+ * fetcher's stale_on_error_s).  Returns NULL and a one-line reason in
+ * @err on failure.
  */
-struct mirror *mirror_new(struct gs_store *s, const char *url, char *err,
-			  size_t errlen);
+struct mirror *mirror_new(struct gs_store *s, const char *url,
+			  unsigned stale_on_error_s, char *err, size_t errlen);
 
 /*
  * Stops the fetches still running (their fills are aborted: nothing

@@ -138,7 +138,9 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,
 	pthread_cond_init(&fs->commit_cond, NULL);
 	pthread_cond_init(&fs->drop_cond, NULL);
 	if (fs->o.mirror &&
-	    !(fs->mirror = mirror_new(s, fs->o.mirror, mwhy, sizeof(mwhy)))) {
+	    !(fs->mirror = mirror_new(s, fs->o.mirror,
+				      fs->o.mirror_stale_on_error, mwhy,
+				      sizeof(mwhy)))) {
 		why = mwhy;
 		goto fail;
 	}

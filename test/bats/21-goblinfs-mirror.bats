@@ -49,12 +49,18 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port),
 
 # An origin that revalidates (issue 18): every file with
 # "Cache-Control: max-age=$MAXAGE" (default 3) and an ETag of its bytes,
-# and a 304 to an If-None-Match that names that ETag.
+# and a 304 to an If-None-Match that names that ETag; a 500 to everything
+# while the file .fail exists in its directory.
 REVAL_ORIGIN='
 import functools, hashlib, http.server, os, sys
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def answer(self, body):
+        if os.path.exists(os.path.join(root, ".fail")):
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         try:
             with open(os.path.join(root, self.path.lstrip("/")), "rb") as f:
                 data = f.read()
@@ -524,6 +530,42 @@ open(sys.argv[2], "wb").write(head + f.read())
 	run cat "$M/f"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"Input/output error"* ]]
+}
+
+@test "issue 18: goblinfs --mirror-stale-on-error: a stale file is read while the origin fails, within the window" {
+	head -c 100000 /dev/urandom >"$O/f"
+	MAXAGE=1 start_origin reval
+	mount_mirror --mirror-stale-on-error 3
+	cmp "$O/f" "$M/f"
+	# the origin answers 500: the stored copy, stale by about a second
+	touch "$O/.fail"
+	sleep 2
+	cmp "$O/f" "$M/f"
+	[ "$(answered 500 GET /f)" = 1 ]
+	# back: the next open revalidates it (still stale: it was not
+	# refreshed), a 304
+	rm "$O/.fail"
+	cmp "$O/f" "$M/f"
+	[ "$(answered 304 GET /f)" = 1 ]
+	# the origin gone: the copy again, until it is 3 s past its freshness
+	stop_origin
+	sleep 2
+	cmp "$O/f" "$M/f"
+	sleep 3
+	run cat "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	run -0 origin_xattr
+	[[ "$output" == *" gets=5 bytes=100000 "* ]]
+}
+
+@test "issue 18: goblinfs --mirror-stale-on-error needs whole seconds" {
+	run -129 "$GFS" --store "$S" --mirror http://127.0.0.1:9 \
+		--mirror-stale-on-error 1.5 "$M"
+	[[ "$output" == *"invalid value '1.5' for --mirror-stale-on-error"* ]]
+	run -129 "$GFS" --store "$S" --mirror http://127.0.0.1:9 \
+		--mirror-stale-on-error -1 "$M"
+	[[ "$output" == *"invalid value '-1' for --mirror-stale-on-error"* ]]
 }
 
 @test "issue 18: goblinfs --mirror: readers of a file the origin keeps replacing read whole versions, the last one after expiry" {
