@@ -519,6 +519,23 @@ open(sys.argv[2], "wb").write(head + f.read())
 	[ "$(stat -c %s "$M/f")" = 1500000 ]
 }
 
+@test "issue 18: goblinfs --mirror: the size of a file that changed on the origin is the new one right after the open that fetched it" {
+	head -c 100000 /dev/urandom >"$O/f"
+	MAXAGE=1 start_origin reval
+	mount_mirror
+	cmp "$O/f" "$M/f"
+	[ "$(stat -c %s "$M/f")" = 100000 ]
+	head -c 250000 /dev/urandom >"$O/f.new"
+	mv "$O/f.new" "$O/f"
+	sleep 2
+	# stat alone does not ask the origin (close-to-open)
+	[ "$(stat -c %s "$M/f")" = 100000 ]
+	[ "$(requests GET /f)" = 1 ]
+	cmp "$O/f" "$M/f"
+	[ "$(stat -c %s "$M/f")" = 250000 ]
+	[ "$(requests GET /f)" = 2 ]
+}
+
 @test "issue 18: goblinfs --mirror: a stale file whose origin is down is EIO" {
 	head -c 100000 /dev/urandom >"$O/f"
 	start_origin reval
