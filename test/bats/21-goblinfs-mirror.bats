@@ -50,12 +50,15 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port),
 # An origin that revalidates (issue 18): every file with
 # "Cache-Control: max-age=$MAXAGE" (default 3) and an ETag of its bytes,
 # and a 304 to an If-None-Match that names that ETag; a 500 to everything
-# while the file .fail exists in its directory.
+# while the file .fail exists in its directory; each answer a second late
+# while .slow does.
 REVAL_ORIGIN='
-import functools, hashlib, http.server, os, sys
+import functools, hashlib, http.server, os, sys, time
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def answer(self, body):
+        if os.path.exists(os.path.join(root, ".slow")):
+            time.sleep(1)
         if os.path.exists(os.path.join(root, ".fail")):
             self.send_response(500)
             self.send_header("Content-Length", "0")
@@ -534,6 +537,28 @@ open(sys.argv[2], "wb").write(head + f.read())
 	cmp "$O/f" "$M/f"
 	[ "$(stat -c %s "$M/f")" = 250000 ]
 	[ "$(requests GET /f)" = 2 ]
+}
+
+@test "issue 18: goblinfs --mirror: concurrent opens of one stale file share one revalidation" {
+	local i pids=()
+	head -c 200000 /dev/urandom >"$O/f"
+	MAXAGE=1 start_origin reval
+	mount_mirror
+	cmp "$O/f" "$M/f"
+	sleep 2
+	touch "$O/.slow"	# the 304 takes a second: the opens overlap
+	for i in 1 2 3 4 5 6; do
+		cat "$M/f" >"$T/r$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	for i in 1 2 3 4 5 6; do
+		cmp "$O/f" "$T/r$i"
+	done
+	[ "$(requests GET /f)" = 2 ]
+	[ "$(answered 304 GET /f)" = 1 ]
 }
 
 @test "issue 18: goblinfs --mirror: a stale file whose origin is down is EIO" {
