@@ -215,18 +215,16 @@ static void reader_cache(struct gfs *fs, struct gfs_fh *fh,
  * kernel believes), and when such readers are there the name goes to a
  * node of its own (as for a rewrite, node_fork) so that their inode keeps
  * describing their version.  The node takes the new size and mtime; its
- * cas is learnt at the next open, after the fill's commit.  Returns the
- * inode whose attributes the kernel must drop (0: none).  Called with
+ * cas is learnt at the next open, after the fill's commit.  Called with
  * fs->lock held.
  */
-static fuse_ino_t reader_refetched(struct gfs *fs, struct gfs_fh *fh,
-				   const struct gs_meta *m, bool moved,
-				   struct fuse_file_info *fi)
+static void reader_refetched(struct gfs *fs, struct gfs_fh *fh,
+			     const struct gs_meta *m, bool moved,
+			     struct fuse_file_info *fi)
 {
 	struct gfs_node *n = fh->node;
-	bool own = !moved && n->attached;
 
-	if (own && n->cached_readers) {
+	if (!moved && n->attached && n->cached_readers) {
 		struct gfs_node *n2 = node_fork(fs, n);
 
 		if (n2) {
@@ -235,7 +233,6 @@ static fuse_ino_t reader_refetched(struct gfs *fs, struct gfs_fh *fh,
 			n->refs--;
 			fh->node = n = n2;
 		}
-		own = false; /* the open's inode is the old one */
 	}
 	if (m->size != GS_SIZE_UNKNOWN)
 		n->size = m->size;
@@ -243,7 +240,6 @@ static fuse_ino_t reader_refetched(struct gfs *fs, struct gfs_fh *fh,
 	n->cas = 0;
 	n->cached_cas = 0; /* the old version's pages: not to be kept */
 	fi->direct_io = 1;
-	return own ? ino_of(fs, n) : 0;
 }
 
 /*
@@ -258,6 +254,8 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	struct gfs_fh *fh;
 	bool moved, refetched = false;
 	fuse_ino_t ino = 0;
+	uint64_t size0;
+	int64_t mtime0;
 	int ret, klen;
 
 	pthread_mutex_lock(&fs->lock);
@@ -298,8 +296,10 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		goto fail;
 
 	pthread_mutex_lock(&fs->lock);
+	size0 = n->size;
+	mtime0 = n->mtime_ns;
 	if (refetched) {
-		ino = reader_refetched(fs, fh, m, moved, fi);
+		reader_refetched(fs, fh, m, moved, fi);
 	} else if (fh->fill) {
 		/* no version yet: the page cache starts afresh next time */
 		fi->keep_cache = 0;
@@ -307,6 +307,17 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	} else {
 		reader_cache(fs, fh, m, moved, fi);
 	}
+	/*
+	 * The open found another version than the one the kernel has the
+	 * attributes of (revalidated by the origin, replaced by another
+	 * front-end): so that a stat right after shows its size and mtime,
+	 * not those until the attribute timeout, the kernel drops them.
+	 * Not for a node that gave its name away (node_fork): its inode
+	 * still describes the old version, to its readers.
+	 */
+	if (fh->node == n && !moved && n->attached &&
+	    (n->size != size0 || n->mtime_ns != mtime0))
+		ino = ino_of(fs, n);
 	fh_link(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	if (ino)
