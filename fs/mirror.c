@@ -193,6 +193,23 @@ bool mirror_fresh(const struct gs_meta *meta)
 int mirror_revalidate(struct mirror *m, const char *key, size_t klen,
 		      const struct gs_meta *stale, struct gs_reader **r)
 {
+	struct http_cc resp, none;
+	struct gs_attr a;
+
+	/* RFC 5861 stale-while-revalidate: read it now, refresh behind */
+	http_cc_init(&resp);
+	http_cc_init(&none);
+	if (gs_attr_decode(stale->attr, stale->attr_len, &a) == 0)
+		http_cc_parse_block(&resp, "Cache-Control", a.headers,
+				    a.headers_len);
+	if (resp.stale_while_revalidate >= 0 &&
+	    http_stale_ok(HTTP_STALE_REVALIDATE, &resp, &none, a.fresh_until,
+			  a.age_base, a.flags & GS_ATTR_NO_CACHE,
+			  a.flags & GS_ATTR_REVALIDATE, 0, time(NULL)) &&
+	    fetcher_refresh(m->f, key, klen, stale, NULL) == 0) {
+		*r = NULL;
+		return 0;
+	}
 	pthread_mutex_lock(&m->lock);
 	return fetch_wait(m, key, klen, stale, r);
 }

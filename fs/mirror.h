@@ -84,8 +84,10 @@ bool mirror_fresh(const struct gs_meta *meta);
  * validators (If-None-Match, If-Modified-Since), joined with any fetch of
  * @key running.  A 304 refreshes the stored record and *@r is a reader on
  * the same bytes (same cas); a 200 replaces the object and *@r is on the
- * new version's fill (readers of the old version keep theirs).  Errors as
- * mirror_open()'s.
+ * new version's fill (readers of the old version keep theirs).  Within
+ * the stored response's stale-while-revalidate (RFC 5861): 0 with *@r
+ * NULL at once, @stale may be read as it is, and one revalidation runs
+ * in the background.  Errors as mirror_open()'s.
  */
 int mirror_revalidate(struct mirror *m, const char *key, size_t klen,
 		      const struct gs_meta *stale, struct gs_reader **r);

@@ -127,7 +127,8 @@ int open_fill(struct gfs *fs, const char *key, size_t klen,
  * with any fetch of @key running): a 304 refreshes its record and the
  * open reads the same bytes; a 200 replaces it and the open reads the new
  * version's fill; readers of the old version keep theirs (the store pins
- * versions).  Returns 0 with *@r on the version it was on, 1 with *@r on
+ * versions).  Within the response's stale-while-revalidate the open reads
+ * the stale version at once while the origin is asked in the background.  Returns 0 with *@r on the version it was on, 1 with *@r on
  * a new version (a fill), or -errno (EIO: the origin failed) with *@r
  * closed and NULL.
  */
@@ -141,6 +142,8 @@ int open_revalidate(struct gfs *fs, const char *key, size_t klen,
 		return 0;
 	ret = mirror_revalidate(fs->mirror, key, klen, gs_reader_meta(old),
 				&nr);
+	if (ret == 0 && !nr)
+		return 0; /* stale-while-revalidate: read it as it is */
 	if (ret == 0 && gs_reader_meta(nr)->cas != gs_reader_meta(old)->cas)
 		ret = 1;
 	gs_reader_close(old);

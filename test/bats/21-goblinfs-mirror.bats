@@ -48,7 +48,8 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port),
 '
 
 # An origin that revalidates (issue 18): every file with
-# "Cache-Control: max-age=$MAXAGE" (default 3) and an ETag of its bytes,
+# "Cache-Control: max-age=$MAXAGE" (default 3; or $ORIGIN_CC) and an ETag
+# of its bytes,
 # and a 304 to an If-None-Match that names that ETag; a 500 to everything
 # while the file .fail exists in its directory; each answer a second late
 # while .slow does.
@@ -76,7 +77,8 @@ class H(http.server.BaseHTTPRequestHandler):
         inm = [t.strip() for t in self.headers.get("If-None-Match", "").split(",")]
         self.send_response(304 if etag in inm else 200)
         self.send_header("ETag", etag)
-        self.send_header("Cache-Control", "max-age=" + os.environ.get("MAXAGE", "3"))
+        self.send_header("Cache-Control", os.environ.get("ORIGIN_CC",
+            "max-age=" + os.environ.get("MAXAGE", "3")))
         if etag in inm:
             self.end_headers()
             return
@@ -559,6 +561,28 @@ open(sys.argv[2], "wb").write(head + f.read())
 	done
 	[ "$(requests GET /f)" = 2 ]
 	[ "$(answered 304 GET /f)" = 1 ]
+}
+
+@test "issue 18: goblinfs --mirror: within stale-while-revalidate the stale file is read at once and refreshed behind" {
+	local i
+	head -c 100000 /dev/urandom >"$O/f"
+	cp "$O/f" "$T/old"
+	ORIGIN_CC="max-age=2, stale-while-revalidate=60" start_origin reval
+	mount_mirror
+	cmp "$O/f" "$M/f"
+	head -c 150000 /dev/urandom >"$O/f.new"
+	mv "$O/f.new" "$O/f"
+	sleep 3
+	# the stale copy, at once (waiting for the origin would give the new)
+	cmp "$T/old" "$M/f"
+	for i in $(seq 50); do
+		cmp -s "$O/f" "$M/f" && break
+		sleep 0.1
+	done
+	cmp "$O/f" "$M/f"
+	# one background GET brought it (the opens meanwhile started none)
+	[ "$(requests GET /f)" = 2 ]
+	[ "$(answered 200 GET /f)" = 2 ]
 }
 
 @test "issue 18: goblinfs --mirror: a stale file whose origin is down is EIO" {
