@@ -243,6 +243,8 @@ static void parse(struct cmdline *c, int argc, char **argv)
 	c->mountpoint = argv[optind];
 	if (!c->dir || !*c->dir)
 		usage_die("no store given (use --store DIR)");
+	if (c->fo.mirror_stale_on_error && !c->fo.mirror)
+		usage_die("--mirror-stale-on-error needs --mirror");
 }
 
 /* @path made absolute: the daemon runs in "/".  Caller frees. */

@@ -625,13 +625,15 @@ open(sys.argv[2], "wb").write(head + f.read())
 	[[ "$output" == *" gets=5 bytes=100000 "* ]]
 }
 
-@test "issue 18: goblinfs --mirror-stale-on-error needs whole seconds" {
+@test "issue 18: goblinfs --mirror-stale-on-error needs whole seconds and --mirror" {
 	run -129 "$GFS" --store "$S" --mirror http://127.0.0.1:9 \
 		--mirror-stale-on-error 1.5 "$M"
 	[[ "$output" == *"invalid value '1.5' for --mirror-stale-on-error"* ]]
 	run -129 "$GFS" --store "$S" --mirror http://127.0.0.1:9 \
 		--mirror-stale-on-error -1 "$M"
 	[[ "$output" == *"invalid value '-1' for --mirror-stale-on-error"* ]]
+	run -129 "$GFS" --store "$S" --mirror-stale-on-error 60 "$M"
+	[[ "$output" == *"--mirror-stale-on-error needs --mirror"* ]]
 }
 
 @test "issue 18: goblinfs --mirror: readers of a file the origin keeps replacing read whole versions, the last one after expiry" {
