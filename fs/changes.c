@@ -296,7 +296,15 @@ static void on_change(void *arg, const struct gs_change *c)
 	struct gfs_drop *d;
 
 	if (!c->locked) {
-		if (gfs_self != fs) {
+		/*
+		 * With --mirror the store's only other writer is the
+		 * mount's own fetcher, whose versions the opens that asked
+		 * for them show (open_revalidate, reader_cache).  A refetch
+		 * deletes the stale version before its fill commits:
+		 * applied, that delete would take a name the origin still
+		 * has out of the tree, and opens meanwhile fail ENOENT.
+		 */
+		if (gfs_self != fs && !fs->mirror) {
 			drain(fs);
 			apply(fs, c->key, c->klen, c->to, c->tlen);
 		}

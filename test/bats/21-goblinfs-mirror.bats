@@ -672,6 +672,7 @@ open(sys.argv[2], "wb").write(head + f.read())
 	mount_mirror
 	run python3 "$MRACE" 4 3 "$O" "$M" 2.5
 	echo "$output"
+	echo "origin: $(requests HEAD /f) HEAD"
 	[ "$status" -eq 0 ]
 	# several versions went through the mirror, each in one GET
 	echo "origin: $(answered 200 GET /f) answered 200, $(answered 304 GET /f) 304"
