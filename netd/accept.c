@@ -30,7 +30,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,8 +74,170 @@ int gd_listener_add(struct gd *gd, struct gd_proto *p, int *fds)
 {
 	if (gd->nlisteners == GD_LISTENERS_MAX)
 		return -ENOSPC;
-	gd->listeners[gd->nlisteners++] = (struct gd_listener){ p, fds };
+	gd->listeners[gd->nlisteners++] = (struct gd_listener){ p, fds, false };
 	return 0;
+}
+
+int gd_listener_add_shared(struct gd *gd, struct gd_proto *p, int *fds)
+{
+	int ret = gd_listener_add(gd, p, fds);
+
+	if (ret == 0)
+		gd->listeners[gd->nlisteners - 1].shared = true;
+	return ret;
+}
+
+/*
+ * Put @wl's socket in the worker's epoll.  A shared socket is polled with
+ * EPOLLEXCLUSIVE: a new connection wakes one of the workers waiting on
+ * it (or a few), not every one of them, and the one woken accepts what
+ * is pending (accept_all), where plain EPOLLIN woke all and all but one
+ * found EAGAIN.  Such an fd cannot be EPOLL_CTL_MODded: pauses take it
+ * out of the epoll and put it back.
+ */
+int listener_arm(struct worker *w, struct wlistener *wl)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = wl };
+
+	if (wl->l->shared) {
+		e.events |= EPOLLEXCLUSIVE;
+		return epoll_ctl(w->epfd, EPOLL_CTL_ADD, wl->fd, &e);
+	}
+	return epoll_ctl(w->epfd,
+			 wl->paused_until ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+			 wl->fd, &e);
+}
+
+/* ---- Unix sockets (--unixsocket) ---- */
+
+/*
+ * A file at @path before we bind: a socket nobody answers on (a previous
+ * run's, left by a crash or a kill -9) is removed; a socket a server
+ * answers on, or anything that is not a socket, stops the start.  A
+ * regular file there is never unlinked: it may be someone's data and the
+ * path a typo.
+ */
+static int unix_stale_remove(const char *path, const struct sockaddr_un *sa,
+			     char *why, size_t wlen)
+{
+	struct stat st;
+	int fd, ret, err;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		err = errno;
+		goto fail;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(why, wlen,
+			 "cannot use --unixsocket '%s': it exists and is not "
+			 "a socket (not removed: delete it or choose another "
+			 "path)",
+			 path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	err = errno;
+	close(fd);
+	if (ret == 0) {
+		snprintf(why, wlen,
+			 "cannot use --unixsocket '%s': a server is listening "
+			 "on it (another goblind or memcached?)",
+			 path);
+		return -1;
+	}
+	if (err != ECONNREFUSED)
+		goto fail;
+	if (unlink(path) < 0 && errno != ENOENT) {
+		err = errno;
+		goto fail;
+	}
+	gd_log(GD_LOG_INFO, "removed the stale socket %s", path);
+	return 0;
+fail:
+	snprintf(why, wlen, "cannot use --unixsocket '%s': %s", path,
+		 strerror(err));
+	return -1;
+}
+
+/*
+ * One listening socket for every worker: AF_UNIX has no SO_REUSEPORT
+ * (Linux spreads only TCP and UDP over a port's sockets), and a path
+ * binds one socket; the workers poll it with EPOLLEXCLUSIVE
+ * (listener_arm) and deal its connections round robin (handoff_post).
+ * The mode is set between bind() and listen(): a client connecting then
+ * is refused, so none gets in under another mode, and the process umask,
+ * which other threads' files share, is left alone.
+ */
+int gd_unix_listen(struct gd_unix *u, const char *path, unsigned mode,
+		   unsigned nworkers, char *why, size_t wlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int err;
+
+	u->fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(why, wlen, "--unixsocket '%s': longer than %zu bytes",
+			 path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (unix_stale_remove(path, &sa, why, wlen) < 0)
+		return -1;
+	u->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (u->fd < 0 ||
+	    bind(u->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = errno;
+		goto fail;
+	}
+	if (chmod(path, mode) < 0 || stat(path, &st) < 0 ||
+	    listen(u->fd, 1024) < 0) {
+		err = errno;
+		unlink(path);
+		goto fail;
+	}
+	u->path = path;
+	u->dev = st.st_dev;
+	u->ino = st.st_ino;
+	u->fds = malloc(nworkers * sizeof(int));
+	if (!u->fds) {
+		err = ENOMEM;
+		unlink(path);
+		goto fail;
+	}
+	for (unsigned i = 0; i < nworkers; i++)
+		u->fds[i] = u->fd;
+	return 0;
+fail:
+	if (u->fd >= 0)
+		close(u->fd);
+	u->fd = -1;
+	snprintf(why, wlen, "cannot listen on Unix socket '%s': %s", path,
+		 strerror(err));
+	return -1;
+}
+
+void gd_unix_close(struct gd_unix *u)
+{
+	struct stat st;
+
+	if (u->fd < 0)
+		return;
+	if (stat(u->path, &st) == 0 && st.st_dev == u->dev &&
+	    st.st_ino == u->ino && unlink(u->path) < 0)
+		gd_log(GD_LOG_WARN, "cannot remove %s: %s", u->path,
+		       strerror(errno));
+	close(u->fd);
+	u->fd = -1;
+	free(u->fds);
+	u->fds = NULL;
 }
 
 /* ---- addresses ---- */
@@ -263,7 +427,10 @@ static void listener_pause(struct worker *w, struct wlistener *wl)
 	struct epoll_event e = { .events = 0, .data.ptr = wl };
 	unsigned ms = wl->backoff_ms ? wl->backoff_ms : PAUSE_MIN_MS;
 
-	epoll_ctl(w->epfd, EPOLL_CTL_MOD, wl->fd, &e);
+	if (wl->l->shared) /* EPOLLEXCLUSIVE: no EPOLL_CTL_MOD */
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, wl->fd, NULL);
+	else
+		epoll_ctl(w->epfd, EPOLL_CTL_MOD, wl->fd, &e);
 	wl->paused_until = gs_mono_ns() + (int64_t)ms * 1000000;
 	wl->backoff_ms = ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : ms * 2;
 	CNT(w, listen_disabled_num);
@@ -277,7 +444,6 @@ int listeners_resume(struct worker *w)
 
 	for (unsigned i = 0; i < w->nlis; i++) {
 		struct wlistener *wl = &w->lis[i];
-		struct epoll_event e = { .events = EPOLLIN, .data.ptr = wl };
 		int64_t left;
 
 		if (!wl->paused_until)
@@ -289,9 +455,9 @@ int listeners_resume(struct worker *w)
 				next = left;
 			continue;
 		}
-		wl->paused_until = 0;
 		if (!w->stopping)
-			epoll_ctl(w->epfd, EPOLL_CTL_MOD, wl->fd, &e);
+			listener_arm(w, wl); /* paused_until set: MOD */
+		wl->paused_until = 0;
 	}
 	return (int)next;
 }
@@ -325,6 +491,75 @@ static int accept_on_reserve(struct worker *w, struct wlistener *wl)
 out:
 	pthread_rwlock_unlock(&gd->accept_lock);
 	return ret;
+}
+
+/* ---- shared listeners: the round robin ---- */
+
+/*
+ * A shared listener wakes one worker per connection (EPOLLEXCLUSIVE),
+ * but which one is the kernel's: the first of its waiters that is idle,
+ * so an idle daemon would give every connection to the same worker (a
+ * client's pool of 16 connections opened at once: 16 on one core).  Its
+ * connections are dealt round robin instead, as memcached's listener
+ * thread deals them: the worker that accepted one hands it to the next
+ * worker in turn through that worker's mailbox (one wakeup per
+ * connection, none per request).  A full mailbox keeps it here.
+ */
+static void handoff_post(struct worker *w, int fd, const struct gd_proto *p)
+{
+	struct gd *gd = w->gd;
+	struct worker *to;
+	bool posted = false;
+
+	to = &gd->workers[atomic_fetch_add(&gd->handoff_next, 1) % gd->nworkers];
+	if (to != w) {
+		pthread_mutex_lock(&to->mail_lock);
+		if (to->nhandoff < GD_HANDOFF_MAX) {
+			to->handoff_fd[to->nhandoff] = fd;
+			to->handoff_proto[to->nhandoff++] = p;
+			posted = true;
+		}
+		pthread_mutex_unlock(&to->mail_lock);
+	}
+	if (posted)
+		gd_worker_wake_disk(to);
+	else
+		conn_new(w, fd, p);
+}
+
+/* A handed-over connection that no worker will serve: uncounted, closed. */
+static void handoff_close(struct worker *w, int fd, const struct gd_proto *p)
+{
+	close(fd);
+	atomic_fetch_sub(&w->gd->curr_conns, 1);
+	atomic_fetch_sub(&w->gd->proto_conns[p->id], 1);
+}
+
+void handoff_run(struct worker *w)
+{
+	int fd[GD_HANDOFF_MAX];
+	const struct gd_proto *p[GD_HANDOFF_MAX];
+	unsigned n;
+
+	pthread_mutex_lock(&w->mail_lock);
+	n = w->nhandoff;
+	memcpy(fd, w->handoff_fd, n * sizeof(*fd));
+	memcpy(p, w->handoff_proto, n * sizeof(*p));
+	w->nhandoff = 0;
+	pthread_mutex_unlock(&w->mail_lock);
+	for (unsigned i = 0; i < n; i++) {
+		if (w->stopping) /* it would never be read */
+			handoff_close(w, fd[i], p[i]);
+		else
+			conn_new(w, fd[i], p[i]);
+	}
+}
+
+void handoff_drop(struct worker *w)
+{
+	for (unsigned i = 0; i < w->nhandoff; i++)
+		handoff_close(w, w->handoff_fd[i], w->handoff_proto[i]);
+	w->nhandoff = 0;
 }
 
 void accept_all(struct worker *w, struct wlistener *wl)
@@ -367,6 +602,9 @@ void accept_all(struct worker *w, struct wlistener *wl)
 			conn_refuse(w, fd, p->ops);
 			continue;
 		}
-		conn_new(w, fd, p);
+		if (wl->l->shared)
+			handoff_post(w, fd, p);
+		else
+			conn_new(w, fd, p);
 	}
 }

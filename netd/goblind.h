@@ -90,6 +90,12 @@ struct gd_settings {
 	unsigned mirror_heuristic; /* --mirror-heuristic percent */
 	bool mirror_heur_set;	   /* ... given (0 is a value) */
 	unsigned mirror_heur_max;  /* --mirror-heuristic-max, 0: 1 day */
+
+	/* memcache on a Unix socket (memcached -s, -a) */
+	const char *unixsocket;	  /* --unixsocket PATH, NULL: none */
+	unsigned unixsocket_mask; /* --unixsocket-mask, mode bits: 0700 */
+	bool port_given;	  /* --memcache-port was set: with
+				   * --unixsocket, TCP is served too */
 };
 
 /* ---- counters: per worker, summed by stats ---- */
@@ -214,8 +220,9 @@ struct proto_ops {
 	bool linger;
 };
 
-#define GD_PROTOS_MAX	 4 /* protocols registered at once */
-#define GD_LISTENERS_MAX 8 /* listeners, every protocol together */
+#define GD_PROTOS_MAX	 4  /* protocols registered at once */
+#define GD_LISTENERS_MAX 8  /* listeners, every protocol together */
+#define GD_HANDOFF_MAX	 64 /* accepted fds waiting for their worker */
 
 /* A protocol goblind serves: main.c registers it with gd_proto_add(). */
 struct gd_proto {
@@ -229,6 +236,12 @@ struct gd_proto {
 struct gd_listener {
 	struct gd_proto *proto;
 	int *fds; /* one per worker (SO_REUSEPORT), or -1 */
+	/*
+	 * fds[] holds one socket for every worker (a Unix socket: no
+	 * SO_REUSEPORT for AF_UNIX), which each polls with EPOLLEXCLUSIVE
+	 * so that a connection wakes one worker, not all of them.
+	 */
+	bool shared;
 };
 
 /* ---- the worker and the daemon ---- */
@@ -268,7 +281,12 @@ struct worker {
 	bool accept_logged;    /* accept_log_at is set */
 	int64_t accept_log_at; /* monotonic s of the last accept warning */
 	uint64_t accept_quiet; /* failures since then, not logged */
-	struct gd_counters c;  /* this worker's: add with CNT() */
+	/* connections another worker accepted on a shared listener for
+	 * this one (accept.c, handoff_post): protected by mail_lock */
+	int handoff_fd[GD_HANDOFF_MAX];
+	const struct gd_proto *handoff_proto[GD_HANDOFF_MAX];
+	unsigned nhandoff;
+	struct gd_counters c; /* this worker's: add with CNT() */
 };
 
 /* Count on the worker of @c (relaxed atomics: stats read them live). */
@@ -305,6 +323,7 @@ struct gd {
 	atomic_uint curr_conns;
 	atomic_uint proto_conns[GD_PROTOS_MAX]; /* of curr_conns, by
 						 * protocol id */
+	atomic_uint handoff_next; /* shared listeners' round robin */
 	/*
 	 * The reserve fd (/dev/null): out of fds, it is closed to accept one
 	 * connection, refuse it and close it (accept.c).  Every accept4()
@@ -335,6 +354,27 @@ struct gd_proto *gd_proto_add(struct gd *gd, const struct proto_ops *ops,
 			      unsigned max_conns);
 /* A listener of @p: @fds, one socket per worker; -ENOSPC when full. */
 int gd_listener_add(struct gd *gd, struct gd_proto *p, int *fds);
+/* A listener whose fds[] is one socket every worker polls (AF_UNIX). */
+int gd_listener_add_shared(struct gd *gd, struct gd_proto *p, int *fds);
+
+/* A listening Unix socket and the file it made (--unixsocket). */
+struct gd_unix {
+	const char *path;
+	int fd;	   /* -1: none */
+	int *fds;  /* fd for each worker: the listener's fds[] */
+	dev_t dev; /* the socket file bound, removed at the close */
+	ino_t ino; /* if it is still this one */
+};
+/*
+ * Listen on the Unix socket @path with permission bits @mode, replacing
+ * a stale socket file there (never any other file), for @nworkers
+ * workers (u->fds).  0, or -1 with the
+ * reason in @why.  @path must outlive @u.
+ */
+int gd_unix_listen(struct gd_unix *u, const char *path, unsigned mode,
+		   unsigned nworkers, char *why, size_t wlen);
+/* Close it and remove its file, unless another file took the path. */
+void gd_unix_close(struct gd_unix *u);
 
 /* ---- workers (worker.c) ---- */
 

@@ -20,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +50,11 @@ static void usage_print(FILE *f)
 	      "127.0.0.1)\n"
 	      "  --memcache-port N      memcache TCP port (default 11211)\n"
 	      "  --no-memcache          do not serve memcache\n"
+	      "  --unixsocket PATH      memcache on the Unix socket PATH "
+	      "(memcached -s);\n"
+	      "                         TCP too only with --memcache-port\n"
+	      "  --unixsocket-mask MODE  its mode bits, octal (memcached -a; "
+	      "default 0700)\n"
 	      "  --http-port N          HTTP port (default 8080)\n"
 	      "  --no-http              do not serve HTTP\n"
 	      "  --http-write-token T   PUT/DELETE need 'Authorization: "
@@ -135,6 +141,8 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "listen-address", required_argument, NULL, OPT_OWN },
 	{ "memcache-port", required_argument, NULL, OPT_OWN },
 	{ "no-memcache", no_argument, NULL, OPT_OWN },
+	{ "unixsocket", required_argument, NULL, OPT_OWN },
+	{ "unixsocket-mask", required_argument, NULL, OPT_OWN },
 	{ "http-port", required_argument, NULL, OPT_OWN },
 	{ "no-http", no_argument, NULL, OPT_OWN },
 	{ "http-write-token", required_argument, NULL, OPT_OWN },
@@ -207,6 +215,19 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "memcache-port")) {
 		if (!count_arg(val, 0, 65535, &s->port))
 			return "not a port number";
+		s->port_given = true;
+	} else if (!strcmp(name, "unixsocket")) {
+		if (!*val ||
+		    strlen(val) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return "not a socket path (1 to 107 bytes)";
+		s->unixsocket = val;
+	} else if (!strcmp(name, "unixsocket-mask")) { /* chmod's octal */
+		char *end;
+
+		s->unixsocket_mask = (unsigned)strtoul(val, &end, 8);
+		if (*val < '0' || *val > '7' || *end || end - val > 4 ||
+		    s->unixsocket_mask > 0777)
+			return "not an octal mode from 0 to 0777";
 	} else if (!strcmp(name, "no-memcache")) {
 		if ((ret = bool_arg(val)) < 0)
 			return "not yes or no";
@@ -505,6 +526,22 @@ static int listen_on(const char *addr, unsigned port, const char *opt,
 	return fd;
 }
 
+/* ---- --unixsocket: memcache on a Unix socket (accept.c) ---- */
+
+static struct gd_unix unix_sock = { .fd = -1 };
+
+static void unix_listen(struct gd_proto *mc)
+{
+	char why[512];
+
+	if (gd_unix_listen(&unix_sock, gd.set.unixsocket,
+			   gd.set.unixsocket_mask, gd.nworkers, why,
+			   sizeof(why)) < 0)
+		die("%s", why);
+	if (gd_listener_add_shared(&gd, mc, unix_sock.fds) < 0)
+		die("too many listeners");
+}
+
 /* ---- --mount: the filesystem of fs/ on a thread of its own ---- */
 
 static struct gfs *fs;
@@ -592,6 +629,12 @@ static void mount_stop(void)
  * socket gave most of them to whichever worker happened to be waiting.
  * The first socket settles port 0 for the others.
  */
+/* memcache on TCP: not with --unixsocket alone (memcached -s) */
+static bool mc_tcp(void)
+{
+	return gd.set.memcache && (!gd.set.unixsocket || gd.set.port_given);
+}
+
 static void protocols_listen(void)
 {
 	struct gd_proto *mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
@@ -605,7 +648,7 @@ static void protocols_listen(void)
 		die("out of memory");
 	for (unsigned i = 0; i < gd.nworkers; i++) {
 		mc_fds[i] = http_fds[i] = -1;
-		if (gd.set.memcache)
+		if (mc_tcp())
 			mc_fds[i] = listen_on(gd.set.listen, gd.set.port,
 					      "memcache-port", gd.listen_name,
 					      sizeof(gd.listen_name),
@@ -616,10 +659,30 @@ static void protocols_listen(void)
 						sizeof(gd.http_name),
 						&gd.set.http_port);
 	}
-	if (gd.set.memcache && gd_listener_add(&gd, mc, mc_fds) < 0)
+	if (mc_tcp() && gd_listener_add(&gd, mc, mc_fds) < 0)
 		die("too many listeners");
+	if (gd.set.unixsocket)
+		unix_listen(mc);
 	if (gd.set.http && gd_listener_add(&gd, http, http_fds) < 0)
 		die("too many listeners");
+}
+
+/* What is served where: the lines tests and scripts wait for. */
+static void listening_log(void)
+{
+	if (mc_tcp())
+		gd_log(GD_LOG_INFO, "memcache on %s, store %s, %u workers",
+		       gd.listen_name, gd.set.store_dir, gd.nworkers);
+	if (gd.set.unixsocket)
+		gd_log(GD_LOG_INFO,
+		       "memcache on unix socket %s (mode %04o), store %s, "
+		       "%u workers",
+		       gd.set.unixsocket, gd.set.unixsocket_mask,
+		       gd.set.store_dir, gd.nworkers);
+	if (gd.set.http)
+		gd_log(GD_LOG_INFO, "http on %s%s%s", gd.http_name,
+		       gd.set.mirror ? ", mirror of " : "",
+		       gd.set.mirror ? gd.set.mirror : "");
 }
 
 static void protocols_close(void)
@@ -632,6 +695,7 @@ static void protocols_close(void)
 	}
 	free(mc_fds);
 	free(http_fds);
+	gd_unix_close(&unix_sock);
 }
 
 /* ---- connection limits and the open files limit ---- */
@@ -812,6 +876,7 @@ static void defaults(void)
 	gd.set.listen = "127.0.0.1";
 	gd.set.port = 11211;
 	gd.set.memcache = true;
+	gd.set.unixsocket_mask = 0700; /* memcached -a's default */
 	gd.set.cores = n > 0 ? (unsigned)n : 1;
 	gd.set.max_item = 1ull << 30;
 	gd.set.max_conns = 1024;
@@ -908,6 +973,9 @@ int main(int argc, char **argv)
 			  "serve nothing");
 	if (gd.set.mirror && !gd.set.http)
 		usage_die("--mirror needs HTTP (drop --no-http)");
+	if (gd.set.unixsocket && !gd.set.memcache)
+		usage_die("--unixsocket serves memcache: it cannot go with "
+			  "--no-memcache");
 	limits_settle();
 	if (gd.set.auth_file)
 		auth_load(gd.set.auth_file);
@@ -938,13 +1006,7 @@ int main(int argc, char **argv)
 			die("%s", why);
 	if (gd.set.mount)
 		mount_start();
-	if (gd.set.memcache)
-		gd_log(GD_LOG_INFO, "memcache on %s, store %s, %u workers",
-		       gd.listen_name, gd.set.store_dir, gd.nworkers);
-	if (gd.set.http)
-		gd_log(GD_LOG_INFO, "http on %s%s%s", gd.http_name,
-		       gd.set.mirror ? ", mirror of " : "",
-		       gd.set.mirror ? gd.set.mirror : "");
+	listening_log();
 
 	sig = wait_for_stop(sfd);
 	gd_log(GD_LOG_INFO, "%s: stopping", strsignal(sig));

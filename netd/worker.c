@@ -292,12 +292,14 @@ bool conn_unpost(struct conn *c)
 	return found;
 }
 
-/* The mailbox: each posted connection's protocol hears of it, and the
- * connection is driven with those waiting on the disk. */
+/* The mailbox: connections handed over by other workers join this one;
+ * each posted connection's protocol hears of it, and the connection is
+ * driven with those waiting on the disk. */
 static void mail_run(struct worker *w)
 {
 	struct conn *list, *c;
 
+	handoff_run(w);
 	pthread_mutex_lock(&w->mail_lock);
 	list = w->mail;
 	w->mail = NULL;
@@ -575,8 +577,7 @@ int worker_setup(struct gd *gd, struct worker *w, unsigned id, char *err,
 		wl->l = l;
 		wl->fd = l->fds[id];
 		w->nlis++;
-		e.data.ptr = wl;
-		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, wl->fd, &e) < 0)
+		if (listener_arm(w, wl) < 0)
 			goto fail;
 	}
 	e.events = EPOLLIN;
@@ -623,6 +624,7 @@ void worker_join(struct worker *w)
 	struct gd *gd = w->gd;
 
 	pthread_join(w->thread, NULL);
+	handoff_drop(w);
 	for (unsigned i = 0; i < gd->nprotos; i++)
 		if (gd->protos[i].ops->worker_fini && w->pstate[i])
 			gd->protos[i].ops->worker_fini(w, w->pstate[i]);

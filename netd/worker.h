@@ -26,8 +26,15 @@ int conn_read(struct conn *c);
 
 /* A connection of protocol @p on accepted socket @fd (counted already). */
 void conn_new(struct worker *w, int fd, const struct gd_proto *p);
+/* Add @wl's socket to the worker's epoll (EPOLLIN; a shared one also
+ * EPOLLEXCLUSIVE).  0 or -1 with errno, as epoll_ctl(). */
+int listener_arm(struct worker *w, struct wlistener *wl);
 /* Accept what @wl's socket has pending (its epoll event). */
 void accept_all(struct worker *w, struct wlistener *wl);
+/* Take the connections other workers handed to @w (its mailbox). */
+void handoff_run(struct worker *w);
+/* Close those left when @w stopped (after its thread ended). */
+void handoff_drop(struct worker *w);
 /* Paused listeners whose time is up go back on.  Returns the ms until the
  * next one is due, or -1 when none is paused. */
 int listeners_resume(struct worker *w);
