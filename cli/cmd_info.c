@@ -121,6 +121,8 @@ int cmd_stat(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	int ret;
 
 	one_key(cmd, argc, argv, &key);
+	if (c->host)
+		return net_stat(c, key);
 	ctl_open(c, false);
 	memset(&m, 0, sizeof(m));
 	ret = gs_stat(c->store, key, strlen(key), &m);
@@ -164,6 +166,8 @@ int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	int i, n, max = 64;
 
 	one_key(cmd, argc, argv, &key);
+	if (c->host)
+		return net_inspect(c, key);
 	ctl_open(c, false);
 	/* the count may be the number filled: grow until it is below max */
 	for (;;) {

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * goblinctl online mode (--host/--port): put, get, del, stats and ls
- * against goblind over memcache text commands, streaming values both ways
- * through CTL_IO_BUF pieces so memory does not grow with the value.
+ * goblinctl online mode (--host/--port, --socket): put, get, del, stats
+ * and ls against goblind over memcache text commands, streaming values
+ * both ways through CTL_IO_BUF pieces so memory does not grow with the
+ * value; stat and inspect over goblind's admin commands (goblin stat,
+ * goblin inspect).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,12 +16,23 @@
 #include "ctl.h"
 #include "mc_client.h"
 
+/* goblind as messages name it: "HOST:PORT", or the socket's path. */
+static const char *where(const struct ctl *c)
+{
+	static char buf[512];
+
+	if (c->host[0] == '/')
+		return c->host;
+	snprintf(buf, sizeof(buf), "%s:%s", c->host, c->port);
+	return buf;
+}
+
 static void net_open(struct ctl *c, struct mcc_conn *m)
 {
 	char why[256];
 
 	if (mcc_connect(m, c->host, c->port, why, sizeof(why)) < 0)
-		die("cannot connect to '%s:%s': %s", c->host, c->port, why);
+		die("cannot connect to '%s': %s", where(c), why);
 }
 
 /* A broken connection or an unexpected reply: the command cannot go on. */
@@ -26,11 +40,10 @@ __attribute__((noreturn)) static void net_die(struct ctl *c, int rc,
 					      const struct mcc_reply *r)
 {
 	if (rc == -EPROTO || (!rc && r))
-		die("unexpected reply from '%s:%s': '%.*s'", c->host, c->port,
+		die("unexpected reply from '%s': '%.*s'", where(c),
 		    r && !rc ? (int)(r->len > 200 ? 200 : r->len) : 0,
 		    r && !rc ? r->text : "");
-	die("lost the connection to '%s:%s': %s", c->host, c->port,
-	    strerror(-rc));
+	die("lost the connection to '%s': %s", where(c), strerror(-rc));
 }
 
 static void net_send(struct ctl *c, struct mcc_conn *m, const void *buf,
@@ -218,23 +231,53 @@ int net_stats(struct ctl *c)
 	return 0;
 }
 
+/* A listed key: its own copy (keys are up to MCC_STORE_KEY_MAX bytes,
+ * most are short: no fixed room per entry). */
+struct net_ls_entry {
+	char *key;
+	size_t klen;
+	int64_t la;
+	uint64_t size;
+};
+
 struct net_ls_list {
-	struct mcc_dump *v;
+	struct net_ls_entry *v;
 	size_t nr, alloc;
 };
 
 static int dump_cmp(const void *a, const void *b)
 {
-	const struct mcc_dump *x = a, *y = b;
+	const struct net_ls_entry *x = a, *y = b;
 	size_t n = x->klen < y->klen ? x->klen : y->klen;
 	int d = memcmp(x->key, y->key, n);
 
 	return d ? d : (x->klen > y->klen) - (x->klen < y->klen);
 }
 
+static void ls_add(struct net_ls_list *l, const struct mcc_dump *d)
+{
+	struct net_ls_entry *e;
+
+	if (l->nr == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 64;
+		l->v = realloc(l->v, l->alloc * sizeof(*l->v));
+		if (!l->v)
+			die("out of memory");
+	}
+	e = &l->v[l->nr++];
+	e->key = malloc(d->klen);
+	if (!e->key)
+		die("out of memory");
+	memcpy(e->key, d->key, d->klen);
+	e->klen = d->klen;
+	e->la = d->la;
+	e->size = d->size;
+}
+
 int net_ls(struct ctl *c, const char *prefix, bool lng)
 {
 	struct net_ls_list l = { NULL, 0, 0 };
+	static struct mcc_dump d; /* MCC_STORE_KEY_MAX: not on the stack */
 	struct mcc_conn m;
 	struct mcc_reply r;
 	char line[MCC_KEY_MAX + 40], when[64];
@@ -247,15 +290,9 @@ int net_ls(struct ctl *c, const char *prefix, bool lng)
 		 *prefix ? " " : "", prefix);
 	for (r = net_simple(c, &m, line); r.kind == MCC_OTHER;
 	     r = net_next(c, &m)) {
-		if (l.nr == l.alloc) {
-			l.alloc = l.alloc ? 2 * l.alloc : 64;
-			l.v = realloc(l.v, l.alloc * sizeof(*l.v));
-			if (!l.v)
-				die("out of memory");
-		}
-		if (mcc_dump_parse(r.text, r.len, &l.v[l.nr]) < 0)
+		if (mcc_dump_parse(r.text, r.len, &d) < 0)
 			net_die(c, 0, &r);
-		l.nr++;
+		ls_add(&l, &d);
 	}
 	mcc_close(&m);
 	if (r.kind != MCC_END)
@@ -270,7 +307,120 @@ int net_ls(struct ctl *c, const char *prefix, bool lng)
 		}
 		fwrite(l.v[i].key, 1, l.v[i].klen, stdout);
 		putchar('\n');
+		free(l.v[i].key);
 	}
 	free(l.v);
+	return 0;
+}
+
+/*
+ * Send "goblin CMD KEY" (goblind's admin commands, goblind(8)): the key
+ * as it is when memcache could carry it, else base64 with "b" (a key of
+ * HTTP's, longer or with spaces).  Returns the first reply line; a miss
+ * is NOT_FOUND, a goblind without the command answers ERROR.
+ */
+static struct mcc_reply goblin_cmd(struct ctl *c, struct mcc_conn *m,
+				   const char *cmd, const char *key)
+{
+	size_t klen = strlen(key);
+	char *line = malloc(32 + (MCC_STORE_KEY_MAX + 2) / 3 * 4);
+	struct mcc_reply r;
+	int n;
+
+	if (!klen || klen > MCC_STORE_KEY_MAX)
+		die("invalid key '%.*s%s': store keys are 1 to %d bytes",
+		    klen > 64 ? 64 : (int)klen, key, klen > 64 ? "..." : "",
+		    MCC_STORE_KEY_MAX);
+	if (!line)
+		die("out of memory");
+	if (mcc_key_valid(key, klen)) {
+		n = sprintf(line, "goblin %s %s\r\n", cmd, key);
+	} else {
+		n = sprintf(line, "goblin %s ", cmd);
+		n += (int)mcc_b64_encode(key, klen, line + n);
+		n += sprintf(line + n, " b\r\n");
+	}
+	net_send(c, m, line, (size_t)n);
+	free(line);
+	r = net_next(c, m);
+	if (r.kind == MCC_ERROR && r.len == 5)
+		die("'%s' does not know 'goblin %s' (an older goblind, or not "
+		    "goblind)",
+		    where(c), cmd);
+	return r;
+}
+
+int net_stat(struct ctl *c, const char *key)
+{
+	static const char *const names[] = { "size",	"flags",    "exptime",
+					     "cas",	"mtime_ns", "xxh3",
+					     "attr_len" };
+	char vals[7][32] = { { 0 } }, when[64];
+	struct mcc_conn m;
+	struct mcc_reply r;
+
+	net_open(c, &m);
+	for (r = goblin_cmd(c, &m, "stat", key); r.kind == MCC_STAT;
+	     r = net_next(c, &m)) {
+		const char *name = r.text + 5, *sp;
+		size_t nlen, vlen;
+
+		sp = memchr(name, ' ', r.len - 5);
+		if (!sp)
+			net_die(c, 0, &r);
+		nlen = (size_t)(sp - name);
+		vlen = r.len - 5 - nlen - 1;
+		for (size_t i = 0; i < 7; i++)
+			if (strlen(names[i]) == nlen &&
+			    !memcmp(names[i], name, nlen) &&
+			    vlen < sizeof(vals[i]))
+				memcpy(vals[i], sp + 1, vlen);
+	}
+	mcc_close(&m);
+	if (r.kind == MCC_NOT_FOUND) {
+		error("no such key '%s'", key);
+		return CTL_EXIT_MISS;
+	}
+	if (r.kind != MCC_END)
+		die("cannot stat '%s': %.*s", key, (int)r.len, r.text);
+	fmt_time_ns(when, sizeof(when), strtoll(vals[4], NULL, 10), true);
+	/* the offline format (cmd_stat) */
+	printf("key %s\nsize %s\nflags %s\nexptime %s\ncas %s\nmtime "
+	       "%s\nxxh3 %s\nattr_len %s\n",
+	       key, vals[0], vals[1], vals[2], vals[3], when, vals[5], vals[6]);
+	return 0;
+}
+
+/* RANGE TIER OFF LEN DEV_OFF lines, printed as they come. */
+int net_inspect(struct ctl *c, const char *key)
+{
+	struct mcc_conn m;
+	struct mcc_reply r;
+
+	net_open(c, &m);
+	for (r = goblin_cmd(c, &m, "inspect", key);
+	     r.kind == MCC_OTHER && r.len > 6 && !memcmp(r.text, "RANGE ", 6);
+	     r = net_next(c, &m)) {
+		char text[128], tier[8], dev[24];
+		uint64_t off, len;
+
+		if (r.len >= sizeof(text))
+			net_die(c, 0, &r);
+		memcpy(text, r.text, r.len); /* sscanf must stop at its end */
+		text[r.len] = 0;
+		if (sscanf(text, "RANGE %7s %" SCNu64 " %" SCNu64 " %23s", tier,
+			   &off, &len, dev) != 4)
+			net_die(c, 0, &r);
+		/* the offline format (cmd_inspect) */
+		printf("%-5s %12" PRIu64 " %12" PRIu64 " %14s\n", tier, off,
+		       len, dev);
+	}
+	mcc_close(&m);
+	if (r.kind == MCC_NOT_FOUND) {
+		error("no such key '%s'", key);
+		return CTL_EXIT_MISS;
+	}
+	if (r.kind != MCC_END)
+		die("cannot inspect '%s': %.*s", key, (int)r.len, r.text);
 	return 0;
 }

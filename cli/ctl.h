@@ -31,8 +31,10 @@ struct ctl {
 	struct gs_options opts; /* from gs_options_init() and the flags */
 	struct gs_store *store; /* set by ctl_open() */
 	bool show_stats;	/* --show-stats: counters on stderr at exit */
-	const char *host;	/* --host: online mode (goblind), else NULL */
+	const char *host;	/* --host: online mode (goblind), else NULL;
+				 * --socket PATH: the path ("/...") */
 	const char *port;	/* --port, default 11211 */
+	const char *socket;	/* --socket PATH, else NULL */
 };
 
 struct ctl_cmd {
@@ -119,6 +121,9 @@ int net_get(struct ctl *c, const char *key, const char *out);
 int net_del(struct ctl *c, const char *key);
 int net_stats(struct ctl *c);
 int net_ls(struct ctl *c, const char *prefix, bool lng);
+/* stat and inspect in goblind (goblin stat|inspect); exit codes. */
+int net_stat(struct ctl *c, const char *key);
+int net_inspect(struct ctl *c, const char *key);
 
 /* ---- commands ---- */
 

@@ -30,9 +30,9 @@ static const struct ctl_cmd commands[] = {
 	  "  -l, --long          also show size and modification time\n",
 	  true },
 	{ "stat", cmd_stat, "stat KEY", "show the metadata of KEY", NULL,
-	  false },
+	  true },
 	{ "inspect", cmd_inspect, "inspect KEY",
-	  "show which tier holds each byte range of KEY", NULL, false },
+	  "show which tier holds each byte range of KEY", NULL, true },
 	{ "stats", cmd_stats, "stats", "show the store's counters", NULL,
 	  true },
 	{ "populate", cmd_populate, "populate [--prefix P] DIR",
@@ -78,8 +78,11 @@ static void store_options_help(FILE *f)
 	      "and --ssd-floor: one not given is as the store last ran.\n"
 	      "  --store DIR            the store directory (default: $GOBLIN_STORE)\n"
 	      "  --host HOST            online mode: talk to goblind on HOST\n"
-	      "                         (put, get, del, ls, stats, bench)\n"
-	      "  --port PORT            goblind's memcache port (default 11211)\n",
+	      "                         (put, get, del, ls, stat, inspect, stats,\n"
+	      "                         bench)\n"
+	      "  --port PORT            goblind's memcache port (default 11211)\n"
+	      "  --socket PATH          online mode over goblind's Unix socket\n"
+	      "                         (--unixsocket), instead of --host\n",
 	      f);
 	gs_option_help(f);
 	fputs("  --show-stats           print the counters of this run on stderr\n",
@@ -149,17 +152,19 @@ enum {
 	OPT_SHOW_STATS,
 	OPT_HOST,
 	OPT_PORT,
+	OPT_SOCKET,
 	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NGLOBAL 5
+#define NGLOBAL 6
 static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "store", required_argument, NULL, OPT_STORE },
 	{ "show-stats", no_argument, NULL, OPT_SHOW_STATS },
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "port", required_argument, NULL, OPT_PORT },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
 };
 
 /* A store option's value that does not parse: a usage error. */
@@ -199,6 +204,14 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 			break;
 		case OPT_PORT:
 			c->port = optarg;
+			break;
+		case OPT_SOCKET:
+			if (optarg[0] != '/')
+				usage_error(NULL,
+					    "--socket '%s': not an absolute "
+					    "path",
+					    optarg);
+			c->socket = optarg;
 			break;
 		case ':':
 			usage_error(NULL, "option '%s' needs a value",
@@ -241,6 +254,12 @@ int main(int argc, char **argv)
 	cmd = ctl_cmd_find(argv[optind]);
 	if (!cmd)
 		usage_error(NULL, "unknown command '%s'", argv[optind]);
+	if (c.socket && (c.host || c.port))
+		usage_error(NULL, "--socket goes without --host and --port");
+	if (c.socket && !strcmp(cmd->name, "bench"))
+		usage_error(NULL, "bench runs over TCP only, not --socket");
+	if (c.socket)
+		c.host = c.socket; /* mcc_connect: a path is a Unix socket */
 	if (c.port && !c.host)
 		c.host = "127.0.0.1";
 	if (!c.port)

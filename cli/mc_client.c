@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * goblinctl's memcache client: reply-line and metadump parsers (pure) and
- * a small blocking TCP client for the online commands.  bench has its own
+ * a small blocking client (TCP or a Unix socket) for the online commands.  bench has its own
  * non-blocking loop and uses only the parsers.
  */
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "mc_client.h"
@@ -134,6 +135,29 @@ bool mcc_key_valid(const char *key, size_t klen)
 	return true;
 }
 
+size_t mcc_b64_encode(const void *in, size_t len, char *out)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = in;
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < len)
+			v |= p[i + 2];
+		out[n++] = tab[v >> 18 & 63];
+		out[n++] = tab[v >> 12 & 63];
+		out[n++] = i + 1 < len ? tab[v >> 6 & 63] : '=';
+		out[n++] = i + 2 < len ? tab[v & 63] : '=';
+	}
+	out[n] = 0;
+	return n;
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -164,7 +188,7 @@ static int uri_decode(const char *s, size_t len, struct mcc_dump *d)
 			ch = (char)(hi << 4 | lo);
 			i += 2;
 		}
-		if (n >= MCC_KEY_MAX || !ch)
+		if (n >= MCC_STORE_KEY_MAX || !ch)
 			return -EPROTO;
 		d->key[n++] = ch;
 	}
@@ -232,6 +256,41 @@ int mcc_dump_parse(const char *line, size_t len, struct mcc_dump *d)
 
 /* ---- the blocking client ---- */
 
+/* The connection's read buffer, once @fd is connected. */
+static int conn_ready(struct mcc_conn *c, int fd, char *why, size_t wlen)
+{
+	c->buf = malloc(MCC_RBUF);
+	if (!c->buf) {
+		close(fd);
+		snprintf(why, wlen, "%s", strerror(ENOMEM));
+		return -1;
+	}
+	c->fd = fd;
+	return 0;
+}
+
+static int unix_connect(struct mcc_conn *c, const char *path, char *why,
+			size_t wlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(why, wlen, "a socket path is at most %zu bytes",
+			 sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		snprintf(why, wlen, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return conn_ready(c, fd, why, wlen);
+}
+
 int mcc_connect(struct mcc_conn *c, const char *host, const char *port,
 		char *why, size_t wlen)
 {
@@ -240,6 +299,8 @@ int mcc_connect(struct mcc_conn *c, const char *host, const char *port,
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	if (host[0] == '/')
+		return unix_connect(c, host, why, wlen);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -267,14 +328,7 @@ int mcc_connect(struct mcc_conn *c, const char *host, const char *port,
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	c->buf = malloc(MCC_RBUF);
-	if (!c->buf) {
-		close(fd);
-		snprintf(why, wlen, "%s", strerror(ENOMEM));
-		return -1;
-	}
-	c->fd = fd;
-	return 0;
+	return conn_ready(c, fd, why, wlen);
 }
 
 void mcc_close(struct mcc_conn *c)

@@ -12,9 +12,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define MCC_KEY_MAX  250	 /* memcache's key limit */
-#define MCC_LINE_MAX 4096	 /* a reply line longer than this: -EPROTO */
-#define MCC_RBUF     (64u << 10) /* the blocking client's read buffer */
+#define MCC_KEY_MAX	  250 /* memcache's key limit */
+/* A store key may be longer (HTTP's): listings and goblin commands. */
+#define MCC_STORE_KEY_MAX 4096 /* the store's GS_KEY_MAX */
+/* a reply line longer than this: -EPROTO (a metadump line of the longest
+ * key, every byte %XX, fits) */
+#define MCC_LINE_MAX	  (16u << 10)
+#define MCC_RBUF	  (64u << 10) /* the blocking client's read buffer */
 
 /* What a reply line is. */
 enum mcc_kind {
@@ -50,9 +54,15 @@ int mcc_reply_parse(const char *buf, size_t len, struct mcc_reply *r,
 /* A key memcache accepts: 1..MCC_KEY_MAX bytes, no control or space. */
 bool mcc_key_valid(const char *key, size_t klen);
 
+/*
+ * Standard base64 (with padding) of @len bytes into @out, which has room
+ * for 4 * ceil(len / 3) + 1 bytes; NUL-terminated.  Returns its length.
+ */
+size_t mcc_b64_encode(const void *in, size_t len, char *out);
+
 /* One entry of "lru_crawler metadump": the decoded key and its fields. */
 struct mcc_dump {
-	char key[MCC_KEY_MAX + 1]; /* NUL-terminated */
+	char key[MCC_STORE_KEY_MAX + 1]; /* NUL-terminated */
 	size_t klen;
 	int64_t exp; /* unix seconds, -1: never */
 	int64_t la;  /* unix seconds */
@@ -75,7 +85,8 @@ struct mcc_conn {
 };
 
 /*
- * Connect to @host:@port (TCP, Nagle off).  Returns 0, or -1 with a
+ * Connect to @host:@port (TCP, Nagle off), or to the Unix socket @host
+ * when it starts with '/' (@port unused).  Returns 0, or -1 with a
  * message in @why.  The connection owns a read buffer: mcc_close() frees
  * it.
  */

@@ -607,6 +607,7 @@ static const struct {
 	{ "ma", MC_MA },
 	{ "mn", MC_MN },
 	{ "me", MC_ME },
+	{ "goblin", MC_GOBLIN },
 };
 
 static enum mc_cmd lookup(const struct tok *t)
@@ -668,6 +669,40 @@ static enum mc_parse_result parse_metadump(struct mc_req *r,
 		r->arg_len = t[3].len;
 	}
 	return MC_PARSE_OK;
+}
+
+/*
+ * goblin inspect|stat KEY [b]: goblind's admin commands, which memcached
+ * does not have (it answers ERROR, as to any unknown command).  KEY is a
+ * memcache key, or with b the base64 of any store key (HTTP's keys may be
+ * longer than memcache's and hold spaces); mc_admin.c decodes it, since
+ * keybuf holds MC_KEY_MAX bytes.
+ */
+static enum mc_parse_result parse_goblin(struct mc_req *r, const struct tok *t,
+					 size_t n)
+{
+	if (n < 3 || n > 4 ||
+	    !(tok_is(&t[1], "inspect") || tok_is(&t[1], "stat")))
+		return MC_PARSE_ERROR;
+	r->arg = t[1].p;
+	r->arg_len = t[1].len;
+	r->key = t[2].p;
+	r->klen = t[2].len;
+	if (n == 4) {
+		if (!tok_is(&t[3], "b") ||
+		    t[2].len > (MC_ADMIN_KEY_MAX + 2) / 3 * 4)
+			return client_error(r, BAD_FORMAT);
+		r->b64 = true;
+	} else if (!mc_key_valid(t[2].p, t[2].len)) {
+		return client_error(r, BAD_FORMAT);
+	}
+	return MC_PARSE_OK;
+}
+
+/* Lines that may be longer than MC_LINE_MAX: up to @get_max. */
+static bool is_admin(const char *buf, size_t len)
+{
+	return len >= 7 && !memcmp(buf, "goblin ", 7);
 }
 
 static bool is_retrieval(const char *buf, size_t len)
@@ -739,6 +774,8 @@ static enum mc_parse_result dispatch(struct mc_req *r, const struct tok *t,
 	case MC_MN:
 	case MC_ME:
 		return parse_meta(r, t, n);
+	case MC_GOBLIN:
+		return parse_goblin(r, t, n);
 	case MC_NONE:
 		break;
 	}
@@ -754,13 +791,16 @@ enum mc_parse_result mc_parse(const char *buf, size_t len, size_t get_max,
 
 	memset(req, 0, offsetof(struct mc_req, keybuf));
 	if (!nl) {
-		size_t max = is_retrieval(buf, len) ? get_max : MC_LINE_MAX;
+		size_t max = is_retrieval(buf, len) || is_admin(buf, len) ?
+				     get_max :
+				     MC_LINE_MAX;
 
 		return len > max ? MC_PARSE_TOO_LONG : MC_PARSE_MORE;
 	}
 	*consumed = (size_t)(nl - buf) + 1;
 	end = nl > buf && nl[-1] == '\r' ? nl - 1 : nl;
-	if ((size_t)(end - buf) > MC_LINE_MAX && !is_retrieval(buf, len))
+	if ((size_t)(end - buf) > MC_LINE_MAX && !is_retrieval(buf, len) &&
+	    !is_admin(buf, len))
 		return MC_PARSE_TOO_LONG;
 	n = tokenize(buf, end, t, MAX_TOKENS);
 	if (n == 0)

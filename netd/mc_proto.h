@@ -26,6 +26,12 @@
  * of any number of keys needs no buffer that grows with the line.
  */
 #define MC_GET_WHOLE_MAX 8192
+/*
+ * The longest key of goblind's admin commands ("goblin inspect KEY b"):
+ * the store's (GS_KEY_MAX), base64 on the line (5,464 bytes), so such a
+ * line may be as long as a retrieval line parsed whole.
+ */
+#define MC_ADMIN_KEY_MAX 4096
 
 enum mc_cmd {
 	MC_NONE = 0,
@@ -56,6 +62,7 @@ enum mc_cmd {
 	MC_MA,
 	MC_MN,
 	MC_ME,
+	MC_GOBLIN, /* goblin inspect|stat KEY [b]: goblind's admin commands */
 };
 
 /* What mc_parse() found. */

@@ -216,12 +216,19 @@ static int metadump_one(void *arg, const void *key, size_t klen,
 	static const char hex[] = "0123456789ABCDEF";
 	struct conn *c = arg;
 	const unsigned char *k = key;
-	char enc[MC_KEY_MAX * 3 + 1];
+	char enc[MC_KEY_MAX * 3 + 3];
 	size_t n = 0;
 
 	if (m->exptime && m->exptime <= now_sec())
 		return 0;
-	for (size_t i = 0; i < klen && n + 3 < sizeof(enc); i++) {
+	OUT(c, "key=");
+	/* a store key may be longer than memcache's (HTTP's, up to
+	 * GS_KEY_MAX): encoded in pieces, the whole of it */
+	for (size_t i = 0; i < klen; i++) {
+		if (n + 3 > sizeof(enc)) {
+			conn_out(c, enc, n);
+			n = 0;
+		}
 		if (k[i] && strchr(unreserved, k[i])) {
 			enc[n++] = (char)k[i];
 		} else {
@@ -230,7 +237,6 @@ static int metadump_one(void *arg, const void *key, size_t klen,
 			enc[n++] = hex[k[i] & 15];
 		}
 	}
-	OUT(c, "key=");
 	conn_out(c, enc, n);
 	conn_printf(c,
 		    " exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64

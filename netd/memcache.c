@@ -106,6 +106,9 @@ static enum conn_run run_simple(struct conn *c, const struct mc_req *q)
 		CNT(c->w, cmd_meta);
 		mc_cmd_me(c, q);
 		break;
+	case MC_GOBLIN:
+		mc_cmd_goblin(c, q);
+		break;
 	default:
 		break;
 	}
@@ -179,6 +182,7 @@ static bool is_write(const struct mc_req *q)
 	case MC_CRAWL:
 	case MC_MN:
 	case MC_ME:
+	case MC_GOBLIN:
 	case MC_NONE:
 		return false;
 	case MC_MG: /* vivify on miss, or a new TTL */

@@ -13,6 +13,7 @@
  *                flush_all, lru_crawler metadump
  *   mc_meta.c    meta commands: mg md ma me (ms is storage, mn the loop's)
  *   mc_auth.c    --auth-file: memcached's text protocol login
+ *   mc_admin.c   goblind's own commands: goblin inspect, goblin stat
  *   mc_common.c  what the command rooms share: replies, meta return flags,
  *                a put of bytes held in memory
  *   mc_proto.c   the pure parser (mc_proto.h: unit tests, fuzz target)
@@ -177,6 +178,11 @@ enum conn_run mc_cmd_mg(struct conn *c);
 void mc_cmd_md(struct conn *c, const struct mc_req *q);
 void mc_cmd_ma(struct conn *c, const struct mc_req *q);
 void mc_cmd_me(struct conn *c, const struct mc_req *q);
+
+/* ---- mc_admin.c ---- */
+
+/* goblin inspect|stat KEY [b]: where KEY's bytes are, its metadata. */
+void mc_cmd_goblin(struct conn *c, const struct mc_req *q);
 
 /* ---- mc_auth.c ---- */
 

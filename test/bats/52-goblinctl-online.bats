@@ -65,8 +65,92 @@ teardown() {
 	[ "${lines[1]}" = $'END\r' ]
 	run -0 mc <<<$'lru_crawler metadump 1,2\r'
 	[ "${lines[0]}" = $'ERROR\r' ]
-	run -129 "${G[@]}" inspect art:1
-	[[ "${lines[0]}" = *"'inspect' works on a store directory only"* ]]
+	# populate stays offline only (inspect and stat went online in 19)
+	run -129 "${G[@]}" populate "$T"
+	[[ "${lines[0]}" = *"'populate' works on a store directory only"* ]]
+}
+
+@test "issue 19: goblinctl --host inspect and stat ask the running goblind; offline they read the store as before" {
+	head -c 3000000 /dev/urandom >"$T/big"
+	"${G[@]}" put --flags 9 big "$T/big"
+	echo small | "${G[@]}" put small
+	# the process's view: the RAM head it holds, the tail on the SSD
+	run -0 "${G[@]}" inspect big
+	echo "$output"
+	[[ "${lines[0]}" =~ ^RAM\ +0\ +[0-9]+\ +-$ ]]
+	grep -Eq '^SSD +0 +3000000 +[0-9]+$' <<<"$output"
+	# the same ranges goblind answers to its admin command
+	run -0 mc <<<$'goblin inspect big\r'
+	[ "$(grep -c '^RANGE ' <<<"$output")" = "$(wc -l <<<"$(
+		"${G[@]}" inspect big)")" ]
+	[ "${lines[-1]}" = $'END\r' ]
+	run -0 "${G[@]}" inspect small
+	[[ "$output" =~ ^SMALL\ +0\ +6\ +-$ ]]
+	run -0 "${G[@]}" stat big
+	online="$output"
+	[[ "$online" == "key big"$'\n'"size 3000000"$'\n'"flags 9"$'\n'* ]]
+	# misses and bad keys, as offline
+	run -1 "${G[@]}" stat absent
+	[ "$output" = "goblinctl: no such key 'absent'" ]
+	run -1 "${G[@]}" inspect absent
+	[ "$output" = "goblinctl: no such key 'absent'" ]
+	run -128 "${G[@]}" stat "$(printf 'k%.0s' $(seq 4097))"
+	[[ "$output" == *"store keys are 1 to 4096 bytes"* ]]
+	# memcached answers ERROR to goblin's commands: harmless to clients
+	run -0 mc <<<$'goblin stat big\r\ngoblin nosuch big\r\ngoblin stat\r\nmn\r'
+	[ "${lines[-3]}" = $'ERROR\r' ]
+	[ "${lines[-2]}" = $'ERROR\r' ]
+	[ "${lines[-1]}" = $'MN\r' ]
+	gd_stop
+	# offline, the same object: the same metadata, ranges in the store
+	run -0 "$GCTL" --store "$T/s" "${GD_STORE_OPTS[@]}" stat big
+	[ "$output" = "$online" ]
+	run -0 "$GCTL" --store "$T/s" "${GD_STORE_OPTS[@]}" inspect big
+	grep -Eq '^SSD +0 +3000000 +[0-9]+$' <<<"$output"
+}
+
+@test "issue 19: goblinctl --host ls, stat and inspect of a 4096-byte key with spaces (an HTTP key); ls of 100,000 keys" {
+	# 1024 times "a b/": memcache cannot name it, HTTP can
+	k=$(printf 'a b/%.0s' $(seq 1024))
+	[ "${#k}" = 4096 ]
+	url=$(printf 'a%%20b/%.0s' $(seq 1024))
+	run -0 curl -s -o /dev/null -w '%{http_code}' -X PUT \
+		--data-binary hello "http://127.0.0.1:$HPORT/$url"
+	[ "$output" = 201 ] || [ "$output" = 204 ]
+	echo hi | "${G[@]}" put short
+	run -0 "${G[@]}" ls
+	[ "${#lines[@]}" = 2 ]
+	[ "${lines[0]}" = "$k" ]
+	[ "${lines[1]}" = short ]
+	run -0 "${G[@]}" ls -l
+	[[ "${lines[0]}" =~ ^\ +5\ [0-9]{4}-.*\ a\ b/a\ b/ ]]
+	run -0 "${G[@]}" stat "$k"
+	[ "${lines[0]}" = "key $k" ]
+	[ "${lines[1]}" = "size 5" ]
+	run -0 "${G[@]}" inspect "$k"
+	[[ "$output" =~ ^SMALL\ +0\ +5\ +-$ ]]
+	# 100,000 keys (one pipelined connection of noreply sets), listed
+	# whole and sorted
+	"$PY" - "$PORT" <<'EOF2'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+buf = b"".join(b"set n:%06d 0 0 1 noreply\r\nx\r\n" % i
+               for i in range(100000))
+s.sendall(buf + b"mn\r\n")
+out = b""
+while not out.endswith(b"MN\r\n"):
+    out += s.recv(65536)
+assert out == b"MN\r\n", out[:200]
+EOF2
+	[ "$(stat_of curr_items)" = 100002 ]
+	"${G[@]}" ls n: >"$T/ls.out"
+	[ "$(wc -l <"$T/ls.out")" = 100000 ]
+	sort -c "$T/ls.out"
+	[ "$(head -1 "$T/ls.out")" = n:000000 ]
+	[ "$(tail -1 "$T/ls.out")" = n:099999 ]
+	"${G[@]}" ls >"$T/all.out"
+	[ "$(wc -l <"$T/all.out")" = 100002 ]
+	[ "$(head -1 "$T/all.out")" = "$k" ]
 }
 
 # field NAME of the RESULT line in $output

@@ -303,3 +303,32 @@ EOF2
 	[ "$n" = 1 ]
 	gd_stop
 }
+
+@test "issue 19: goblinctl --socket PATH speaks to goblind --unixsocket: put, get, ls, stat, inspect, stats, del" {
+	ux_start s --unixsocket "$S"
+	G=("$GCTL" --socket "$S")
+	head -c 1000000 /dev/urandom >"$T/v"
+	"${G[@]}" put --flags 3 v "$T/v"
+	"${G[@]}" get v | cmp - "$T/v"
+	run -0 "${G[@]}" ls
+	[ "$output" = v ]
+	run -0 "${G[@]}" stat v
+	[ "${lines[1]}" = "size 1000000" ]
+	[ "${lines[2]}" = "flags 3" ]
+	run -0 "${G[@]}" inspect v
+	[[ "${lines[0]}" =~ ^RAM\ +0\ +[0-9]+\ +-$ ]]
+	run -0 "${G[@]}" stats
+	grep -qx 'curr_items 1' <<<"$output"
+	"${G[@]}" del v
+	run -1 "${G[@]}" get v
+	[ "$output" = "goblinctl: no such key 'v'" ]
+	run -129 "$GCTL" --socket "$S" --host 127.0.0.1 ls
+	[[ "$output" == *"--socket goes without --host and --port"* ]]
+	run -129 "$GCTL" --socket mc.sock ls
+	[[ "$output" == *"not an absolute path"* ]]
+	run -129 "$GCTL" --socket "$S" bench
+	[[ "$output" == *"bench runs over TCP only"* ]]
+	gd_stop
+	run -128 "${G[@]}" ls
+	[[ "$output" == "goblinctl: cannot connect to '$S': No such file or directory" ]]
+}

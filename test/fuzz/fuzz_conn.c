@@ -324,6 +324,8 @@ static const char *const mc_other_cmds[] = {
 	"flush_all",
 	"quit",
 	"lru_crawler metadump",
+	"goblin inspect",
+	"goblin stat",
 	"stats settings",
 	"stats items",
 	"stats tiers",

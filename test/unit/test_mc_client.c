@@ -116,21 +116,38 @@ static void test_dump(void **state)
 	assert_int_equal(mcc_dump_parse(l, strlen(l), &d), -EPROTO);
 }
 
+/* issue 19: a store key longer than memcache's (HTTP's) is listed whole */
 static void test_dump_long_key(void **state)
 {
-	char line[4 + 3 * (MCC_KEY_MAX + 1) + 1];
-	struct mcc_dump d;
+	static char line[4 + 3 * (MCC_STORE_KEY_MAX + 1) + 1];
+	static struct mcc_dump d;
 	size_t i;
 
 	(void)state;
 	memcpy(line, "key=", 4);
-	for (i = 0; i < MCC_KEY_MAX + 1; i++)
-		memcpy(line + 4 + 3 * i, "%41", 3);
+	for (i = 0; i < MCC_STORE_KEY_MAX + 1; i++)
+		memcpy(line + 4 + 3 * i, i % 2 ? "%20" : "%41", 3);
 	line[sizeof(line) - 1] = 0;
 	assert_int_equal(mcc_dump_parse(line, strlen(line), &d), -EPROTO);
-	/* exactly the limit is fine */
+	/* exactly the store's limit is fine, and the line fits a reply */
 	assert_int_equal(mcc_dump_parse(line, strlen(line) - 3, &d), 0);
-	assert_int_equal(d.klen, MCC_KEY_MAX);
+	assert_int_equal(d.klen, MCC_STORE_KEY_MAX);
+	assert_memory_equal(d.key, "A A ", 4);
+	assert_true(strlen(line) + 100 < MCC_LINE_MAX);
+}
+
+static void test_b64(void **state)
+{
+	char out[16];
+
+	(void)state;
+	assert_int_equal(mcc_b64_encode("", 0, out), 0);
+	assert_int_equal(mcc_b64_encode("a b", 3, out), 4);
+	assert_string_equal(out, "YSBi");
+	assert_int_equal(mcc_b64_encode("a b/", 4, out), 8);
+	assert_string_equal(out, "YSBiLw==");
+	assert_int_equal(mcc_b64_encode("a b/c", 5, out), 8);
+	assert_string_equal(out, "YSBiL2M=");
 }
 
 static void test_key_valid(void **state)
@@ -155,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_dump),
 		cmocka_unit_test(test_dump_long_key),
+		cmocka_unit_test(test_b64),
 		cmocka_unit_test(test_key_valid),
 	};
 

@@ -408,6 +408,50 @@ static void test_base64(void **state)
 	assert_int_equal(mc_b64_decode("YWJj", 4, out, 2), -1);
 }
 
+/* issue 19: goblind's admin commands, keys of any store length in b */
+static void test_goblin(void **state)
+{
+	static char line[6000];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(P("goblin inspect art:1\r\n"), MC_PARSE_OK);
+	assert_int_equal(req.cmd, MC_GOBLIN);
+	assert_int_equal(req.arg_len, 7);
+	assert_memory_equal(req.arg, "inspect", 7);
+	assert_key("art:1");
+	assert_false(req.b64);
+	assert_int_equal(P("goblin stat YSBi b\r\n"), MC_PARSE_OK);
+	assert_true(req.b64);
+	assert_key("YSBi"); /* decoded by the command: keybuf is too small */
+	assert_int_equal(P("goblin stat k c\r\n"), MC_PARSE_CLIENT_ERROR);
+	assert_int_equal(P("goblin stat a b c\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("goblin stat\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("goblin flush k\r\n"), MC_PARSE_ERROR);
+	assert_int_equal(P("goblin\r\n"), MC_PARSE_ERROR);
+	/* the base64 of a 4096-byte key: 5,464 bytes, longer than
+	 * MC_LINE_MAX, within a retrieval line's whole limit */
+	n = (size_t)sprintf(line, "goblin inspect ");
+	memset(line + n, 'Q', 5464);
+	n += 5464;
+	memcpy(line + n, " b\r\n", 5);
+	assert_true(n > MC_LINE_MAX);
+	assert_int_equal(mc_parse(line, n + 4, MC_GET_WHOLE_MAX, &req, &used),
+			 MC_PARSE_OK);
+	assert_int_equal(req.klen, 5464);
+	assert_int_equal(mc_parse(line, n - 100, MC_GET_WHOLE_MAX, &req, &used),
+			 MC_PARSE_MORE);
+	/* one byte more than a 4096-byte key's base64 */
+	memmove(line + n + 4, line + n, 5);
+	memcpy(line + n, "QQQQ", 4);
+	assert_int_equal(mc_parse(line, n + 8, MC_GET_WHOLE_MAX, &req, &used),
+			 MC_PARSE_CLIENT_ERROR);
+	/* other commands keep MC_LINE_MAX */
+	memcpy(line, "delete ", 7);
+	assert_int_equal(mc_parse(line, n + 8, MC_GET_WHOLE_MAX, &req, &used),
+			 MC_PARSE_TOO_LONG);
+}
+
 static void test_numbers(void **state)
 {
 	uint64_t u;
@@ -475,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_meta_range),
 		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_goblin),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_hostile),
 	};
