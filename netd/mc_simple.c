@@ -2,8 +2,8 @@
 /*
  * memcache commands answered at once, from the request in the read
  * buffer: incr and decr (read-modify-write, shared with ma), delete,
- * touch, flush_all (and the delayed one the loop's tick runs), and
- * lru_crawler metadump.
+ * touch, flush_all (and the delayed one the loop's tick runs).
+ * lru_crawler metadump streams from mc_dump.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -198,65 +198,4 @@ void mc_cmd_flush_all(struct conn *c, const struct mc_req *q)
 		mc_flush(gd, gs_real_ns());
 	}
 	mc_reply(c, "OK");
-}
-
-/* ---- listing: lru_crawler metadump ---- */
-
-/*
- * One metadump line per key, memcached's format: the key URI-encoded
- * (unreserved bytes as they are, others %XX), exp and la in unix seconds
- * (exp -1: never; la: the write time, access times are not tracked).
- */
-static int metadump_one(void *arg, const void *key, size_t klen,
-			const struct gs_meta *m)
-{
-	static const char unreserved[] = "abcdefghijklmnopqrstuvwxyz"
-					 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					 "0123456789-._~";
-	static const char hex[] = "0123456789ABCDEF";
-	struct conn *c = arg;
-	const unsigned char *k = key;
-	char enc[MC_KEY_MAX * 3 + 3];
-	size_t n = 0;
-
-	if (m->exptime && m->exptime <= now_sec())
-		return 0;
-	OUT(c, "key=");
-	/* a store key may be longer than memcache's (HTTP's, up to
-	 * GS_KEY_MAX): encoded in pieces, the whole of it */
-	for (size_t i = 0; i < klen; i++) {
-		if (n + 3 > sizeof(enc)) {
-			conn_out(c, enc, n);
-			n = 0;
-		}
-		if (k[i] && strchr(unreserved, k[i])) {
-			enc[n++] = (char)k[i];
-		} else {
-			enc[n++] = '%';
-			enc[n++] = hex[k[i] >> 4];
-			enc[n++] = hex[k[i] & 15];
-		}
-	}
-	conn_out(c, enc, n);
-	conn_printf(c,
-		    " exp=%" PRId64 " la=%" PRId64 " cas=%" PRIu64
-		    " fetch=no cls=1 size=%" PRIu64 "\n",
-		    m->exptime ? m->exptime : -1,
-		    (int64_t)(m->mtime_ns / 1000000000), m->cas, m->size);
-	return c->closing;
-}
-
-/*
- * The whole listing goes into the reply buffer before the first byte is
- * sent: about 100 bytes per key (see goblind(8)).
- */
-void mc_cmd_metadump(struct conn *c, const struct mc_req *q)
-{
-	/* gs_iterate compares the prefix with memcmp: never NULL */
-	if (gs_iterate(store_of(c), q->arg ? q->arg : "",
-		       q->arg ? q->arg_len : 0, metadump_one, c) < 0) {
-		OUT(c, "SERVER_ERROR cannot list the store\r\n");
-		return;
-	}
-	OUT(c, "END\r\n");
 }

@@ -89,8 +89,7 @@ static enum conn_run run_simple(struct conn *c, const struct mc_req *q)
 	case MC_QUIT:
 		return RUN_CLOSE;
 	case MC_METADUMP:
-		mc_cmd_metadump(c, q);
-		break;
+		return mc_cmd_metadump(c, q);
 	case MC_MN:
 		OUT(c, "MN\r\n");
 		break;
@@ -243,6 +242,8 @@ static enum conn_run run_job(struct conn *c)
 		return mc_swallow_run(c);
 	case JOB_SKIPLINE:
 		return mc_skip_line_run(c);
+	case JOB_DUMP:
+		return mc_dump_run(c);
 	case JOB_VALUE:
 		if (!m->wr && !m->err && m->req.bytes + 2 <= GD_RBUF / 2) {
 			if (c->rend - c->rstart < m->req.bytes + 2)
@@ -431,6 +432,7 @@ static void mc_conn_release(struct conn *c)
 	if (m->r)
 		gd_reader_close(c->w, m->r);
 	m->r = NULL;
+	mc_dump_release(c);
 	mc_value_drop(m);
 	m->job = JOB_NONE;
 	c->chunk = NULL;

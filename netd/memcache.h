@@ -10,7 +10,8 @@
  *   mc_store.c   storage: set add replace append prepend cas (and ms's
  *                data block), small values whole, big ones streamed
  *   mc_simple.c  commands answered at once: incr decr delete touch
- *                flush_all, lru_crawler metadump
+ *                flush_all
+ *   mc_dump.c    lru_crawler metadump, streamed from a walker thread
  *   mc_meta.c    meta commands: mg md ma me (ms is storage, mn the loop's)
  *   mc_auth.c    --auth-file: memcached's text protocol login
  *   mc_admin.c   goblind's own commands: goblin inspect, goblin stat
@@ -37,7 +38,14 @@
 #define OUT(c, lit) conn_out(c, lit, sizeof(lit) - 1)
 
 /* What a command in progress holds. */
-enum mc_job { JOB_NONE = 0, JOB_SWALLOW, JOB_VALUE, JOB_GET, JOB_SKIPLINE };
+enum mc_job {
+	JOB_NONE = 0,
+	JOB_SWALLOW,
+	JOB_VALUE,
+	JOB_GET,
+	JOB_SKIPLINE,
+	JOB_DUMP, /* lru_crawler metadump: pages from its walker thread */
+};
 
 struct mc_state {
 	enum mc_job job;
@@ -67,7 +75,8 @@ struct mc_state {
 	/* JOB_GET of a line too long to parse whole: the keys are taken
 	 * from rbuf as they arrive (mc_stream_key) */
 	bool stream;
-	bool started; /* the connection's first byte was looked at */
+	bool started;	      /* the connection's first byte was looked at */
+	struct mc_dump *dump; /* JOB_DUMP (mc_dump.c) */
 };
 
 /* A memcache connection: the worker's part, then ours. */
@@ -170,7 +179,15 @@ void mc_cmd_arith(struct conn *c, const struct mc_req *q);
 void mc_cmd_delete(struct conn *c, const struct mc_req *q);
 void mc_cmd_touch(struct conn *c, const struct mc_req *q);
 void mc_cmd_flush_all(struct conn *c, const struct mc_req *q);
-void mc_cmd_metadump(struct conn *c, const struct mc_req *q);
+
+/* ---- mc_dump.c ---- */
+
+/* Start the listing (JOB_DUMP); RUN_INPUT. */
+enum conn_run mc_cmd_metadump(struct conn *c, const struct mc_req *q);
+/* JOB_DUMP: the next pages, then END; RUN_INPUT once it is done. */
+enum conn_run mc_dump_run(struct conn *c);
+/* Stop a listing in progress (the connection closes). */
+void mc_dump_release(struct conn *c);
 
 /* ---- mc_meta.c ---- */
 
