@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,15 @@
 #define DUMP_LINE_MAX (4 + 3 * GS_KEY_MAX + 128)
 
 _Static_assert(DUMP_LINE_MAX < DUMP_PAGE, "a line fits a page");
+
+/*
+ * Listings at once, in the process: each holds a thread and two pages.
+ * memcached runs one crawler at a time and answers the others BUSY; a
+ * few at once serve a few admins without letting a client's connections
+ * each hold a thread.
+ */
+#define DUMPS_MAX 8
+static atomic_uint dumps_running;
 
 /*
  * Two pages: the walker fills one while the worker sends the other.  The
@@ -160,6 +170,7 @@ static void *dump_walk(void *arg)
 
 static void dump_free(struct mc_dump *d)
 {
+	atomic_fetch_sub(&dumps_running, 1);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
 	free(d->prefix);
@@ -169,10 +180,18 @@ static void dump_free(struct mc_dump *d)
 enum conn_run mc_cmd_metadump(struct conn *c, const struct mc_req *q)
 {
 	struct mc_state *m = mc_of(c);
-	struct mc_dump *d = calloc(1, sizeof(*d));
+	struct mc_dump *d;
 
-	if (!d)
+	if (atomic_fetch_add(&dumps_running, 1) >= DUMPS_MAX) {
+		atomic_fetch_sub(&dumps_running, 1);
+		OUT(c, "BUSY currently processing crawler request\r\n");
+		return RUN_INPUT;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		atomic_fetch_sub(&dumps_running, 1);
 		goto fail;
+	}
 	d->c = c;
 	d->s = store_of(c);
 	d->ready = d->pages[0];

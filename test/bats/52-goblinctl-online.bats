@@ -332,6 +332,23 @@ ts = [threading.Thread(target=writer)] + [
 for t in ts: t.start()
 for t in ts: t.join()
 print("bad", bad[:5])
+# 8 listings at once at most (each a thread): the 9th is told BUSY, as
+# memcached tells a second crawler request
+held = []
+for i in range(8):
+    h = conn()
+    h.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    h.sendall(b"lru_crawler metadump all\r\n")
+    h.recv(100)                     # its walk has started
+    held.append(h)
+n = conn()
+n.sendall(b"lru_crawler metadump all\r\n")
+print("ninth", until(n, b"\r\n").decode().strip())
+for h in held:
+    h.close()
+time.sleep(0.5)
+n.sendall(b"lru_crawler metadump all\r\n")
+print("after", until(n, b"END\r\n").count(b"key=" + pad))
 for i in range(50):                 # the walkers end with their listings
     if threads() == threads0:
         break
@@ -343,7 +360,9 @@ EOF2
 	# two 64 KiB pages and the output buffer, not the 25 MB listing
 	(( $(sed -n 's/^growth_kib //p' <<<"$output") < 4096 ))
 	[ "${lines[2]}" = "bad []" ]
-	[ "${lines[3]}" = "threads_left 0" ]
+	[ "${lines[3]}" = "ninth BUSY currently processing crawler request" ]
+	[ "${lines[4]}" = "after 100000" ]
+	[ "${lines[5]}" = "threads_left 0" ]
 	# every listing connection is gone
 	for i in $(seq 50); do
 		[ "$(stat_of curr_connections)" = 1 ] && break
