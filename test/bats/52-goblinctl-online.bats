@@ -346,9 +346,13 @@ n.sendall(b"lru_crawler metadump all\r\n")
 print("ninth", until(n, b"\r\n").decode().strip())
 for h in held:
     h.close()
-time.sleep(0.5)
-n.sendall(b"lru_crawler metadump all\r\n")
-print("after", until(n, b"END\r\n").count(b"key=" + pad))
+for i in range(50):                 # the closes reach the workers
+    time.sleep(0.1)
+    n.sendall(b"lru_crawler metadump all\r\n")
+    got = until(n, b"\r\n")          # BUSY, or the listing to its END
+    if not got.startswith(b"BUSY"):
+        break
+print("after", got.count(b"key=" + pad), got.endswith(b"END\r\n"))
 for i in range(50):                 # the walkers end with their listings
     if threads() == threads0:
         break
@@ -361,7 +365,7 @@ EOF2
 	(( $(sed -n 's/^growth_kib //p' <<<"$output") < 4096 ))
 	[ "${lines[2]}" = "bad []" ]
 	[ "${lines[3]}" = "ninth BUSY currently processing crawler request" ]
-	[ "${lines[4]}" = "after 100000" ]
+	[ "${lines[4]}" = "after 100000 True" ]
 	[ "${lines[5]}" = "threads_left 0" ]
 	# every listing connection is gone
 	for i in $(seq 50); do
