@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -106,6 +107,69 @@ int listener_arm(struct worker *w, struct wlistener *wl)
 	return epoll_ctl(w->epfd,
 			 wl->paused_until ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
 			 wl->fd, &e);
+}
+
+/* ---- TCP listening sockets (main.c opens one per worker) ---- */
+
+int gd_listen_tcp(const char *addr, unsigned port, const char *opt, char *name,
+		  size_t namelen, unsigned *bound, char *why, size_t wlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	char portstr[16], host[NI_MAXHOST], serv[NI_MAXSERV];
+	int fd = -1, one = 1, ret;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	ret = getaddrinfo(addr, portstr, &hints, &res);
+	if (ret) {
+		snprintf(why, wlen, "cannot resolve '%s': %s", addr,
+			 gai_strerror(ret));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family,
+			    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		/* one socket per worker: the kernel spreads connections */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 1024) == 0)
+			break;
+		ret = errno;
+		close(fd);
+		fd = -1;
+		errno = ret;
+	}
+	ret = errno; /* the last failure's, when none bound */
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(why, wlen, "cannot listen on %s port %u: %s%s%s%s",
+			 addr, port, strerror(ret),
+			 ret == EADDRINUSE ? " (another program holds it: "
+					     "choose a free port with --" :
+					     "",
+			 ret == EADDRINUSE ? opt : "",
+			 ret == EADDRINUSE ? ")" : "");
+		return -1;
+	}
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+		    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host),
+				serv, sizeof(serv),
+				NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+			snprintf(name, namelen,
+				 strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
+				 serv);
+		*bound = (unsigned)atoi(serv);
+	}
+	return fd;
 }
 
 /* ---- Unix sockets (--unixsocket) ---- */

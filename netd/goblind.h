@@ -357,6 +357,15 @@ int gd_listener_add(struct gd *gd, struct gd_proto *p, int *fds);
 /* A listener whose fds[] is one socket every worker polls (AF_UNIX). */
 int gd_listener_add_shared(struct gd *gd, struct gd_proto *p, int *fds);
 
+/*
+ * Listen on @addr:@port (SO_REUSEPORT: one socket per worker); the bound
+ * address goes to @name ("127.0.0.1:11211"), the port to *@bound (port
+ * 0 settled).  @opt is the option that sets @port, named when the port is
+ * taken.  The fd, or -1 with the reason in @why.
+ */
+int gd_listen_tcp(const char *addr, unsigned port, const char *opt, char *name,
+		  size_t namelen, unsigned *bound, char *why, size_t wlen);
+
 /* A listening Unix socket and the file it made (--unixsocket). */
 struct gd_unix {
 	const char *path;

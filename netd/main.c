@@ -470,59 +470,16 @@ static void parse(int argc, char **argv)
 
 /* ---- listening ---- */
 
-/* Listen on @addr:@port; the bound address goes to @name. */
-/* @opt: the option that sets @port, named when the port is taken */
+/* Listen on @addr:@port (accept.c); the bound address goes to @name. */
 static int listen_on(const char *addr, unsigned port, const char *opt,
 		     char *name, size_t namelen, unsigned *bound)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *res, *ai;
-	char portstr[16], host[NI_MAXHOST], serv[NI_MAXSERV];
-	int fd = -1, one = 1, ret;
+	char why[512];
+	int fd = gd_listen_tcp(addr, port, opt, name, namelen, bound, why,
+			       sizeof(why));
 
-	snprintf(portstr, sizeof(portstr), "%u", port);
-	ret = getaddrinfo(addr, portstr, &hints, &res);
-	if (ret)
-		die("cannot resolve '%s': %s", addr, gai_strerror(ret));
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family,
-			    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    ai->ai_protocol);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		/* one socket per worker: the kernel spreads connections */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-		    listen(fd, 1024) == 0)
-			break;
-		ret = errno;
-		close(fd);
-		fd = -1;
-		errno = ret;
-	}
-	if (fd < 0 && errno == EADDRINUSE)
-		die("cannot listen on %s port %u: %s (another program holds "
-		    "it: choose a free port with --%s)",
-		    addr, port, strerror(errno), opt);
 	if (fd < 0)
-		die("cannot listen on %s port %u: %s", addr, port,
-		    strerror(errno));
-	freeaddrinfo(res);
-	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-
-		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
-		    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host),
-				serv, sizeof(serv),
-				NI_NUMERICHOST | NI_NUMERICSERV) == 0)
-			snprintf(name, namelen,
-				 strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
-				 serv);
-		*bound = (unsigned)atoi(serv);
-	}
+		die("%s", why);
 	return fd;
 }
 
@@ -621,6 +578,12 @@ static void mount_stop(void)
 
 /* ---- protocols and their listeners ---- */
 
+/* memcache on TCP: not with --unixsocket alone (memcached -s) */
+static bool mc_tcp(void)
+{
+	return gd.set.memcache && (!gd.set.unixsocket || gd.set.port_given);
+}
+
 /*
  * Every protocol is registered, served or not: its id is its slot in
  * proto_conns[] (stats: 0 memcache, 1 HTTP).  A listener is added for
@@ -629,12 +592,6 @@ static void mount_stop(void)
  * socket gave most of them to whichever worker happened to be waiting.
  * The first socket settles port 0 for the others.
  */
-/* memcache on TCP: not with --unixsocket alone (memcached -s) */
-static bool mc_tcp(void)
-{
-	return gd.set.memcache && (!gd.set.unixsocket || gd.set.port_given);
-}
-
 static void protocols_listen(void)
 {
 	struct gd_proto *mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
