@@ -313,6 +313,17 @@ int net_ls(struct ctl *c, const char *prefix, bool lng)
 	return 0;
 }
 
+/* Before connecting: the store's limit, not memcache's. */
+static void check_store_key(const char *key)
+{
+	size_t klen = strlen(key);
+
+	if (!klen || klen > MCC_STORE_KEY_MAX)
+		die("invalid key '%.*s%s': store keys are 1 to %d bytes",
+		    klen > 64 ? 64 : (int)klen, key, klen > 64 ? "..." : "",
+		    MCC_STORE_KEY_MAX);
+}
+
 /*
  * Send "goblin CMD KEY" (goblind's admin commands, goblind(8)): the key
  * as it is when memcache could carry it, else base64 with "b" (a key of
@@ -327,10 +338,6 @@ static struct mcc_reply goblin_cmd(struct ctl *c, struct mcc_conn *m,
 	struct mcc_reply r;
 	int n;
 
-	if (!klen || klen > MCC_STORE_KEY_MAX)
-		die("invalid key '%.*s%s': store keys are 1 to %d bytes",
-		    klen > 64 ? 64 : (int)klen, key, klen > 64 ? "..." : "",
-		    MCC_STORE_KEY_MAX);
 	if (!line)
 		die("out of memory");
 	if (mcc_key_valid(key, klen)) {
@@ -359,6 +366,7 @@ int net_stat(struct ctl *c, const char *key)
 	struct mcc_conn m;
 	struct mcc_reply r;
 
+	check_store_key(key);
 	net_open(c, &m);
 	for (r = goblin_cmd(c, &m, "stat", key); r.kind == MCC_STAT;
 	     r = net_next(c, &m)) {
@@ -397,6 +405,7 @@ int net_inspect(struct ctl *c, const char *key)
 	struct mcc_conn m;
 	struct mcc_reply r;
 
+	check_store_key(key);
 	net_open(c, &m);
 	for (r = goblin_cmd(c, &m, "inspect", key);
 	     r.kind == MCC_OTHER && r.len > 6 && !memcmp(r.text, "RANGE ", 6);
