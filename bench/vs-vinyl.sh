@@ -76,7 +76,10 @@ command -v nginx >/dev/null || die "nginx is not installed (make deps)"
 [ "$(id -u)" = 0 ] || die "run as root (varnishd, nginx, drop_caches)"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 systems="varnish nginx"
-if [ -x "$gd" ] && "$gd" --help 2>&1 | grep -q -- --mirror; then
+# the help is read whole: grep -q would stop reading at its match, and
+# under pipefail goblind's SIGPIPE then made it look like no --mirror
+gd_help=$([ -x "$gd" ] && "$gd" --help 2>&1 || true)
+if grep -q -- --mirror <<<"$gd_help"; then
 	systems="$systems goblind"
 	gd_note="goblind --mirror"
 else
