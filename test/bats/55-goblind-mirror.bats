@@ -15,40 +15,22 @@ ORIGIN="$BATS_TEST_DIRNAME/../../build/bench/origin"
 
 setup() {
 	gd_setup goblind-mirror
-	OPIDS=()
 }
 
 teardown() {
-	local p
-	for p in "${OPIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
 	gd_teardown
 }
 
 # synth [ARGS]: bench/origin (payloads made from key and size); sets OPORT
 synth() {
-	rm -f "$T/oport"
-	"$ORIGIN" --port-file "$T/oport" "$@" >"$T/origin.log" 2>&1 &
-	OPIDS+=($!)
-	for _ in $(seq 100); do
-		[ -s "$T/oport" ] && break
-		sleep 0.05
-	done
-	OPORT=$(cat "$T/oport")
+	gd_origin "$T/oport" "$T/origin.log" "$ORIGIN" --port-file "$T/oport" "$@"
+	OPORT=$GD_ORIGIN_PORT
 }
 
 # scripted: the python origin of http_check.py; sets SPORT
 scripted() {
-	rm -f "$T/sport"
-	"$PY" "$HC" origin "$T/sport" >"$T/scripted.log" 2>&1 &
-	OPIDS+=($!)
-	for _ in $(seq 100); do
-		[ -s "$T/sport" ] && break
-		sleep 0.05
-	done
-	SPORT=$(cat "$T/sport")
+	gd_origin "$T/sport" "$T/scripted.log" "$PY" "$HC" origin "$T/sport"
+	SPORT=$GD_ORIGIN_PORT
 }
 
 origin_requests() {

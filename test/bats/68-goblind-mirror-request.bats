@@ -14,28 +14,16 @@ PROBE="$BATS_TEST_DIRNAME/echo_origin.py"
 
 setup() {
 	gd_setup goblind-mirror-req
-	OPIDS=()
 }
 
 teardown() {
-	local p
-	for p in "${OPIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
 	gd_teardown
 }
 
 # probe: start echo_origin.py; sets PPORT
 probe() {
-	rm -f "$T/pport"
-	"$PY" "$PROBE" "$T/pport" >"$T/probe.log" 2>&1 &
-	OPIDS+=($!)
-	for _ in $(seq 100); do
-		[ -s "$T/pport" ] && break
-		sleep 0.05
-	done
-	PPORT=$(cat "$T/pport")
+	gd_origin "$T/pport" "$T/probe.log" "$PY" "$PROBE" "$T/pport"
+	PPORT=$GD_ORIGIN_PORT
 }
 
 # field DOC EXPR: a python expression over the JSON document d of file DOC

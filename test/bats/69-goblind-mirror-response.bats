@@ -14,25 +14,13 @@ PROBE="$BATS_TEST_DIRNAME/answer_origin.py"
 
 setup() {
 	gd_setup goblind-mirror-resp
-	OPIDS=()
 	P="$T/probe"
 	mkdir -p "$P"
-	rm -f "$T/pport"
-	"$PY" "$PROBE" "$P" "$T/pport" >"$T/probe.log" 2>&1 &
-	OPIDS+=($!)
-	for _ in $(seq 100); do
-		[ -s "$T/pport" ] && break
-		sleep 0.05
-	done
-	PPORT=$(cat "$T/pport")
+	gd_origin "$T/pport" "$T/probe.log" "$PY" "$PROBE" "$P" "$T/pport"
+	PPORT=$GD_ORIGIN_PORT
 }
 
 teardown() {
-	local p
-	for p in "${OPIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
 	gd_teardown
 }
 

@@ -17,28 +17,16 @@ PROBE="$BATS_TEST_DIRNAME/stale_origin.py"
 
 setup() {
 	gd_setup goblind-stale
-	OPIDS=()
 }
 
 teardown() {
-	local p
-	for p in "${OPIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
 	gd_teardown
 }
 
 # probe: start the origin; sets OPORT
 probe() {
-	rm -f "$T/oport"
-	"$PY" "$PROBE" "$T/oport" >"$T/probe.log" 2>&1 &
-	OPIDS+=($!)
-	for _ in $(seq 100); do
-		[ -s "$T/oport" ] && break
-		sleep 0.05
-	done
-	OPORT=$(cat "$T/oport")
+	gd_origin "$T/oport" "$T/probe.log" "$PY" "$PROBE" "$T/oport"
+	OPORT=$GD_ORIGIN_PORT
 }
 
 # mode JSON: set the origin's behaviour

@@ -22,6 +22,23 @@ gd_setup() {
 	GD_PIDS=()
 }
 
+# gd_origin FILE LOG CMD...: start an origin (a test's probe, bench/origin)
+# that writes the port it listens on to FILE, wait for it, and set
+# GD_ORIGIN_PORT (not echoed: in a $(...) its pid would be lost);
+# gd_teardown stops it.
+gd_origin() {
+	local file=$1 log=$2
+	shift 2
+	rm -f "$file"
+	"$@" >"$log" 2>&1 &
+	GD_PIDS+=($!)
+	for _ in $(seq 100); do
+		[ -s "$file" ] && break
+		sleep 0.05
+	done
+	GD_ORIGIN_PORT=$(cat "$file")
+}
+
 gd_teardown() {
 	local p
 	for p in "${GD_PIDS[@]}"; do
