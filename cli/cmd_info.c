@@ -144,21 +144,6 @@ int cmd_stat(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	return 0;
 }
 
-static const char *tier_name(enum gs_tier t)
-{
-	switch (t) {
-	case GS_TIER_RAM:
-		return "RAM";
-	case GS_TIER_SMALL:
-		return "SMALL";
-	case GS_TIER_SSD:
-		return "SSD";
-	case GS_TIER_HDD:
-		return "HDD";
-	}
-	return "?";
-}
-
 int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 {
 	struct gs_range *rv = NULL;
@@ -192,7 +177,7 @@ int cmd_inspect(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		const struct gs_range *g = &rv[i];
 
-		printf("%-5s %12" PRIu64 " %12" PRIu64, tier_name(g->tier),
+		printf("%-5s %12" PRIu64 " %12" PRIu64, gs_tier_name(g->tier),
 		       g->off, g->len);
 		if (g->tier == GS_TIER_SSD || g->tier == GS_TIER_HDD)
 			printf(" %14" PRIu64 "\n", g->dev_off);

@@ -20,21 +20,6 @@ _Static_assert(MC_ADMIN_KEY_MAX == GS_KEY_MAX,
 #define RANGES_FIRST 64	       /* gs_inspect's first try */
 #define RANGES_MAX   (1 << 20) /* and its last: as goblinctl inspect */
 
-static const char *tier_name(enum gs_tier t)
-{
-	switch (t) {
-	case GS_TIER_RAM:
-		return "RAM";
-	case GS_TIER_SMALL:
-		return "SMALL";
-	case GS_TIER_SSD:
-		return "SSD";
-	case GS_TIER_HDD:
-		return "HDD";
-	}
-	return "?";
-}
-
 /*
  * RANGE TIER OFF LEN DEV_OFF lines, then END (NOT_FOUND for a miss).
  * DEV_OFF is the offset in the tier's file for SSD and HDD, '-' for the
@@ -67,7 +52,7 @@ static void goblin_inspect(struct conn *c, const char *key, size_t klen)
 			const struct gs_range *g = &rv[i];
 
 			conn_printf(c, "RANGE %s %" PRIu64 " %" PRIu64,
-				    tier_name(g->tier), g->off, g->len);
+				    gs_tier_name(g->tier), g->off, g->len);
 			if (g->tier == GS_TIER_SSD || g->tier == GS_TIER_HDD)
 				conn_printf(c, " %" PRIu64 "\r\n", g->dev_off);
 			else

@@ -369,6 +369,8 @@ struct gs_range {
 /* Fill up to @max ranges; returns the number of ranges or -ENOENT. */
 int gs_inspect(struct gs_store *s, const void *key, size_t klen,
 	       struct gs_range *ranges, int max);
+/* "RAM", "SMALL", "SSD", "HDD": the name goblinctl and goblind print. */
+const char *gs_tier_name(enum gs_tier t);
 
 /*
  * Call @fn for every live key starting with @prefix, in no order, with the

@@ -620,6 +620,21 @@ out:
 	return ret;
 }
 
+const char *gs_tier_name(enum gs_tier t)
+{
+	switch (t) {
+	case GS_TIER_RAM:
+		return "RAM";
+	case GS_TIER_SMALL:
+		return "SMALL";
+	case GS_TIER_SSD:
+		return "SSD";
+	case GS_TIER_HDD:
+		return "HDD";
+	}
+	return "?";
+}
+
 int gs_inspect(struct gs_store *s, const void *key, size_t klen,
 	       struct gs_range *rg, int max)
 {
