@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,10 @@ enum conn_run mc_cmd_mg(struct conn *c)
 			     store_exptime(q->meta.ttl)) == 0) {
 			CNT(w, touch_hits);
 			/* t reports the TTL just set, as memcached does */
-			touched = *mt;
+			/* not *mt: a reader holds only attr_len bytes of
+			 * attr (goblin.h), and none of it is needed here */
+			memcpy(&touched, mt, offsetof(struct gs_meta, attr));
+			touched.attr_len = 0;
 			touched.exptime = store_exptime(q->meta.ttl);
 			mt = &touched;
 		} else {
