@@ -229,6 +229,7 @@ static void show_key(struct gfs *fs, const char *key, size_t klen,
 		note_entry(fs, nt, d, n2->name, n2->namelen);
 		return;
 	}
+	/* an open before the note is sent tells the kernel (open_reader) */
 	show_version(fs, n, m);
 	note_inode(fs, nt, n);
 }

@@ -130,7 +130,8 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		if (!err && want != have)
 			err = EPERM;
 	}
-	node_attr(fs, n, &st);
+	if (!err)
+		node_attr(fs, n, &st);
 	pthread_mutex_unlock(&fs->lock);
 	if (err)
 		fuse_reply_err(req, err);
@@ -436,12 +437,17 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		if ((uint64_t)off >= k->cookie || !node_visible(k))
 			continue;
 		if (plus) {
+			uint64_t ksize = k->ksize;
+			int64_t kmtime = k->kmtime_ns;
+
 			node_entry(fs, k, &e);
 			sz = fuse_add_direntry_plus(req, buf + used,
 						    size - used, k->name, &e,
 						    (off_t)k->cookie);
-			if (sz > size - used) {
-				k->nlookup--; /* not sent */
+			if (sz > size - used) { /* not sent */
+				k->nlookup--;
+				k->ksize = ksize;
+				k->kmtime_ns = kmtime;
 				break;
 			}
 		} else {

@@ -158,9 +158,12 @@ static void reader_cache(struct gfs *fs, struct gfs_fh *fh,
 	 * not through @n's page cache, and not to describe @n.
 	 */
 	moved = moved || !n->attached;
-	if (!mine && !n->writers && !moved) {
+	if (!mine && !n->writers && !moved && m->cas > n->cas) {
 		/*
-		 * Replaced behind our back (another front-end).  If
+		 * Replaced behind our back (another front-end), by a
+		 * version newer than the node shows (an older one is
+		 * what this open pinned before the change hook showed
+		 * the next: it is read direct, and the node stays).  If
 		 * readers hold the old version through @n's page
 		 * cache, @n must keep describing it: the new one
 		 * gets a node of its own, as for a rewrite.
@@ -254,8 +257,6 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	struct gfs_fh *fh;
 	bool moved, refetched = false;
 	fuse_ino_t ino = 0;
-	uint64_t size0;
-	int64_t mtime0;
 	int ret, klen;
 
 	pthread_mutex_lock(&fs->lock);
@@ -296,8 +297,6 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		goto fail;
 
 	pthread_mutex_lock(&fs->lock);
-	size0 = n->size;
-	mtime0 = n->mtime_ns;
 	if (refetched) {
 		reader_refetched(fs, fh, m, moved, fi);
 	} else if (fh->fill) {
@@ -308,16 +307,24 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		reader_cache(fs, fh, m, moved, fi);
 	}
 	/*
-	 * The open found another version than the one the kernel has the
-	 * attributes of (revalidated by the origin, replaced by another
-	 * front-end): so that a stat right after shows its size and mtime,
-	 * not those until the attribute timeout, the kernel drops them.
-	 * Not for a node that gave its name away (node_fork): its inode
-	 * still describes the old version, to its readers.
+	 * The kernel was last given the attributes of another version than
+	 * the one the node shows now (revalidated by the origin, replaced
+	 * by another front-end, shown by the change hook, which tells the
+	 * kernel only once it has let fs->lock go, or given by a lookup
+	 * built just before that change): the kernel drops them before the
+	 * open is answered.  Else a read through the page cache would stop
+	 * at the old size, and a stat right after would show it until the
+	 * attribute timeout.  Replies built before are older requests, whose
+	 * attributes the kernel then ignores.  Not for a node that gave its
+	 * name away (node_fork): its inode still describes the old version,
+	 * to its readers.
 	 */
 	if (fh->node == n && !moved && n->attached &&
-	    (n->size != size0 || n->mtime_ns != mtime0))
+	    (n->size != n->ksize || n->mtime_ns != n->kmtime_ns)) {
 		ino = ino_of(fs, n);
+		n->ksize = n->size;
+		n->kmtime_ns = n->mtime_ns;
+	}
 	fh_link(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	if (ino)
@@ -360,6 +367,25 @@ static int open_writer(struct gfs *fs, struct gfs_node *n, const char *key,
 	return 0;
 }
 
+/*
+ * A writer opened a node that lost its name to @c (a rename, or a fork
+ * for another front-end's version): -ESTALE, and the kernel's one retry
+ * opens @c.  If page-cache readers hold @c meanwhile, that retry would
+ * have to fork it and get ESTALE again, which the kernel passes to the
+ * program: so @c is forked now (or kept off the page cache) for it.
+ * Called with fs->lock held.
+ */
+static int estale_retry(struct gfs *fs, struct gfs_node *c)
+{
+	if (c->attached && !c->dir && !c->writers) {
+		if (c->cached_readers)
+			node_fork(fs, c); /* NULL: the retry forks */
+		else
+			c->rewrite_pending = true;
+	}
+	return -ESTALE;
+}
+
 void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
@@ -394,7 +420,7 @@ void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	else if (!(fi->flags & O_TRUNC))
 		ret = -EPERM;
 	else if (!n->attached && n->successor)
-		ret = -ESTALE;
+		ret = estale_retry(fs, node_current(n));
 	else if (n->attached && n->cached_readers)
 		ret = node_fork(fs, n) ? -ESTALE : -ENOMEM;
 	else

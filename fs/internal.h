@@ -62,6 +62,8 @@ struct gfs_node {
 	unsigned cached_readers; /* read handles on the page cache */
 	bool rewrite_pending;	 /* made for a writer's retried open:
 				  * readers go past the page cache */
+	uint64_t ksize;		 /* the size and mtime the kernel was */
+	int64_t kmtime_ns;	 /* last given (node_attr): see open_reader */
 	uint64_t wsize;		 /* bytes written by the last writer */
 	/*
 	 * Detached files: the file that took this one's name (renamed over
@@ -273,7 +275,7 @@ int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m);
 
 /* ---- nodes as the kernel sees them (node.c): with fs->lock held ---- */
 
-void node_attr(struct gfs *fs, const struct gfs_node *n, struct stat *st);
+void node_attr(struct gfs *fs, struct gfs_node *n, struct stat *st);
 /* Fills @e for a reply and counts the lookup it gives. */
 void node_entry(struct gfs *fs, struct gfs_node *n, struct fuse_entry_param *e);
 /* Wait (at most o.commit_wait) for a commit left to release. */

@@ -13,8 +13,11 @@
 
 #include "internal.h"
 
-/* Called with fs->lock held. */
-void node_attr(struct gfs *fs, const struct gfs_node *n, struct stat *st)
+/*
+ * The attributes of @n, for a reply that gives them to the kernel: it
+ * notes what the kernel was given.  Called with fs->lock held.
+ */
+void node_attr(struct gfs *fs, struct gfs_node *n, struct stat *st)
 {
 	int64_t t;
 
@@ -34,6 +37,8 @@ void node_attr(struct gfs *fs, const struct gfs_node *n, struct stat *st)
 		st->st_size = (off_t)(n->committed ? n->size : n->wsize);
 		st->st_blocks = (st->st_size + 511) / 512;
 		t = n->committed ? n->mtime_ns : gs_real_ns();
+		n->ksize = (uint64_t)st->st_size;
+		n->kmtime_ns = t;
 	}
 	ns_to_ts(t, &st->st_mtim);
 	st->st_ctim = st->st_mtim;

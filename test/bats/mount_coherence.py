@@ -326,7 +326,7 @@ def sizes(rng):
     return rng.choice([200, 5000, 200000, 600000, 1500000])
 
 
-def stress(args, seconds, seed):
+def stress(args, seconds, seed, nreaders=3, nmwriters=1):
     port, hport, mnt = int(args[0]), int(args[1]), args[2]
     steady = ["s/k%d" % i for i in range(4)]   # exist throughout
     flaky = ["f/k%d" % i for i in range(4)]    # come and go
@@ -425,9 +425,10 @@ def stress(args, seconds, seed):
 
     ts = [threading.Thread(target=writer, args=("mc", seed + 1)),
           threading.Thread(target=writer, args=("http", seed + 2))]
-    ts.append(threading.Thread(target=mount_writer, args=(seed + 3,)))
-    ts += [threading.Thread(target=reader, args=(seed + 10 + i,))
-           for i in range(3)]
+    ts += [threading.Thread(target=mount_writer, args=(seed + 3 + i,))
+           for i in range(nmwriters)]
+    ts += [threading.Thread(target=reader, args=(seed + 100 + i,))
+           for i in range(nreaders)]
     for t in ts:
         t.start()
     for t in ts:
@@ -459,6 +460,77 @@ def stress(args, seconds, seed):
     return 0
 
 
+def hammer(args, seconds, seed, nreaders=4, nmwriters=1):
+    """One key, processes: a memcache writer that alternates small and
+    large versions, a mount writer that rewrites it, and readers on the
+    mount.  Every read is one whole version, no open or write fails."""
+    import multiprocessing as mp
+    port, mnt = int(args[0]), args[2]
+    key = "h/k"
+    path = os.path.join(mnt, key)
+    Memcache(port).set(key, version_bytes(key, 0, 200))
+    stop = time.monotonic() + seconds
+    out = mp.Queue()
+
+    def mc_writer(i):
+        c, r, v, n = Memcache(port), random.Random(seed + i), i, 0
+        while time.monotonic() < stop:
+            v += 3
+            c.set(key, version_bytes(key, v, r.choice([200, 200000])))
+            n += 1
+        out.put(("writes", n, None))
+
+    def mount_writer(i):
+        r, v, n, err = random.Random(seed + i), i, 0, None
+        try:
+            while time.monotonic() < stop:
+                v += 3
+                with open(path, "wb") as f:
+                    f.write(version_bytes(key, v, r.choice([300, 90000])))
+                n += 1
+        except Exception as e:
+            err = "mount writer: %r" % e
+        out.put(("writes", n, err))
+
+    def reader(i):
+        n, err = 0, None
+        try:
+            while time.monotonic() < stop and not err:
+                with open(path, "rb") as f:
+                    data = f.read()
+                err = check_whole(key, data)
+                n += 1
+        except Exception as e:
+            err = "reader: %r" % e
+        out.put(("reads", n, err))
+
+    ps = [mp.Process(target=mc_writer, args=(1,))]
+    ps += [mp.Process(target=mount_writer, args=(2 + i,))
+           for i in range(nmwriters)]
+    ps += [mp.Process(target=reader, args=(10 + i,))
+           for i in range(nreaders)]
+    for p in ps:
+        p.start()
+    counts, errors = {"reads": 0, "writes": 0}, []
+    for p in ps:
+        kind, n, err = out.get()
+        counts[kind] += n
+        if err:
+            errors.append(err)
+    for p in ps:
+        p.join()
+    print("%.1f s, seed %d: %d writes, %d whole reads of one key" % (
+        seconds, seed, counts["writes"], counts["reads"]))
+    for e in errors[:10]:
+        print("FAILED:", e)
+    if errors:
+        return 1
+    if counts["reads"] < 20 or counts["writes"] < 20:
+        print("FAILED: too little done to mean anything")
+        return 1
+    return 0
+
+
 def main():
     argv = sys.argv[1:]
     opts = {}
@@ -474,8 +546,14 @@ def main():
     seed = int(opts.get("seed", random.randrange(1 << 30)))
     if pos[0] == "random":
         return Walk(pos[1:], seed, int(opts.get("steps", 300))).run()
+    if pos[0] == "hammer":
+        return hammer(pos[1:], float(opts.get("seconds", 3)), seed,
+                      int(opts.get("readers", 4)),
+                      int(opts.get("mount-writers", 1)))
     if pos[0] == "stress":
-        return stress(pos[1:], float(opts.get("seconds", 3)), seed)
+        return stress(pos[1:], float(opts.get("seconds", 3)), seed,
+                      int(opts.get("readers", 3)),
+                      int(opts.get("mount-writers", 1)))
     print(__doc__)
     return 2
 
