@@ -121,23 +121,34 @@ measure() {
 }
 
 @test "many reads in flight wait in the spindle's queue, not in the submitter" {
+	local run ok=
 	mount_hdd
 	# 64 O_DIRECT reads through io_uring: the kernel sends them as FUSE
 	# background requests and blocks the submitter once max_background
-	# are out (12 unless the daemon raises it); a disk's queue holds them
-	fio --name=hdd --filename="$M/data" --direct=1 --rw=randread --bs=4k \
-		--ioengine=io_uring --iodepth=64 --runtime=2 --time_based \
-		--output-format=json >"$T/fio.json"
-	umount_hdd
-	read -r iops slat_us < <(python3 -c '
+	# are out (12 unless the daemon raises it); a disk's queue holds them.
+	# A busy host only slows the emulator down (see measure): up to 3
+	# runs to reach the floors, none may beat the spindle.
+	for run in 1 2 3; do
+		fio --name=hdd --filename="$M/data" --direct=1 \
+			--rw=randread --bs=4k --ioengine=io_uring --iodepth=64 \
+			--runtime=2 --time_based --output-format=json \
+			>"$T/fio.json"
+		read -r iops slat_us < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["jobs"][0]["read"]
 print("%.1f %.1f" % (r["iops"], r["slat_ns"]["mean"] / 1000))' "$T/fio.json")
-	echo "# iodepth 64: $iops IOPS, mean submission $slat_us us" >&3
-	# still one spindle: a seek a read
-	python3 -c "import sys; sys.exit(not 100 <= $iops <= 205)"
-	# a blocked submit lasts a seek (5 ms) or more; a queued one, us
-	python3 -c "import sys; sys.exit(not $slat_us < 1000)"
+		echo "# iodepth 64 (run $run): $iops IOPS," \
+			"mean submission $slat_us us" >&3
+		# still one spindle: a seek a read
+		python3 -c "import sys; sys.exit(not $iops <= 205)"
+		# a blocked submit lasts a seek (5 ms) or more; a queued one, us
+		if python3 -c "import sys; sys.exit(not ($iops >= 100 and $slat_us < 1000))"; then
+			ok=1
+			break
+		fi
+	done
+	umount_hdd
+	[ -n "$ok" ]
 }
 
 @test "--seek-ms and --mbps change the figures" {
@@ -150,9 +161,7 @@ print("%.1f %.1f" % (r["iops"], r["slat_ns"]["mean"] / 1000))' "$T/fio.json")
 	umount_hdd
 	# no seek and 4 us a block: far more than a disk's 200
 	mount_hdd --seek-ms 0 --mbps 1000
-	run -0 fio_read randread 4k psync 1 2
-	echo "# fio randread 4k psync 1 2, --seek-ms 0 --mbps 1000: $output" >&3
-	python3 -c "import sys; sys.exit(not ${output% *} > 1000)"
+	measure 1 1000 1000000 randread 4k psync 1 2
 }
 
 @test "bytes written through the mount land unchanged; O_DIRECT passes down" {
