@@ -121,3 +121,43 @@ mem_cgroup_report() {
 		printf "peak=%.0f cache=%.0f failcnt=%d\n",
 			peak / 1048576, c / 1048576, fail }' "$1/memory.stat"
 }
+
+# net_up NAME RATE: two network namespaces, NAME-s (the server's, 10.252.0.1)
+# and NAME-c (the client's, 10.252.0.2), joined by a veth pair whose two
+# ends each send through a token bucket of RATE (tc's units: 10gbit,
+# 1gbit), as a cache server's NIC and its client's would.  Nothing leaves
+# the two namespaces; net_down NAME removes them (and the pair with them).
+net_up() {
+	local n=$1 rate=$2 end
+	net_down "$n"
+	ip netns add "$n-s"
+	ip netns add "$n-c"
+	ip link add "$n-vs" type veth peer name "$n-vc"
+	ip link set "$n-vs" netns "$n-s"
+	ip link set "$n-vc" netns "$n-c"
+	ip -n "$n-s" addr add 10.252.0.1/24 dev "$n-vs"
+	ip -n "$n-c" addr add 10.252.0.2/24 dev "$n-vc"
+	for end in s c; do
+		ip -n "$n-$end" link set lo up
+		ip -n "$n-$end" link set "$n-v$end" up
+		# a burst of 1 ms at the rate (at least 64 KiB: one TSO
+		# segment), queued up to 20 ms as a switch port might
+		tc -n "$n-$end" qdisc add dev "$n-v$end" root tbf rate "$rate" \
+			burst "$(tbf_burst "$rate")" latency 20ms
+	done
+}
+
+# tbf_burst RATE: 1 ms of RATE in bytes, at least 64 KiB
+tbf_burst() {
+	python3 - "$1" <<'PY'
+import re, sys
+m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", sys.argv[1])
+bits = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+print(max(65536, int(bits / 8 / 1000)))
+PY
+}
+
+net_down() {
+	ip netns del "$1-s" 2>/dev/null || true
+	ip netns del "$1-c" 2>/dev/null || true
+}

@@ -4,6 +4,9 @@
 # goblinctl bench, on this host over loopback (issue 5, section 4); writes
 # bench/results/vs-memcached.md (--quick: vs-memcached-quick.md).
 #   1. memory-sized ART: throughput, completion p50/p99, server RSS
+#   1n. the same over a link shaped as a cache server's NIC (10 and 1
+#      Gbit/s): client and server in two network namespaces (the seed's
+#      condition; issue 21)
 #   2. disk-sized ART: goblind against memcached with extstore on the same
 #      file system, each in a memory cgroup of the same size (page cache
 #      included): throughput, median payload TTFB, misses; 2b. the same
@@ -31,6 +34,8 @@ usage: bench/vs-memcached.sh [--quick] [--dir DIR] [--duration S] [--out FILE]
   --disk-reps N  repetitions of case 2, the order of the servers
                  alternating (default 3); the table shows the median one
   --out FILE     report (default bench/results/vs-memcached[-quick].md)
+  --cases LIST   the cases to run, of 1,1n,2,2b,3,4 (default all); a
+                 report of some has only their rows
 USAGE
 	exit 129
 }
@@ -43,6 +48,7 @@ quick=0
 duration=
 out=
 disk_reps=3
+cases=1,1n,2,2b,3,4
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -50,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--duration) duration=$2; shift 2 ;;
 	--disk-reps) disk_reps=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--cases) cases=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "vs-memcached: unknown option '$1'" >&2; usage ;;
 	esac
@@ -64,6 +71,7 @@ else
 	: "${out:=$root/bench/results/vs-memcached.md}"
 fi
 say() { echo "vs-memcached: $*" >&2; }
+want() { [[ ",$cases," == *",$1,"* ]]; }
 die() { say "$*"; exit 1; }
 
 gctl=${GOBLINCTL:-$root/build/goblinctl}
@@ -83,12 +91,28 @@ stop_server() {
 	wait "$SPID" 2>/dev/null || true
 	SPID=
 }
-trap stop_server EXIT
+trap 'stop_server; [ -z "${NET:-}" ] || net_down "$NET"' EXIT
+
+# Case 1n runs the servers in the namespace $NET-s and the client in
+# $NET-c (net_up, bench/lib.sh), on the link's address: SRV and CLI
+# prefix their commands, HOST is where the server listens
+HOST=127.0.0.1
+SRV=()
+CLI=()
+net_on() {
+	NET=gsvm$$
+	net_up "$NET" "$1"
+	HOST=10.252.0.1 SRV=(ip netns exec "$NET-s") CLI=(ip netns exec "$NET-c")
+}
+net_off() {
+	net_down "$NET"
+	HOST=127.0.0.1 SRV=() CLI=()
+}
 
 wait_port() {
 	local i
 	for i in $(seq 200); do
-		python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 0.2)" \
+		"${CLI[@]}" python3 -c "import socket,sys; socket.create_connection(('$HOST', $1), 0.2)" \
 			2>/dev/null && return 0
 		kill -0 "$SPID" 2>/dev/null || return 1
 		sleep 0.05
@@ -114,7 +138,7 @@ start_memcached() {
 	local name=$1 mem=$2 ext=${3:-} extra=()
 	PORT=$(free_port)
 	[ -n "$ext" ] && extra=(-o "ext_path=${4:-$dir}/$name-ext:$ext,ext_wbuf_size=8,ext_threads=${5:-8}")
-	in_cg taskset -c 1 memcached -u root -l 127.0.0.1 -p "$PORT" -U 0 -t 1 \
+	in_cg "${SRV[@]}" taskset -c 1 memcached -u root -l "$HOST" -p "$PORT" -U 0 -t 1 \
 		-m "$mem" -I 8m -c 1024 "${extra[@]}" 2>"$logs/$name.log" &
 	SPID=$!
 	wait_port "$PORT" || die "memcached did not start: $(cat "$logs/$name.log")"
@@ -125,8 +149,9 @@ start_goblind() {
 	local name=$1
 	shift
 	PORT=$(free_port)
-	in_cg taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" --no-http \
-		--cores 1 --max-item 8M "$@" 2>"$logs/$name.log" &
+	in_cg "${SRV[@]}" taskset -c 1 "$gd" --store "$dir/$name" --memcache-port "$PORT" --no-http \
+		--listen-address "$HOST" --cores 1 --max-item 8M "$@" \
+		2>"$logs/$name.log" &
 	SPID=$!
 	wait_port "$PORT" || die "goblind did not start: $(cat "$logs/$name.log")"
 }
@@ -136,7 +161,7 @@ start_goblind() {
 bench() {
 	local name=$1
 	shift
-	taskset -c 0 "$gctl" bench --host 127.0.0.1 --port "$PORT" \
+	"${CLI[@]}" taskset -c 0 "$gctl" bench --host "$HOST" --port "$PORT" \
 		--threads 1 --server-pid "$SPID" "$@" >"$logs/$name.txt" 2>&1 ||
 		die "bench $name failed: $(tail -3 "$logs/$name.txt")"
 	say "  $name: $(grep '^RESULT' "$logs/$name.txt")"
@@ -161,24 +186,48 @@ device_read() {
 t_start=$(date +%s)
 # ---- 1. memory-sized ART ----------------------------------------------------
 art_mem_mb=$(( art_mem_keys * 3 / 2 + 256 ))	# memcached: every value, slack
-say "1. memory-sized ART: $art_mem_keys keys"
-for side in memcached goblind; do
-	settle_disk	# each server starts on a disk at rest (bench/lib.sh)
-	if [ "$side" = memcached ]; then
-		start_memcached mem-mc "$art_mem_mb"
-	else
-		# heads of 64 KiB in RAM, tails on the SSD tier
-		start_goblind mem-gd --memory 128M --ram-head 64K \
-			--small-memory 16M --no-hugetlb
-	fi
-	bench mem-$side-populate --keys "$art_mem_keys" --size "$ART" \
-		--populate-only --conns 16
-	bench mem-$side --keys "$art_mem_keys" --size "$ART" --no-store \
-		--conns 16 --duration "$duration" --csv "$logs/mem-$side.csv"
-	record_mem mem-$side
-	[ "$side" != goblind ] || device_read mem "$dir/mem-gd/ssd/data"
-	stop_server
-done
+# mem_case TAG: case 1's two servers, logs TAG-memcached, TAG-goblind
+mem_case() {
+	local tag=$1 side
+	for side in memcached goblind; do
+		settle_disk	# each server starts on a disk at rest (bench/lib.sh)
+		if [ "$side" = memcached ]; then
+			start_memcached $tag-mc "$art_mem_mb"
+		else
+			# heads of 64 KiB in RAM, tails on the SSD tier
+			start_goblind $tag-gd --memory 128M --ram-head 64K \
+				--small-memory 16M --no-hugetlb
+		fi
+		bench $tag-$side-populate --keys "$art_mem_keys" \
+			--size "$ART" --populate-only --conns 16
+		bench $tag-$side --keys "$art_mem_keys" --size "$ART" \
+			--no-store --conns 16 --duration "$duration" \
+			--csv "$logs/$tag-$side.csv"
+		record_mem $tag-$side
+		[ "$side" != goblind ] ||
+			device_read $tag "$dir/$tag-gd/ssd/data"
+		stop_server
+		rm -rf "$dir/$tag-gd"
+	done
+}
+if want 1; then
+	say "1. memory-sized ART: $art_mem_keys keys"
+	mem_case mem
+fi
+
+# ---- 1n. memory-sized ART over a shaped link --------------------------------
+# The seed's claim (same latency at a fraction of the RAM) was measured
+# with both servers behind a NIC, where the link is the limit: the same
+# case with the client and the server in two network namespaces joined by
+# a veth pair shaped to 10 Gbit/s, then to 1 Gbit/s (net_up, bench/lib.sh)
+if want 1n; then
+	for rate in 10gbit 1gbit; do
+		say "1n. memory-sized ART over a $rate link: $art_mem_keys keys"
+		net_on "$rate"
+		mem_case net${rate%bit}
+		net_off
+	done
+fi
 
 # ---- 2. disk-sized ART ------------------------------------------------------
 # Both servers get the same RAM: a 64 KiB head of every object, and slack.
@@ -261,27 +310,33 @@ disk_side() {
 	rm -rf "$dir/$tag-gd" "$tails/$tag-gd-ssd" "$tails/$tag-mc-ext"
 }
 
-say "2. disk-sized ART: $art_disk_keys keys, memcached with extstore"
-disk_case disk "$dir" 8 "$disk_reps"
+if want 2; then
+	say "2. disk-sized ART: $art_disk_keys keys, memcached with extstore"
+	disk_case disk "$dir" 8 "$disk_reps"
+fi
 
 # the same on the emulated HDD (bench/hddemu: 5 ms seek, 200 MB/s): both
 # servers keep every tail byte on it, goblind's whole SSD tier included,
 # read in 1 MiB pieces (a seek costs as much as 1 MiB of transfer);
 # extstore with its default single I/O thread, its best there (8 threads
 # seek between their reads: 34 MiB/s served in the full run, against 83)
-say "2b. disk-sized ART on the emulated HDD"
-hdd=$dir/hdd
-mkdir -p "$hdd" "$dir/hdd-backing"
-trap 'stop_server; hdd_unmount "$hdd"' EXIT
-hdd_mount "$hddemu" "$dir/hdd-backing" "$hdd" "$logs/hddemu.log" ||
-	die "hddemu did not mount"
-disk_case hdd "$hdd" 1 1 --io-chunk 1M
-hdd_unmount "$hdd"
-rm -rf "$dir/hdd-backing"
+if want 2b; then
+	say "2b. disk-sized ART on the emulated HDD"
+	hdd=$dir/hdd
+	mkdir -p "$hdd" "$dir/hdd-backing"
+	trap 'stop_server; hdd_unmount "$hdd"' EXIT
+	hdd_mount "$hddemu" "$dir/hdd-backing" "$hdd" "$logs/hddemu.log" ||
+		die "hddemu did not mount"
+	disk_case hdd "$hdd" 1 1 --io-chunk 1M
+	hdd_unmount "$hdd"
+	rm -rf "$dir/hdd-backing"
+fi
 
 # ---- 3. overload ART -------------------------------------------------------
-say "3. overload ART: $art_over_keys keys at full speed, then each read once"
-for side in extstore goblind; do
+want 3 || over_sides=
+[ -n "${over_sides-x}" ] &&
+	say "3. overload ART: $art_over_keys keys at full speed, then each read once"
+for side in ${over_sides-extstore goblind}; do
 	settle_disk
 	if [ "$side" = extstore ]; then
 		start_memcached over-mc 256 "$(( art_over_keys * 2 ))M"
@@ -297,9 +352,10 @@ for side in extstore goblind; do
 done
 
 # ---- 4. FB small objects ----------------------------------------------------
-say "4. FB: $fb_keys small objects"
+want 4 || fb_sides=
+[ -n "${fb_sides-x}" ] && say "4. FB: $fb_keys small objects"
 fb_mb=$(( fb_keys / 1000 + 64 ))	# ~1 KiB a key: room for all
-for side in memcached goblind; do
+for side in ${fb_sides-memcached goblind}; do
 	if [ "$side" = memcached ]; then
 		start_memcached fb-mc "$(( fb_mb * 2 ))"
 	else
@@ -331,6 +387,7 @@ cdf() {
 			if (NR % step) print v[NR], 1 }' >"$3"
 }
 plot_base=${out%.md}
+want 1 && want 2 && {
 cdf "$logs/mem-goblind.csv" done "$logs/mem-goblind.cdf"
 cdf "$logs/mem-memcached.csv" done "$logs/mem-memcached.cdf"
 cdf "$logs/disk-goblind.csv" ttfb "$logs/disk-goblind.cdf"
@@ -352,6 +409,7 @@ set xlabel "payload TTFB, microseconds (log)"
 plot "$logs/disk-goblind.cdf" using 1:2 with lines lw 2 title "goblind", \
      "$logs/disk-extstore.cdf" using 1:2 with lines lw 2 title "memcached + extstore (its hits only)"
 GP
+}
 
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
 	"$(machine_info "$dir" "$root")" "$disk_reps" "${BENCH_SETTLE:-15}" <<'PY'
@@ -377,30 +435,22 @@ def mem(name):
     rss, hwm = open(os.path.join(logs, name + ".mem")).read().split()
     return int(rss), int(hwm)
 
-mc, gd = result("mem-memcached"), result("mem-goblind")
-mc_rss, gd_rss = mem("mem-memcached")[0], mem("mem-goblind")[0]
-ex, gdd = result("disk-extstore"), result("disk-goblind")
-hx, hgd = result("hdd-extstore"), result("hdd-goblind")
+def has(name):
+    return os.path.exists(os.path.join(logs, name + ".txt"))
+
 def fio_mib(tag):
     fio = json.load(open(os.path.join(logs, tag + "-fio.json")))
     return fio["jobs"][0]["read"]["bw_bytes"] / 1048576
 def cg(name):
     return open(os.path.join(logs, name + ".cg")).read().strip()
-tput = gd["ops_per_s"] / mc["ops_per_s"]
-memr = mc_rss / gd_rss
 # a miss costs a server nothing: compare the values served, in bytes;
 # and the median payload TTFB, extstore's over goblind's (both ratios
 # bigger-is-better for goblind)
 def disk_ratios(g, x):
     return (g["mib_per_s"] / x["mib_per_s"],
             x["payload_ttfb_us"][0] / g["payload_ttfb_us"][0])
-ext_tput, ext_ttfb = disk_ratios(gdd, ex)
-hdd_tput, hdd_ttfb = disk_ratios(hgd, hx)
 hit = lambda r: 100.0 * r["hits"] / r["gets"] if r["gets"] else 0.0
-ovx, ovg = result("over-extstore"), result("over-goblind")
-ovxp, ovgp = result("over-extstore-populate"), result("over-goblind-populate")
-fbm, fbg = result("fb-memcached"), result("fb-goblind")
-fbm_rss, fbg_rss = mem("fb-memcached")[0], mem("fb-goblind")[0]
+res = []	# the RESULT line's fields
 L = []
 w = L.append
 w("# goblind against memcached (%s)%s" % (datetime.date.today(),
@@ -411,20 +461,46 @@ w("Generated by `%s` in %s s. Same client (`goblinctl bench`, one thread on "
 w("")
 w("| case | figure | goblind | memcached | ratio (bigger is better for goblind) | target |")
 w("|---|---|---|---|---|---|")
-w("| 1. ART in RAM | requests/s | %.0f | %.0f | %.2f | >= 1.0 |" % (gd["ops_per_s"], mc["ops_per_s"], tput))
-w("| 1. ART in RAM | completion p50 us | %.1f | %.1f | %.2f | goblind <= 1.1x |" % (
-    gd["completion_us"][0], mc["completion_us"][0], mc["completion_us"][0] / gd["completion_us"][0]))
-w("| 1. ART in RAM | completion p99 us | %.1f | %.1f | %.2f | goblind <= 1.1x |" % (
-    gd["completion_us"][2], mc["completion_us"][2], mc["completion_us"][2] / gd["completion_us"][2]))
-w("| 1. ART in RAM | server RSS MiB | %.0f | %.0f | %.2f | >= 7 |" % (gd_rss / 1024, mc_rss / 1024, memr))
-w("| 1. ART in RAM | values served, MiB/s | %.0f | %.0f | | |" % (gd["mib_per_s"], mc["mib_per_s"]))
 # ceiling TAG CASE RIVAL: what fio read of goblind's file right after its
 # phase, against the rival's values served
 def ceiling(tag, case, rival, label=""):
     f = fio_mib(tag)
     w("| %s | the device's ceiling: fio's reads of goblind's file right after, MiB/s (rival: its values served) | %.0f | %.0f%s | %.2f | |" % (
         case, f, rival["mib_per_s"], label, f / rival["mib_per_s"]))
-ceiling("mem", "1. ART in RAM", mc)
+    return f
+# mem_rows TAG CASE TARGETS: case 1's rows (and 1n's); returns the
+# ratios: throughput, p50 and p99 (goblind's over memcached's), RSS
+# (memcached's over goblind's), values served over the device's ceiling
+def mem_rows(tag, case, t_tput, t_lat, t_rss):
+    mc, gd = result(tag + "-memcached"), result(tag + "-goblind")
+    mc_rss, gd_rss = mem(tag + "-memcached")[0], mem(tag + "-goblind")[0]
+    tput = gd["ops_per_s"] / mc["ops_per_s"]
+    p50 = gd["completion_us"][0] / mc["completion_us"][0]
+    p99 = gd["completion_us"][2] / mc["completion_us"][2]
+    w("| %s | requests/s | %.0f | %.0f | %.2f | >= %s |" % (case, gd["ops_per_s"], mc["ops_per_s"], tput, t_tput))
+    w("| %s | completion p50 us | %.1f | %.1f | %.2f | goblind <= %sx |" % (
+        case, gd["completion_us"][0], mc["completion_us"][0], 1 / p50, t_lat))
+    w("| %s | completion p99 us | %.1f | %.1f | %.2f | goblind <= %sx |" % (
+        case, gd["completion_us"][2], mc["completion_us"][2], 1 / p99, t_lat))
+    w("| %s | server RSS MiB | %.0f | %.0f | %.2f | >= %s |" % (case, gd_rss / 1024, mc_rss / 1024, mc_rss / gd_rss, t_rss))
+    w("| %s | values served, MiB/s | %.0f | %.0f | | |" % (case, gd["mib_per_s"], mc["mib_per_s"]))
+    f = ceiling(tag, case, mc)
+    w("| %s | goblind's values served over the device's ceiling | | | %.2f | >= 0.95 |" % (case, gd["mib_per_s"] / f))
+    return tput, p50, p99, mc_rss / gd_rss, gd["mib_per_s"] / f
+if has("mem-goblind"):
+    tput, p50, p99, memr, ceil = mem_rows("mem", "1. ART in RAM", "1.0", "1.1", "7")
+    res += ["mem_ratio=%.2f" % memr, "tput_ratio=%.2f" % tput,
+            "mem_vs_ceiling=%.2f" % ceil]
+for rate in ("10g", "1g"):
+    if not has("net%s-goblind" % rate):
+        continue
+    tput, p50, p99, memr, ceil = mem_rows(
+        "net" + rate, "1n. ART in RAM over a %s Gbit/s link" % rate[:-1],
+        "0.97", "1.1", "8")
+    res += ["net%s_tput_ratio=%.2f" % (rate, tput),
+            "net%s_p50_ratio=%.2f" % (rate, p50),
+            "net%s_p99_ratio=%.2f" % (rate, p99),
+            "net%s_rss_ratio=%.2f" % (rate, memr)]
 # disk_rows CASE TAG G X: case 2's rows for goblind G and extstore X
 def disk_rows(case, tag, g, x):
     t, f = disk_ratios(g, x)
@@ -435,26 +511,43 @@ def disk_rows(case, tag, g, x):
         case, g["payload_ttfb_us"][0], x["payload_ttfb_us"][0], f))
     w("| %s | misses, errors | %d, %d | %d, %d | | |" % (case, g["misses"], g["errors"], x["misses"], x["errors"]))
     w("| %s | memory cgroup at the end | %s | %s | | |" % (case, cg(tag + "-goblind"), cg(tag + "-extstore")))
-disk_rows("2. ART on disk", "disk", gdd, ex)
-ceiling("disk", "2. ART on disk", ex, " (extstore)")
-# every repetition of case 2: values-served ratio, and fio's ceiling ratio
-med = int(open(os.path.join(logs, "disk.median")).read())
-per = []
-for i in range(1, disk_reps + 1):
-    g, x = result("disk-goblind-r%d" % i), result("disk-extstore-r%d" % i)
-    bold = "**" if i == med else ""
-    per.append("%s%.2f (%.0f / %.0f, fio %.0f)%s" % (
-        bold, disk_ratios(g, x)[0], g["mib_per_s"], x["mib_per_s"],
-        fio_mib("disk-r%d" % i), bold))
-w("| 2. ART on disk | values served, each repetition (goblind first in odd ones): ratio (goblind / extstore MiB/s, fio) | | | %s | |" % "; ".join(per))
-disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
-ceiling("hdd", "2b. ART on the emulated HDD", hx, " (extstore)")
-w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
-w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
-    ovg["gets"], ovg["misses"], ovx["misses"]))
-w("| 4. FB | requests/s | %.0f | %.0f | %.2f | >= 0.8 |" % (fbg["ops_per_s"], fbm["ops_per_s"], fbg["ops_per_s"] / fbm["ops_per_s"]))
-w("| 4. FB | server RSS MiB | %.0f | %.0f | %.2f (goblind / memcached) | <= 1.5 |" % (
-    fbg_rss / 1024, fbm_rss / 1024, fbg_rss / fbm_rss))
+if has("disk-goblind"):
+    ex, gdd = result("disk-extstore"), result("disk-goblind")
+    disk_rows("2. ART on disk", "disk", gdd, ex)
+    ceiling("disk", "2. ART on disk", ex, " (extstore)")
+    # every repetition of case 2: values-served ratio, and fio's ceiling
+    med = int(open(os.path.join(logs, "disk.median")).read())
+    per = []
+    for i in range(1, disk_reps + 1):
+        g, x = result("disk-goblind-r%d" % i), result("disk-extstore-r%d" % i)
+        bold = "**" if i == med else ""
+        per.append("%s%.2f (%.0f / %.0f, fio %.0f)%s" % (
+            bold, disk_ratios(g, x)[0], g["mib_per_s"], x["mib_per_s"],
+            fio_mib("disk-r%d" % i), bold))
+    w("| 2. ART on disk | values served, each repetition (goblind first in odd ones): ratio (goblind / extstore MiB/s, fio) | | | %s | |" % "; ".join(per))
+    res += ["ext_tput_ratio=%.2f" % disk_ratios(gdd, ex)[0],
+            "ext_ttfb_ratio=%.2f" % disk_ratios(gdd, ex)[1]]
+if has("hdd-goblind"):
+    hx, hgd = result("hdd-extstore"), result("hdd-goblind")
+    disk_rows("2b. ART on the emulated HDD", "hdd", hgd, hx)
+    ceiling("hdd", "2b. ART on the emulated HDD", hx, " (extstore)")
+    res += ["hdd_tput_ratio=%.2f" % disk_ratios(hgd, hx)[0],
+            "hdd_ttfb_ratio=%.2f" % disk_ratios(hgd, hx)[1]]
+if has("over-goblind"):
+    ovx, ovg = result("over-extstore"), result("over-goblind")
+    ovxp, ovgp = result("over-extstore-populate"), result("over-goblind-populate")
+    w("| 3. overload ART | put at full speed, MiB/s | %.0f | %.0f (extstore) | | |" % (ovgp["mib_per_s"], ovxp["mib_per_s"]))
+    w("| 3. overload ART | keys lost (of %d acknowledged) | %d | %d | | goblind 0 |" % (
+        ovg["gets"], ovg["misses"], ovx["misses"]))
+    res += ["lost_goblind=%d" % ovg["misses"], "lost_extstore=%d" % ovx["misses"]]
+if has("fb-goblind"):
+    fbm, fbg = result("fb-memcached"), result("fb-goblind")
+    fbm_rss, fbg_rss = mem("fb-memcached")[0], mem("fb-goblind")[0]
+    w("| 4. FB | requests/s | %.0f | %.0f | %.2f | >= 0.8 |" % (fbg["ops_per_s"], fbm["ops_per_s"], fbg["ops_per_s"] / fbm["ops_per_s"]))
+    w("| 4. FB | server RSS MiB | %.0f | %.0f | %.2f (goblind / memcached) | <= 1.5 |" % (
+        fbg_rss / 1024, fbm_rss / 1024, fbg_rss / fbm_rss))
+    res += ["fb_mem_ratio=%.2f" % (fbm_rss / fbg_rss),
+            "fb_tput_ratio=%.2f" % (fbg["ops_per_s"] / fbm["ops_per_s"])]
 w("")
 w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
   "(`settle_disk`, bench/lib.sh: the last run's writes reach the disk "
@@ -466,7 +559,12 @@ w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
   "ext_path=FILE:SIZE,ext_wbuf_size=8,ext_threads=8` on the same file "
   "system: 8 I/O threads, as its default of 1 reads one item at a time). goblind: "
   "`--cores 1` (case 1: `--memory 128M --ram-head 64K`, tails on the SSD "
-  "tier; case 2: `--memory RAM --ram-head 64K`). The device's ceiling "
+  "tier; case 2: `--memory RAM --ram-head 64K`). Case 1n is case 1 "
+  "with the server in one network namespace and the client in another, "
+  "joined by a veth pair whose two ends each send through a tc token "
+  "bucket of 10 (then 1) Gbit/s, a burst of 1 ms (`net_up`, "
+  "bench/lib.sh): the seed's condition, where the link and not the "
+  "server is the limit. The device's ceiling "
   "(cases 1, 2 and 2b): random O_DIRECT reads of goblind's SSD file by fio "
   "right after goblind's measured phase, 256 KiB (its `--io-chunk`; 2b: "
   "1 MiB), 64 "
@@ -498,17 +596,22 @@ w("Each server of cases 1-3 starts after `sync` and a pause of %s s "
   "pre-faulted, so its RSS is what it is given). The per-server outputs are "
   "in the logs under the scratch directory." % (settle, disk_reps))
 w("")
-for name in ("mem-memcached", "mem-goblind", "disk-goblind", "disk-extstore",
-             "hdd-goblind", "hdd-extstore", "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
+for name in ("mem-memcached", "mem-goblind", "net10g-memcached",
+             "net10g-goblind", "net1g-memcached", "net1g-goblind",
+             "disk-goblind", "disk-extstore", "hdd-goblind", "hdd-extstore",
+             "over-extstore", "over-goblind", "fb-goblind", "fb-memcached"):
+    if not has(name):
+        continue
     w("`%s`: `%s`" % (name, [l for l in open(os.path.join(logs, name + ".txt")).read().splitlines() if l.startswith("RESULT")][-1]))
     w("")
 base = os.path.basename(out)[:-3]
-w("## Plots")
-w("")
-w("![case 1: completion CDF](%s-ram.svg)" % base)
-w("")
-w("![case 2: payload TTFB CDF](%s-disk.svg)" % base)
-w("")
+if has("mem-goblind") and has("disk-goblind"):
+    w("## Plots")
+    w("")
+    w("![case 1: completion CDF](%s-ram.svg)" % base)
+    w("")
+    w("![case 2: payload TTFB CDF](%s-disk.svg)" % base)
+    w("")
 w("## Machine")
 w("")
 w("```")
@@ -516,10 +619,5 @@ w(machine)
 w("```")
 open(out, "w").write("\n".join(L) + "\n")
 print("vs-memcached: wrote %s" % out)
-print("RESULT mem_ratio=%.2f tput_ratio=%.2f ext_tput_ratio=%.2f ext_ttfb_ratio=%.2f"
-      " hdd_tput_ratio=%.2f hdd_ttfb_ratio=%.2f"
-      " lost_goblind=%d lost_extstore=%d fb_mem_ratio=%.2f fb_tput_ratio=%.2f" % (
-    memr, tput, ext_tput, ext_ttfb, hdd_tput, hdd_ttfb,
-    ovg["misses"], ovx["misses"],
-    fbm_rss / fbg_rss, fbg["ops_per_s"] / fbm["ops_per_s"]))
+print("RESULT " + " ".join(res))
 PY
