@@ -681,10 +681,15 @@ if "goblind" in systems:
         "web_tput_ratio_min": min(web[g]["pts"][c]["r"]["mib_per_s"] /
                                   web[v]["pts"][c]["r"]["mib_per_s"] for c in conns),
     }
+    # issue 21's targets: the first byte in us (smaller is better), and
+    # the bandwidth against nginx proxy_cache's
+    ratios["big_ttfb_us"] = big[g]["ttfb_ms"] * 1000
+    if "nginx" in systems:
+        ratios["big_bw_vs_nginx"] = big[g]["bw"] / big["nginx"]["bw"]
     res = "RESULT " + " ".join("%s=%.2f" % kv for kv in ratios.items())
 else:
     res = ("RESULT big_ttfb_ratio=NA big_bw_ratio=NA web_fill_ratio=NA "
-           "web_tput_ratio_min=NA")
+           "web_tput_ratio_min=NA big_ttfb_us=NA big_bw_vs_nginx=NA")
 res += " " + " ".join(
     "%s_big_ttfb_ms=%.3f %s_big_bw_mibs=%.0f %s_web_fill_mibs=%.0f %s_web_tput_mibs=%s" % (
         s, big[s]["ttfb_ms"], s, big[s]["bw"], s, web[s]["pop"]["mib_per_s"], s,
@@ -695,7 +700,10 @@ w("")
 w("Ratios are goblind against Vinyl Cache, each so that bigger is better "
   "for goblind (Vinyl's median TTFB / goblind's; goblind's median "
   "per-request bandwidth / Vinyl's; fill bandwidth; the smallest WEB "
-  "throughput ratio over the concurrencies); NA while goblind has no `--mirror`.")
+  "throughput ratio over the concurrencies); `big_ttfb_us` is goblind's "
+  "median BIG TTFB in microseconds (smaller is better) and "
+  "`big_bw_vs_nginx` its median per-request bandwidth over nginx "
+  "proxy_cache's; NA while goblind has no `--mirror`.")
 w("")
 w("```")
 w(res)
