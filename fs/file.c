@@ -211,7 +211,8 @@ static void reader_cache(struct gfs *fs, struct gfs_fh *fh,
 
 /*
  * --mirror: reader @fh is on the fill of a new version the origin sent
- * when the version @n showed was stale (open_revalidate).  Its size may
+ * when the version @n showed was stale (open_revalidate), or gone from
+ * the store (open_fill).  Its size may
  * differ from the one the kernel has for the inode, and readers of the
  * old version may be reading it through the inode's page cache: so this
  * reader reads direct (stopping at its version's end whatever size the
@@ -297,15 +298,16 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 		goto fail;
 
 	pthread_mutex_lock(&fs->lock);
-	if (refetched) {
+	/*
+	 * A fill (the name's version was not in the store: evicted, or
+	 * deleted by a refetch whose fill has not committed yet) is a new
+	 * version as much as a refetch's: read through the page cache, it
+	 * would stop at the size the kernel has of the one before.
+	 */
+	if (refetched || fh->fill)
 		reader_refetched(fs, fh, m, moved, fi);
-	} else if (fh->fill) {
-		/* no version yet: the page cache starts afresh next time */
-		fi->keep_cache = 0;
-		n->cached_cas = 0;
-	} else {
+	else
 		reader_cache(fs, fh, m, moved, fi);
-	}
 	/*
 	 * The kernel was last given the attributes of another version than
 	 * the one the node shows now (revalidated by the origin, replaced
