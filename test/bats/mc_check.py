@@ -357,7 +357,12 @@ def bigline(port, mcsock):
 def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     if cmd == "raw":
-        sys.stdout.buffer.write(exchange(port, sys.stdin.buffer.read()))
+        # input that ends with quit is answered in full once the server
+        # closes: wait for that (a loaded machine may take over 0.5 s)
+        data = sys.stdin.buffer.read()
+        ends = data.rstrip(b"\r\n").endswith(b"quit")
+        sys.stdout.buffer.write(exchange(
+            port, data, done=(lambda out: False) if ends else None))
     elif cmd == "rawquit":
         sys.stdout.buffer.write(exchange(port, sys.stdin.buffer.read(),
                                          done=lambda out: False))
