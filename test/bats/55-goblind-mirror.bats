@@ -82,7 +82,9 @@ hstat() {
 	cat "$T/times"
 	read -r ttfb total <"$T/times"
 	# 1 GiB at 200 MB/s takes about 5.4 s; the first byte must not wait
-	"$PY" -c "import sys; t, T = $ttfb, $total; assert t < 1.0 and T > 4.0, (t, T)"
+	# for the end (under load it took 3.0 s once: so a share of the whole,
+	# where a mirror that waited would have it at the end)
+	"$PY" -c "import sys; t, T = $ttfb, $total; assert t < T / 3 and T > 4.0, (t, T)"
 	[ "$(stat -c %s "$T/big")" = 1073741824 ]
 	# the bytes the origin makes from the key, checked by goblinctl bench
 	# --verify (the same payload function), now from the store
