@@ -96,6 +96,14 @@ struct gd_settings {
 	unsigned unixsocket_mask; /* --unixsocket-mask, mode bits: 0700 */
 	bool port_given;	  /* --memcache-port was set: with
 				   * --unixsocket, TCP is served too */
+
+	/* RESP (Redis clients), issue 23: off unless a port or socket */
+	bool resp;		       /* --resp-port given */
+	unsigned resp_port;	       /* --resp-port (0: the kernel picks) */
+	const char *resp_unixsocket;   /* --resp-unixsocket PATH */
+	unsigned resp_unixsocket_mask; /* --resp-unixsocket-mask: 0700 */
+	const char *resp_password;     /* --resp-password: requirepass */
+	unsigned resp_max_conns;       /* --resp-max-conns, 0 until settled */
 };
 
 /* ---- counters: per worker, summed by stats ---- */
@@ -342,6 +350,7 @@ struct gd {
 	int64_t start_time;	  /* unix seconds */
 	char listen_name[128];	  /* "127.0.0.1:11211" */
 	char http_name[128];
+	char resp_name[128]; /* --resp-port's address */
 };
 
 /* ---- protocols and listeners (accept.c) ---- */

@@ -190,6 +190,14 @@ int gs_put_write(struct gs_writer *w, const void *buf, size_t len);
  */
 int gs_put_commit(struct gs_writer *w, uint64_t *cas_out);
 
+/*
+ * Change the mode, cas_match and expiry of a put before its commit (a
+ * protocol whose options follow the value: RESP's SET key value NX EX 10).
+ * 0, -EINVAL (bad mode), -EBUSY for a fill (its readers saw the args).
+ */
+int gs_put_amend(struct gs_writer *w, enum gs_put_mode mode, uint64_t cas_match,
+		 int64_t exptime);
+
 /* Drop the object being written; fill readers get -ECANCELED.  Frees @w. */
 void gs_put_abort(struct gs_writer *w);
 

@@ -403,6 +403,23 @@ void gs_put_abort(struct gs_writer *w)
 	writer_free(w);
 }
 
+/*
+ * The writer's object is its own until commit (no fill: no reader sees
+ * it), so its mode and expiry may still change.
+ */
+int gs_put_amend(struct gs_writer *w, enum gs_put_mode mode, uint64_t cas_match,
+		 int64_t exptime)
+{
+	if (mode > GS_CAS)
+		return -EINVAL;
+	if (w->fill)
+		return -EBUSY;
+	w->mode = mode;
+	w->cas_match = cas_match;
+	w->o->exptime = exptime;
+	return 0;
+}
+
 /* Called with s->lock held: does the put's mode allow it now? */
 static int mode_check(struct gs_writer *w)
 {
