@@ -86,13 +86,14 @@ RUN_DEPS = netcat-openbsd curl libmemcached-tools attr
 TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
 	    clang-14 libclang-rt-14-dev clang-format-14 time fio memcached \
 	    libmemcached-tools nutcracker netcat-openbsd curl attr iproute2 \
-	    procps prometheus groff-base nodejs $(HCT_NPM) nginx-light
+	    procps prometheus groff-base nodejs $(HCT_NPM) nginx-light \
+	    redis-server redis-tools python3-redis
 # Debian's npm, unless an npm is there already: NodeSource's nodejs
 # bundles its own and conflicts with Debian's package
 HCT_NPM = $(if $(shell command -v npm 2>/dev/null),,npm)
 # bench: the peers compared with and the tools that draw the results
 BENCH_DEPS = librocksdb-dev gnuplot-nox varnish nginx-light memcached fio \
-	     time python3 curl
+	     time python3 curl redis-server
 
 # $(call apt_install,PACKAGES,PURPOSE): install those of PACKAGES not
 # installed yet.  Debian's postinst scripts would start memcached, nginx,
@@ -192,6 +193,12 @@ $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/mc_proto.o -lcmocka
+
+# and the RESP parser (issue 23)
+$(B)/test/test_resp_proto: test/unit/test_resp_proto.c $(B)/netd/resp_proto.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/resp_proto.o -lcmocka -lm
 
 # so is the HTTP head parser, on Debian's libhttp-parser
 $(B)/test/test_http_proto: test/unit/test_http_proto.c $(B)/netd/http_proto.o
@@ -301,6 +308,11 @@ $(B)/fuzz/fuzz_mc_proto: test/fuzz/fuzz_mc_proto.c netd/mc_proto.c netd/mc_proto
 	@mkdir -p $(dir $@)
 	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/mc_proto.c
+
+$(B)/fuzz/fuzz_resp_proto: test/fuzz/fuzz_resp_proto.c netd/resp_proto.c netd/resp_proto.h
+	@mkdir -p $(dir $@)
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
+	    -o $@ $< netd/resp_proto.c -lm
 
 $(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/http_proto.h
 	@mkdir -p $(dir $@)

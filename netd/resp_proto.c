@@ -398,6 +398,7 @@ enum resp_parse_result resp_parse(const char *buf, size_t len,
 	q->nargs = 0;
 	q->err = NULL;
 	q->inline_req = false;
+	q->big_len = 0;
 	*used = 0;
 	if (!len)
 		return RESP_PARSE_MORE;
@@ -426,5 +427,7 @@ enum resp_parse_result resp_parse(const char *buf, size_t len,
 	r = resp_parse_bulks(buf + hl, len - hl, (uint64_t)n, lim, q, &bused);
 	if (r == RESP_PARSE_OK || r == RESP_PARSE_BIG)
 		*used = hl + bused;
+	if (r == RESP_PARSE_MORE && len >= lim->whole_max)
+		return RESP_PARSE_TOO_LONG;
 	return r;
 }
