@@ -90,7 +90,8 @@ enum conn_run resp_cmd_expire(struct conn *c, struct resp_req *q)
 		resp_int(c, gs_delete(resp_store(c), k->p, k->len) == 0);
 		return RUN_INPUT;
 	}
-	exptime = (when + 999) / 1000;
+	/* whole seconds as memcache's exptime; milliseconds rounded up */
+	exptime = ms ? (when + 999) / 1000 : when / 1000;
 	resp_int(c, gs_touch(resp_store(c), k->p, k->len, exptime) == 0);
 	return RUN_INPUT;
 invalid:
@@ -126,10 +127,10 @@ enum conn_run resp_cmd_ttl(struct conn *c, struct resp_req *q)
 		resp_int(c, -1);
 		return RUN_INPUT;
 	}
-	left = mt->exptime * 1000 - now_ms();
-	if (left < 0)
-		left = 0;
-	resp_int(c, ms ? left : (left + 500) / 1000);
+	/* the store's whole seconds: it expires the key at exptime */
+	left = ms ? mt->exptime * 1000 - now_ms() :
+		    mt->exptime - (int64_t)time(NULL);
+	resp_int(c, left < 0 ? 0 : left);
 	return RUN_INPUT;
 }
 
@@ -263,7 +264,7 @@ enum conn_run resp_cmd_scan(struct conn *c, struct resp_req *q)
 	cur[q->argv[1].len] = 0;
 	errno = 0;
 	x.cursor = strtoull(cur, &end, 10);
-	if (*end || errno || cur[0] == '-')
+	if (*end || errno || cur[0] == ' ') /* strtoul's, as Redis */
 		goto bad_cursor;
 	for (unsigned j = 2; j < q->argc; j += 2) {
 		if (j + 1 >= q->argc) {

@@ -177,8 +177,8 @@ enum conn_run resp_cmd_hello(struct conn *c, struct resp_req *q)
 	}
 	if (!s->authed) {
 		resp_err(c, "NOAUTH HELLO must be called with the client "
-			    "already authenticated, otherwise the HELLO "
-			    "<proto> AUTH <user> <pass> option can be used to "
+			    "already authenticated, otherwise the HELLO AUTH "
+			    "<user> <pass> option can be used to "
 			    "authenticate the client and select the RESP "
 			    "protocol version at the same time");
 		return RUN_INPUT;

@@ -295,7 +295,11 @@ static int set_opts_parse(struct conn *c, const struct resp_arg *a, unsigned n,
 		ms += now_ms();
 	}
 	o->has_exp = true;
-	o->exptime = ms_to_exptime(ms);
+	/*
+	 * EX and EXAT in whole seconds are memcache's exptime (now + s, or
+	 * s): the store's expiry is in whole seconds; PX and PXAT rounded up
+	 */
+	o->exptime = unit == EX || unit == EXAT ? ms / 1000 : ms_to_exptime(ms);
 	return 0;
 invalid:
 	resp_err(c, "ERR invalid expire time in 'set' command");
