@@ -67,6 +67,46 @@ const struct resp_cmd resp_cmds[] = {
 	CMD("setrange", 4, RC_WRITE, resp_cmd_setrange, "string",
 	    "Overwrites a part of a string value with another by an offset.",
 	    "2.2.0", 1, 1, 1),
+	CMD("hset", -4, RC_WRITE, resp_cmd_hset, "hash",
+	    "Creates or "
+	    "modifies the value of a field in a hash.",
+	    "2.0.0", 1, 1, 1),
+	CMD("hget", 3, 0, resp_cmd_hget, "hash",
+	    "Returns the value of a "
+	    "field in a hash.",
+	    "2.0.0", 1, 1, 1),
+	CMD("hdel", -3, RC_WRITE, resp_cmd_hdel, "hash",
+	    "Deletes one or "
+	    "more fields and their values from a hash.",
+	    "2.0.0", 1, 1, 1),
+	CMD("hgetall", 2, 0, resp_cmd_hgetall, "hash",
+	    "Returns all fields "
+	    "and values in a hash.",
+	    "2.0.0", 1, 1, 1),
+	CMD("hlen", 2, 0, resp_cmd_card, "hash",
+	    "Returns the number of "
+	    "fields in a hash.",
+	    "2.0.0", 1, 1, 1),
+	CMD("zadd", -4, RC_WRITE, resp_cmd_zadd, "sorted_set",
+	    "Adds one or "
+	    "more members to a sorted set, or updates their scores.",
+	    "1.2.0", 1, 1, 1),
+	CMD("zscore", 3, 0, resp_cmd_zscore, "sorted_set",
+	    "Returns the "
+	    "score of a member in a sorted set.",
+	    "1.2.0", 1, 1, 1),
+	CMD("zrem", -3, RC_WRITE, resp_cmd_zrem, "sorted_set",
+	    "Removes one "
+	    "or more members from a sorted set.",
+	    "1.2.0", 1, 1, 1),
+	CMD("zrange", -4, 0, resp_cmd_zrange, "sorted_set",
+	    "Returns members "
+	    "in a sorted set within a range of indexes.",
+	    "1.2.0", 1, 1, 1),
+	CMD("zcard", 2, 0, resp_cmd_card, "sorted_set",
+	    "Returns the number "
+	    "of members in a sorted set.",
+	    "1.2.0", 1, 1, 1),
 	CMD("expire", -3, RC_WRITE, resp_cmd_expire, "generic",
 	    "Sets the "
 	    "expiration time of a key in seconds.",

@@ -12,6 +12,8 @@
  *                    and big SET values streamed into a store writer
  *   resp_cmd_keys.c  the keyspace: EXPIRE PEXPIRE TTL PTTL PERSIST TYPE
  *                    SCAN DBSIZE FLUSHDB FLUSHALL
+ *   resp_cmd_coll.c  small collections as store objects: HSET HGET HDEL
+ *                    HGETALL HLEN ZADD ZSCORE ZREM ZRANGE ZCARD
  *   resp_cmd_srv.c   the connection and the server: PING ECHO SELECT QUIT
  *                    RESET HELLO AUTH CLIENT COMMAND CONFIG INFO
  *   resp_reply.c     replies in RESP2 or RESP3
@@ -75,6 +77,7 @@ struct resp_conn {
 struct resp_worker {
 	struct resp_req req;
 	struct gs_meta meta; /* gs_stat's (it is large) */
+	struct gs_attr attr; /* resp_kind()'s */
 };
 
 static inline struct resp_state *resp_of(const struct conn *c)
@@ -110,6 +113,16 @@ extern const unsigned resp_ncmds;
 extern const struct proto_ops resp_ops;
 
 /* ---- resp_reply.c ---- */
+
+/* What a store object is to RESP: its attribute record says. */
+#define RESP_KIND_STRING 0
+#define RESP_KIND_HASH	 1
+#define RESP_KIND_ZSET	 2
+int resp_kind(const struct conn *c, const struct gs_meta *mt);
+/* The attribute record of a collection of @kind into @buf: its length. */
+long resp_kind_attr(int kind, uint8_t *buf, size_t cap);
+/* "string", "hash", "zset" (TYPE). */
+const char *resp_kind_name(int kind);
 
 #define ROUT(c, lit) conn_out(c, lit, sizeof(lit) - 1)
 void resp_ok(struct conn *c);
@@ -151,6 +164,22 @@ enum conn_run resp_set_big_start(struct conn *c, struct resp_req *q);
 enum conn_run resp_set_big_run(struct conn *c);
 /* Drop what a request in progress holds (the connection closes). */
 void resp_str_release(struct resp_state *s);
+
+/* ---- resp_cmd_coll.c ---- */
+
+/* A collection's bounds: entries, and bytes of its encoding. */
+#define RESP_COLL_MAX_ITEMS 4096
+#define RESP_COLL_MAX_BYTES (1u << 20)
+
+enum conn_run resp_cmd_hset(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_hget(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_hdel(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_hgetall(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_card(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_zadd(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_zscore(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_zrem(struct conn *c, struct resp_req *q);
+enum conn_run resp_cmd_zrange(struct conn *c, struct resp_req *q);
 
 /* ---- resp_cmd_keys.c ---- */
 

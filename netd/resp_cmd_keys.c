@@ -140,7 +140,7 @@ enum conn_run resp_cmd_type(struct conn *c, struct resp_req *q)
 	    0)
 		ROUT(c, "+none\r\n");
 	else
-		ROUT(c, "+string\r\n");
+		resp_simple(c, resp_kind_name(resp_kind(c, meta_of(c))));
 	return RUN_INPUT;
 }
 
@@ -166,7 +166,8 @@ struct scan_ctx {
 	uint64_t cursor;
 	const char *pat;
 	size_t plen;
-	bool none; /* TYPE other than string: nothing matches */
+	const struct conn *c;
+	int kind; /* TYPE: RESP_KIND_*, -1: any, -2: none matches */
 	struct scan_ent *heap;
 	size_t n, max;
 	bool oom;
@@ -228,8 +229,8 @@ static int scan_one(void *arg, const void *key, size_t klen,
 	uint64_t h = key_hash(key, klen);
 	char *k;
 
-	(void)m;
-	if (x->none || h < x->cursor ||
+	if (x->kind == -2 || h < x->cursor ||
+	    (x->kind >= 0 && resp_kind(x->c, m) != x->kind) ||
 	    (x->pat && !resp_glob(x->pat, x->plen, key, klen)))
 		return 0;
 	if (x->n == x->max && h >= x->heap[0].h)
@@ -253,7 +254,7 @@ static int scan_one(void *arg, const void *key, size_t klen,
 
 enum conn_run resp_cmd_scan(struct conn *c, struct resp_req *q)
 {
-	struct scan_ctx x = { 0 };
+	struct scan_ctx x = { .c = c, .kind = -1 };
 	long long count = 10;
 	uint64_t next = 0;
 	char *end, cur[32];
@@ -287,7 +288,13 @@ enum conn_run resp_cmd_scan(struct conn *c, struct resp_req *q)
 			if (x.plen == 1 && x.pat[0] == '*')
 				x.pat = NULL;
 		} else if (resp_is(&q->argv[j], "type")) {
-			x.none = !resp_is(&q->argv[j + 1], "string");
+			x.kind = resp_is(&q->argv[j + 1], "string") ?
+					 RESP_KIND_STRING :
+				 resp_is(&q->argv[j + 1], "hash") ?
+					 RESP_KIND_HASH :
+				 resp_is(&q->argv[j + 1], "zset") ?
+					 RESP_KIND_ZSET :
+					 -2;
 		} else {
 			resp_syntax_err(c);
 			return RUN_INPUT;

@@ -148,6 +148,12 @@ enum conn_run resp_cmd_get(struct conn *c, struct resp_req *q)
 		resp_null(c);
 		return RUN_INPUT;
 	}
+	if (resp_kind(c, gs_reader_meta(s->r)) != RESP_KIND_STRING) {
+		gd_reader_close(c->w, s->r);
+		s->r = NULL;
+		resp_wrongtype(c);
+		return RUN_INPUT;
+	}
 	CNT(c->w, get_hits);
 	value_start(c, RJ_VALUE);
 	return RUN_INPUT;
@@ -210,6 +216,11 @@ enum conn_run resp_mget_run(struct conn *c)
 		    0) {
 			s->r = NULL;
 			CNT(c->w, get_misses);
+			resp_null(c);
+		} else if (resp_kind(c, gs_reader_meta(s->r)) !=
+			   RESP_KIND_STRING) { /* Redis: a null */
+			gd_reader_close(c->w, s->r);
+			s->r = NULL;
 			resp_null(c);
 		} else {
 			CNT(c->w, get_hits);
@@ -349,14 +360,21 @@ static void set_reply(struct conn *c, const struct set_opts *o, int ret,
 		resp_null(c);
 }
 
-static struct gs_reader *open_old(struct conn *c, const char *key, size_t klen,
-				  const struct set_opts *o)
+/* SET ... GET: the old version pinned; -EMEDIUMTYPE for no string. */
+static int open_old(struct conn *c, const char *key, size_t klen,
+		    const struct set_opts *o, struct gs_reader **r)
 {
-	struct gs_reader *r = NULL;
-
-	if (o->get && gd_reader_open(c->w, key, klen, 0, &r) < 0)
-		r = NULL;
-	return r;
+	*r = NULL;
+	if (!o->get || gd_reader_open(c->w, key, klen, 0, r) < 0) {
+		*r = NULL;
+		return 0;
+	}
+	if (resp_kind(c, gs_reader_meta(*r)) != RESP_KIND_STRING) {
+		gd_reader_close(c->w, *r);
+		*r = NULL;
+		return -EMEDIUMTYPE;
+	}
+	return 0;
 }
 
 enum conn_run resp_cmd_set(struct conn *c, struct resp_req *q)
@@ -371,7 +389,10 @@ enum conn_run resp_cmd_set(struct conn *c, struct resp_req *q)
 	    !key_ok(c, k))
 		return RUN_INPUT;
 	CNT(c->w, cmd_set);
-	old = open_old(c, k->p, k->len, &o);
+	if (open_old(c, k->p, k->len, &o, &old) < 0) {
+		resp_wrongtype(c);
+		return RUN_INPUT;
+	}
 	set_args(c, k->p, k->len, &o, &a);
 	a.size = v->len;
 	ret = gs_put(resp_store(c), k->p, k->len, v->p, v->len, &a);
@@ -454,7 +475,11 @@ static void big_finish(struct conn *c, struct resp_req *q)
 		store_err(c, ret);
 		return;
 	}
-	old = open_old(c, s->buf, s->buf_len, &o);
+	if (open_old(c, s->buf, s->buf_len, &o, &old) < 0) {
+		resp_str_release(s);
+		resp_wrongtype(c);
+		return;
+	}
 	set_args(c, s->buf, s->buf_len, &o, &a);
 	ret = gs_put_amend(s->wr, a.mode, 0, a.exptime);
 	if (ret == 0) {
@@ -583,6 +608,8 @@ enum conn_run resp_cmd_strlen(struct conn *c, struct resp_req *q)
 
 	if (gs_stat(resp_store(c), q->argv[1].p, q->argv[1].len, mt) < 0)
 		resp_int(c, 0);
+	else if (resp_kind(c, mt) != RESP_KIND_STRING)
+		resp_wrongtype(c);
 	else
 		resp_int(c, (long long)mt->size);
 	return RUN_INPUT;
@@ -604,6 +631,12 @@ enum conn_run resp_cmd_getrange(struct conn *c, struct resp_req *q)
 	if (gd_reader_open(c->w, q->argv[1].p, q->argv[1].len, 0, &s->r) < 0) {
 		s->r = NULL;
 		ROUT(c, "$0\r\n\r\n");
+		return RUN_INPUT;
+	}
+	if (resp_kind(c, gs_reader_meta(s->r)) != RESP_KIND_STRING) {
+		gd_reader_close(c->w, s->r);
+		s->r = NULL;
+		resp_wrongtype(c);
 		return RUN_INPUT;
 	}
 	/* Redis's getrangeCommand(): negative counts from the end */
@@ -678,6 +711,10 @@ static int setrange_put(struct conn *c, const struct resp_arg *k, uint64_t off,
 		if (gs_get_open(st, k->p, k->len, 0, &old) == 0) {
 			const struct gs_meta *mt = gs_reader_meta(old);
 
+			if (resp_kind(c, mt) != RESP_KIND_STRING) {
+				gs_reader_close(old);
+				return -EMEDIUMTYPE;
+			}
 			osize = mt->size;
 			a.mode = GS_CAS;
 			a.cas_match = mt->cas;
@@ -752,7 +789,9 @@ enum conn_run resp_cmd_setrange(struct conn *c, struct resp_req *q)
 		return RUN_INPUT;
 	CNT(c->w, cmd_set);
 	ret = setrange_put(c, &q->argv[1], (uint64_t)off, &q->argv[3], &size);
-	if (ret == -E2BIG)
+	if (ret == -EMEDIUMTYPE)
+		resp_wrongtype(c);
+	else if (ret == -E2BIG)
 		resp_errf(c,
 			  "ERR string exceeds maximum allowed size "
 			  "(goblind's --max-item, %" PRIu64 " bytes)",

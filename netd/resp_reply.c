@@ -3,10 +3,12 @@
  * RESP replies, in the connection's protocol version: RESP2's, or
  * RESP3's nulls, maps, sets and doubles after HELLO 3.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "resp.h"
@@ -150,4 +152,39 @@ void resp_wrongtype(struct conn *c)
 {
 	resp_err(c, "WRONGTYPE Operation against a key holding the wrong "
 		    "kind of value");
+}
+
+int resp_kind(const struct conn *c, const struct gs_meta *mt)
+{
+	struct gs_attr *a = &((struct resp_worker *)conn_pstate(c))->attr;
+
+	if (!mt->attr_len || gs_attr_decode(mt->attr, mt->attr_len, a) < 0)
+		return RESP_KIND_STRING;
+	if (a->flags & GS_ATTR_RESP_HASH)
+		return RESP_KIND_HASH;
+	if (a->flags & GS_ATTR_RESP_ZSET)
+		return RESP_KIND_ZSET;
+	return RESP_KIND_STRING;
+}
+
+long resp_kind_attr(int kind, uint8_t *buf, size_t cap)
+{
+	struct gs_attr *a = malloc(sizeof(*a));
+	long n;
+
+	if (!a)
+		return -ENOMEM;
+	gs_attr_init(a);
+	a->flags = kind == RESP_KIND_HASH ? GS_ATTR_RESP_HASH :
+					    GS_ATTR_RESP_ZSET;
+	n = gs_attr_encode(a, buf, cap);
+	free(a);
+	return n;
+}
+
+const char *resp_kind_name(int kind)
+{
+	return kind == RESP_KIND_HASH ? "hash" :
+	       kind == RESP_KIND_ZSET ? "zset" :
+					"string";
 }

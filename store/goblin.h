@@ -581,6 +581,10 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 	0x08 /* a mirror's Vary stub, never served: its
 			       * headers name the fields that select the
 			       * URL's variants (store/origin/origin.h) */
+/* goblind's RESP collections (netd/resp_cmd_coll.c): the value is a
+ * hash's or a sorted set's encoding, not a string */
+#define GS_ATTR_RESP_HASH 0x10
+#define GS_ATTR_RESP_ZSET 0x20
 
 struct gs_attr {
 	uint8_t flags;	       /* GS_ATTR_* */

@@ -259,6 +259,42 @@ PYEOF
 	[ "$(rc exists shared)" = 0 ]
 }
 
+@test "issue 23: small collections are store objects: they persist, expire and are bounded" {
+	resp_start s
+	[ "$(rc hset h f1 v1 f2 v2)" = 2 ]
+	[ "$(rc zadd z 2 b 1 a)" = 2 ]
+	[ "$(rc expire z 100)" = 1 ]
+	gd_stop
+	resp_start s
+	[ "$(rc hget h f2)" = v2 ]
+	[ "$(rc zrange z 0 -1 withscores | tr '\n' ,)" = "a,1,b,2," ]
+	[ "$(rc ttl z)" -ge 99 ]
+	[ "$(rc type h)" = hash ]
+	# memcache serves the hash's encoding as it is (goblind(8))
+	run -0 mc <<<$'get h\r\nquit\r'
+	[[ "$output" == $'VALUE h 0 24\r\n'* ]]
+	# 4,096 fields at most: one more is refused, nothing changed
+	"$PY" - "$RPORT" <<'PYEOF'
+import sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+assert r.hset("big", mapping={"f%d" % i: i for i in range(4096)}) == 4096
+try:
+    r.hset("big", "one-more", 1)
+    raise SystemExit("no error")
+except redis.ResponseError as e:
+    assert "at most 4096 entries" in str(e), e
+assert r.hlen("big") == 4096 and r.hget("big", "one-more") is None
+z = {"m%d" % i: i for i in range(5000)}
+try:
+    r.zadd("bigz", z)
+    raise SystemExit("no error")
+except redis.ResponseError as e:
+    assert "at most 4096 entries" in str(e), e
+assert r.exists("bigz") == 0
+print("ok")
+PYEOF
+}
+
 @test "issue 23: readers against writers of the same keys never see a torn value" {
 	resp_start s
 	run -0 "$PY" "$CHECK" race "$RPORT" 3
