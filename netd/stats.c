@@ -32,6 +32,15 @@ struct sink {
 enum metric { M_GAUGE, M_COUNTER };
 
 /* Prometheus names: goblin_ + the name, ':' and others become '_'. */
+/* Connections of the protocol named @name, 0 when it is not served. */
+static unsigned proto_conns_named(struct gd *gd, const char *name)
+{
+	for (unsigned i = 0; i < gd->nprotos; i++)
+		if (!strcmp(gd->protos[i].ops->name, name))
+			return atomic_load(&gd->proto_conns[i]);
+	return 0;
+}
+
 static void prom_name(struct gd_buf *b, const char *name, const char *suffix)
 {
 	char n[96];
@@ -255,6 +264,8 @@ static void stats_process(struct gd *gd, struct sink *c,
 	      atomic_load(&gd->proto_conns[0]));
 	GAUGE(c, "curr_http_connections", "HTTP connections open now",
 	      atomic_load(&gd->proto_conns[1]));
+	GAUGE(c, "curr_resp_connections", "RESP connections open now",
+	      proto_conns_named(gd, "resp"));
 	COUNTER(c, "auth_cmds", "memcache logins tried (--auth-file)",
 		cn->auth_cmds);
 	COUNTER(c, "auth_errors", "memcache logins that failed",

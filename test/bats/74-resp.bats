@@ -421,6 +421,23 @@ PYEOF
 	grep -q "resp on unix socket $T/conf.sock (mode 0770)" "$LOG"
 	[ "$(stat -c %a "$T/conf.sock")" = 770 ]
 	[ "$(redis-cli -s "$T/conf.sock" -a pw --no-auth-warning config get maxclients | tail -1)" = 5 ]
+	# the gauge counts RESP's connections apart from memcache's
+	"$PY" - "$T/conf.sock" "$PORT" <<'PYEOF'
+import socket, sys, time
+conns = []
+for _ in range(3):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(b"AUTH pw\r\n")
+    assert s.recv(100) == b"+OK\r\n"
+    conns.append(s)
+m = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+m.sendall(b"stats\r\nquit\r\n")
+out = b""
+while not out.endswith(b"END\r\n"):
+    out += m.recv(65536)
+assert b"STAT curr_resp_connections 3\r\n" in out, out
+PYEOF
 	run -129 "$GD" --store "$T/x" --resp-port 70000
 	[[ "$output" == *"--resp-port"* ]]
 	run -129 "$GD" --store "$T/x" --resp-unixsocket-mask 999
