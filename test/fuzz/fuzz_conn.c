@@ -12,7 +12,7 @@
  * thread (worker_setup()), so goblind's code needs no seam for it.
  *
  * The input is a program of operations, decoded from the bytes:
- *   - up to MAX_CLIENTS connections, each memcache or HTTP, from a loopback
+ *   - up to MAX_CLIENTS connections, each memcache, HTTP or RESP, from a loopback
  *     peer or not, with a small or normal socket buffer;
  *   - requests queued on a connection: raw bytes, or built from a small
  *     grammar of memcache and HTTP requests with fuzzed keys, lengths,
@@ -36,6 +36,7 @@
 #include "../../netd/worker.c"
 #include "../../netd/http.h"
 #include "../../netd/memcache.h"
+#include "../../netd/resp.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -58,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct gd gd;
 static struct worker wk;
 static struct gd_proto *proto_mc, *proto_http; /* no listeners */
+static struct gd_proto *proto_resp;
 static char store_dir[64];
 static unsigned nonce;
 
@@ -126,6 +128,7 @@ __attribute__((format(printf, 2, 3))) static void b_printf(struct bytes *b,
 struct client {
 	int fd; /* our end; -1: closed */
 	bool http;
+	bool resp;	 /* a RESP client (issue 23): gen_resp's requests */
 	bool oracle;	 /* an oracle's connection: see check_oracle */
 	bool reading;	 /* false: a slow client, replies pile up */
 	bool shut;	 /* we half-closed: nothing more to send */
@@ -143,7 +146,8 @@ struct client {
 static struct client cl[MAX_CLIENTS];
 static unsigned ncl;
 
-static void client_new(bool http, bool loopback, bool small_buf, bool oracle)
+static void client_new(bool http, bool loopback, bool small_buf, bool oracle,
+		       bool resp)
 {
 	struct client *k = &cl[ncl];
 	int sv[2];
@@ -157,15 +161,16 @@ static void client_new(bool http, bool loopback, bool small_buf, bool oracle)
 		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	}
 	atomic_fetch_add(&gd.curr_conns, 1); /* as accept_all() does */
-	conn_new(&wk, sv[0], http ? proto_http : proto_mc);
+	conn_new(&wk, sv[0], http ? proto_http : resp ? proto_resp : proto_mc);
 	/* conn_new() puts the new connection first; an AF_UNIX peer counts
 	 * as loopback, so here the fuzzer says which it is */
 	CHECK(wk.conns && wk.conns->fd == sv[0]);
-	if (http)
+	if (http || resp)
 		wk.conns->loopback = loopback;
 	memset(k, 0, sizeof(*k));
 	k->fd = sv[1];
 	k->http = http;
+	k->resp = resp;
 	k->oracle = oracle;
 	k->reading = true;
 	ncl++;
@@ -509,6 +514,83 @@ static void gen_http(struct in *in, struct bytes *b)
 }
 
 /* Raw bytes: anything, '~' kept out. */
+/*
+ * A RESP request (issue 23): a multibulk of a command of resp.c's table
+ * (or not) with keys, numbers, options and values, lengths right or off;
+ * now and then inline, or with a value long enough to stream (SET's) or
+ * to be refused (anything else's).
+ */
+static const char *const resp_cmds_fz[] = {
+	"GET",	   "SET",      "MGET",	   "MSET",    "DEL",	 "EXISTS",
+	"STRLEN",  "GETRANGE", "SETRANGE", "EXPIRE",  "PEXPIRE", "TTL",
+	"PTTL",	   "PERSIST",  "TYPE",	   "SCAN",    "DBSIZE",	 "FLUSHALL",
+	"HSET",	   "HGET",     "HDEL",	   "HGETALL", "HLEN",	 "ZADD",
+	"ZSCORE",  "ZREM",     "ZRANGE",   "ZCARD",   "PING",	 "ECHO",
+	"SELECT",  "QUIT",     "RESET",	   "HELLO",   "AUTH",	 "CLIENT",
+	"COMMAND", "CONFIG",   "INFO",	   "UNLINK",  "BOGUS",
+};
+static const char *const resp_words_fz[] = {
+	"EX",	"PX",	 "NX",	  "XX",	  "GET", "KEEPTTL", "WITHSCORES",
+	"REV",	"MATCH", "COUNT", "TYPE", "3",	 "2",	    "SETNAME",
+	"ID",	"DOCS",	 "-1",	  "0",	  "1.5", "inf",	    "CH",
+	"INCR", "GT",	 "LT",	  "*",	  "a*",
+};
+
+static void resp_bulk_fz(struct in *in, struct bytes *b, const void *p,
+			 unsigned n)
+{
+	b_printf(b, "$%llu\r\n", (unsigned long long)gen_len(in, n));
+	b_put(b, p, n);
+	b_printf(b, "\r\n");
+}
+
+static void gen_resp(struct in *in, struct bytes *b)
+{
+	unsigned sel = in_byte(in), nargs = in_byte(in) % 6;
+	const char *cmd = resp_cmds_fz[sel % (sizeof(resp_cmds_fz) /
+					      sizeof(*resp_cmds_fz))];
+	bool inl = (in_byte(in) & 15) == 0;
+	struct bytes a = { 0 };
+
+	if (inl) {
+		b_printf(b, "%s", cmd);
+		for (unsigned i = 0; i < nargs; i++) {
+			b_printf(b, " ");
+			gen_key(in, b, false);
+		}
+		b_printf(b, "\r\n");
+		return;
+	}
+	b_printf(b, "*%u\r\n", 1 + nargs + ((sel >> 6) == 3));
+	resp_bulk_fz(in, b, cmd, (unsigned)strlen(cmd));
+	for (unsigned i = 0; i < nargs; i++) {
+		unsigned k = in_byte(in);
+
+		a.len = 0;
+		if (k % 3 == 0) {
+			gen_key(in, &a, false);
+		} else if (k % 3 == 1) {
+			const char *w = resp_words_fz[in_byte(in) %
+						      (sizeof(resp_words_fz) /
+						       sizeof(*resp_words_fz))];
+
+			b_put(&a, w, strlen(w));
+		} else {
+			gen_data(in, &a, in_byte(in) % 40);
+		}
+		resp_bulk_fz(in, b, a.p, (unsigned)a.len);
+	}
+	if ((sel >> 6) == 3) { /* a long last argument: SET's value streams */
+		unsigned n = 8193 + in_u16(in) % 20000;
+
+		b_printf(b, "$%u\r\n", n);
+		for (unsigned i = 0; i < n; i++)
+			b_put(b, "v", 1);
+		b_printf(b, "\r\n");
+	}
+	free(a.p);
+}
+
 static void gen_raw(struct in *in, struct bytes *b)
 {
 	gen_data(in, b, in_byte(in) % 128 + 1);
@@ -527,7 +609,7 @@ static void oracle_new(struct in *in, unsigned id)
 	n = in_u16(in) % 2048;
 	if (in_byte(in) % 4 == 0)
 		n = (n << 6) % ORACLE_MAX_VALUE;
-	client_new(http, true, in_byte(in) % 4 == 0, true);
+	client_new(http, true, in_byte(in) % 4 == 0, true, false);
 	k = &cl[ncl - 1];
 	snprintf(k->key, sizeof(k->key), "~o%u.%08x", id, nonce);
 	k->vlen = n;
@@ -709,7 +791,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* the protocols as main() registers them, without listeners */
 	proto_mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
 	proto_http = gd_proto_add(&gd, &http_ops, gd.set.http_max_conns);
-	CHECK(proto_mc && proto_http);
+	proto_resp = gd_proto_add(&gd, &resp_ops, gd.set.http_max_conns);
+	CHECK(proto_mc && proto_http && proto_resp);
 	/* worker_start() without its thread: this one runs the loop */
 	ret = worker_setup(&gd, &wk, 0, why, sizeof(why));
 	if (ret < 0) {
@@ -740,7 +823,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned i = 0; i < nplain; i++) {
 		unsigned f = in_byte(&in);
 
-		client_new(f & 1, !(f & 2), (f & 12) == 12, false);
+		client_new(f & 1, !(f & 2), (f & 12) == 12, false,
+			   !(f & 1) && (f & 16));
 	}
 	while (in.p < in.end && ops++ < 256) {
 		unsigned op = in_byte(&in), who = in_byte(&in);
@@ -753,7 +837,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 1:
 		case 2:
-			gen_mc(&in, &plain->tx);
+			if (plain->resp)
+				gen_resp(&in, &plain->tx);
+			else
+				gen_mc(&in, &plain->tx);
 			break;
 		case 3:
 		case 4:
