@@ -99,17 +99,6 @@ static void usage_print(FILE *f)
 	      "                         0: none)\n"
 	      "  --mirror-heuristic-max S  ... at most S seconds (default "
 	      "86400)\n"
-	      "  --resp-port N          RESP (Redis clients) TCP port "
-	      "(default: off)\n"
-	      "  --resp-unixsocket PATH  RESP on the Unix socket PATH\n"
-	      "  --resp-unixsocket-mask MODE  its mode bits, octal (default "
-	      "0700)\n"
-	      "  --resp-password PW     RESP clients AUTH with PW "
-	      "(requirepass;\n"
-	      "                         default: writes from loopback "
-	      "only)\n"
-	      "  --resp-max-conns N     of --max-conns RESP at most "
-	      "(default: 3/4 of it)\n"
 	      "  --cores N              worker threads (default: online "
 	      "CPUs)\n"
 	      "  --max-item SIZE        largest value accepted (default 1G)\n"
@@ -130,6 +119,7 @@ static void usage_print(FILE *f)
 	      "\nStore options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n",
 	      f);
 	gs_option_help(f);
+	resp_usage(f);
 	fputs("\nExit status: 0 stopped by a signal, 128 error, 129 usage.\n",
 	      f);
 }
@@ -171,11 +161,6 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "mirror-no-xff", no_argument, NULL, OPT_OWN },
 	{ "mirror-heuristic", required_argument, NULL, OPT_OWN },
 	{ "mirror-heuristic-max", required_argument, NULL, OPT_OWN },
-	{ "resp-port", required_argument, NULL, OPT_OWN },
-	{ "resp-unixsocket", required_argument, NULL, OPT_OWN },
-	{ "resp-unixsocket-mask", required_argument, NULL, OPT_OWN },
-	{ "resp-password", required_argument, NULL, OPT_OWN },
-	{ "resp-max-conns", required_argument, NULL, OPT_OWN },
 	{ "cores", required_argument, NULL, OPT_OWN },
 	{ "max-item", required_argument, NULL, OPT_OWN },
 	{ "max-conns", required_argument, NULL, OPT_OWN },
@@ -309,29 +294,8 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "mirror-heuristic-max")) {
 		if (!count_arg(val, 1, 1u << 31, &s->mirror_heur_max))
 			return "not a number of seconds from 1";
-	} else if (!strcmp(name, "resp-port")) { /* RESP, issue 23 */
-		if (!count_arg(val, 0, 65535, &s->resp_port))
-			return "not a port number";
-		s->resp = true;
-	} else if (!strcmp(name, "resp-unixsocket")) {
-		if (!*val ||
-		    strlen(val) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-			return "not a socket path (1 to 107 bytes)";
-		s->resp_unixsocket = val;
-	} else if (!strcmp(name, "resp-unixsocket-mask")) {
-		char *end;
-
-		s->resp_unixsocket_mask = (unsigned)strtoul(val, &end, 8);
-		if (*val < '0' || *val > '7' || *end || end - val > 4 ||
-		    s->resp_unixsocket_mask > 0777)
-			return "not an octal mode from 0 to 0777";
-	} else if (!strcmp(name, "resp-password")) {
-		if (!*val)
-			return "not a password (empty)";
-		s->resp_password = val;
-	} else if (!strcmp(name, "resp-max-conns")) {
-		if (!count_arg(val, 1, 1u << 20, &s->resp_max_conns))
-			return "not a count";
+	} else if (resp_option(s, name, val, &why)) { /* resp_serve.c */
+		return why;
 	} else if (!strcmp(name, "cores")) {
 		if (!count_arg(val, 1, 1024, &s->cores))
 			return "not a count from 1 to 1024";
@@ -543,8 +507,6 @@ static void unix_listen(struct gd_proto *mc)
 
 static struct gfs *fs;
 static int *mc_fds, *http_fds; /* the listeners: one socket per worker */
-static int *resp_fds;	       /* --resp-port's, NULL: none */
-static struct gd_unix resp_unix = { .fd = -1 };
 static pthread_t fs_thread;
 
 static void wake_handler(int sig)
@@ -627,41 +589,6 @@ static bool mc_tcp(void)
 }
 
 /*
- * RESP (issue 23), id 2 after memcache and HTTP: on --resp-port, on
- * --resp-unixsocket, or both.  Registered only when served.
- */
-static void resp_listen(void)
-{
-	struct gd_proto *p;
-	char why[512];
-
-	if (!gd.set.resp && !gd.set.resp_unixsocket)
-		return;
-	p = gd_proto_add(&gd, &resp_ops, gd.set.resp_max_conns);
-	if (!p)
-		die("too many protocols");
-	if (gd.set.resp) {
-		if (!(resp_fds = malloc(gd.nworkers * sizeof(int))))
-			die("out of memory");
-		for (unsigned i = 0; i < gd.nworkers; i++)
-			resp_fds[i] = listen_on(gd.set.listen, gd.set.resp_port,
-						"resp-port", gd.resp_name,
-						sizeof(gd.resp_name),
-						&gd.set.resp_port);
-		if (gd_listener_add(&gd, p, resp_fds) < 0)
-			die("too many listeners");
-	}
-	if (gd.set.resp_unixsocket) {
-		if (gd_unix_listen(&resp_unix, gd.set.resp_unixsocket,
-				   gd.set.resp_unixsocket_mask, gd.nworkers,
-				   why, sizeof(why)) < 0)
-			die("%s", why);
-		if (gd_listener_add_shared(&gd, p, resp_unix.fds) < 0)
-			die("too many listeners");
-	}
-}
-
-/*
  * Every protocol is registered, served or not: its id is its slot in
  * proto_conns[] (stats: 0 memcache, 1 HTTP).  A listener is added for
  * each one served.  A listening socket per worker (SO_REUSEPORT): the
@@ -699,7 +626,7 @@ static void protocols_listen(void)
 		unix_listen(mc);
 	if (gd.set.http && gd_listener_add(&gd, http, http_fds) < 0)
 		die("too many listeners");
-	resp_listen();
+	resp_serve(&gd); /* id 2, when served */
 }
 
 /* What is served where: the lines tests and scripts wait for. */
@@ -718,11 +645,6 @@ static void listening_log(void)
 		gd_log(GD_LOG_INFO, "http on %s%s%s", gd.http_name,
 		       gd.set.mirror ? ", mirror of " : "",
 		       gd.set.mirror ? gd.set.mirror : "");
-	if (gd.set.resp)
-		gd_log(GD_LOG_INFO, "resp on %s", gd.resp_name);
-	if (gd.set.resp_unixsocket)
-		gd_log(GD_LOG_INFO, "resp on unix socket %s (mode %04o)",
-		       gd.set.resp_unixsocket, gd.set.resp_unixsocket_mask);
 }
 
 static void protocols_close(void)
@@ -736,11 +658,7 @@ static void protocols_close(void)
 	free(mc_fds);
 	free(http_fds);
 	gd_unix_close(&unix_sock);
-	for (unsigned i = 0; resp_fds && i < gd.nworkers; i++)
-		if (resp_fds[i] >= 0)
-			close(resp_fds[i]);
-	free(resp_fds);
-	gd_unix_close(&resp_unix);
+	resp_close(&gd);
 }
 
 /* ---- connection limits and the open files limit ---- */
@@ -768,11 +686,7 @@ static void limits_settle(void)
 	if (s->http_max_conns > s->max_conns)
 		usage_die("--http-max-conns %u is over --max-conns %u",
 			  s->http_max_conns, s->max_conns);
-	if (!s->resp_max_conns)
-		s->resp_max_conns = share;
-	if (s->resp_max_conns > s->max_conns)
-		usage_die("--resp-max-conns %u is over --max-conns %u",
-			  s->resp_max_conns, s->max_conns);
+	resp_settle(s);
 }
 
 /* The fds open now (/proc/self/fd), or @guess when it cannot be read. */
@@ -927,7 +841,6 @@ static void defaults(void)
 	gd.set.port = 11211;
 	gd.set.memcache = true;
 	gd.set.unixsocket_mask = 0700; /* memcached -a's default */
-	gd.set.resp_unixsocket_mask = 0700;
 	gd.set.cores = n > 0 ? (unsigned)n : 1;
 	gd.set.max_item = 1ull << 30;
 	gd.set.max_conns = 1024;
@@ -1017,6 +930,7 @@ int main(int argc, char **argv)
 	defaults();
 	for (nown = 0; options[nown].name; nown++)
 		;
+	nown += (size_t)resp_getopt(&options[nown], OPT_OWN);
 	gs_option_getopt(&options[nown], OPT_STORE_OPTION);
 	parse(argc, argv);
 	if (!gd.set.memcache && !gd.set.http && !gd.set.mount)

@@ -196,6 +196,88 @@ static const struct resp_cmd *cmd_lookup(const struct resp_arg *a)
 	return NULL;
 }
 
+/* ---- COMMAND: the table, as clients ask for it ---- */
+
+static void command_info(struct conn *c, const struct resp_cmd *k)
+{
+	unsigned nflags = 1 + !!(k->flags & RC_NOAUTH);
+
+	resp_array(c, 10);
+	resp_bulk_str(c, k->name);
+	resp_int(c, k->arity);
+	resp_set(c, nflags);
+	if (k->flags & RC_WRITE)
+		ROUT(c, "+write\r\n");
+	else
+		ROUT(c, "+readonly\r\n");
+	if (k->flags & RC_NOAUTH)
+		ROUT(c, "+no_auth\r\n");
+	resp_int(c, k->first_key);
+	resp_int(c, k->last_key);
+	resp_int(c, k->step);
+	resp_set(c, 1);
+	conn_printf(c, "+@%s\r\n", k->group);
+	resp_set(c, 0);
+	resp_array(c, 0);
+	resp_array(c, 0);
+}
+
+static void command_docs(struct conn *c, const struct resp_cmd *k)
+{
+	resp_bulk_str(c, k->name);
+	resp_map(c, 3);
+	resp_bulk_str(c, "summary");
+	resp_bulk_str(c, k->summary);
+	resp_bulk_str(c, "since");
+	resp_bulk_str(c, k->since);
+	resp_bulk_str(c, "group");
+	resp_bulk_str(c, k->group);
+}
+
+
+enum conn_run resp_cmd_command(struct conn *c, struct resp_req *q)
+{
+	if (q->argc == 1) {
+		resp_array(c, resp_ncmds);
+		for (unsigned i = 0; i < resp_ncmds; i++)
+			command_info(c, &resp_cmds[i]);
+	} else if (resp_is(&q->argv[1], "count")) {
+		if (q->argc != 2)
+			resp_arity_err(c, "command|count");
+		else
+			resp_int(c, resp_ncmds);
+	} else if (resp_is(&q->argv[1], "info")) {
+		resp_array(c, q->argc == 2 ? resp_ncmds : q->argc - 2);
+		for (unsigned i = 0; q->argc == 2 && i < resp_ncmds; i++)
+			command_info(c, &resp_cmds[i]);
+		for (unsigned i = 2; i < q->argc; i++) {
+			const struct resp_cmd *k = cmd_lookup(&q->argv[i]);
+
+			if (k)
+				command_info(c, k);
+			else
+				resp_null_array(c);
+		}
+	} else if (resp_is(&q->argv[1], "docs")) {
+		unsigned n = 0;
+
+		for (unsigned i = 2; i < q->argc; i++)
+			n += !!cmd_lookup(&q->argv[i]);
+		resp_map(c, q->argc == 2 ? resp_ncmds : n);
+		for (unsigned i = 0; q->argc == 2 && i < resp_ncmds; i++)
+			command_docs(c, &resp_cmds[i]);
+		for (unsigned i = 2; i < q->argc; i++) {
+			const struct resp_cmd *k = cmd_lookup(&q->argv[i]);
+
+			if (k)
+				command_docs(c, k);
+		}
+	} else {
+		resp_subcmd_unknown(c, &q->argv[1], "COMMAND");
+	}
+	return RUN_INPUT;
+}
+
 /* ---- the write policy and AUTH ---- */
 
 /*

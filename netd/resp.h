@@ -16,6 +16,7 @@
  *                    HGETALL HLEN ZADD ZSCORE ZREM ZRANGE ZCARD
  *   resp_cmd_srv.c   the connection and the server: PING ECHO SELECT QUIT
  *                    RESET HELLO AUTH CLIENT COMMAND CONFIG INFO
+ *   resp_serve.c     options, help, listeners (what main.c calls)
  *   resp_reply.c     replies in RESP2 or RESP3
  *   resp_proto.c     the pure parser (resp_proto.h: unit tests, fuzz)
  *
@@ -25,6 +26,7 @@
 #ifndef GOBLIND_RESP_H
 #define GOBLIND_RESP_H
 
+#include <stdio.h>
 #include <time.h>
 
 #include "goblind.h"
@@ -108,6 +110,23 @@ struct resp_cmd {
 #define RC_NOAUTH 0x2 /* allowed before AUTH */
 #define RC_ADMIN  0x4 /* FLUSHDB FLUSHALL */
 
+/* ---- resp_serve.c: what main.c calls ---- */
+
+struct option;
+/* Fill @o with RESP's long options (has_arg, @val); their count. */
+int resp_getopt(struct option *o, int val);
+/* Their lines of --help. */
+void resp_usage(FILE *f);
+/* Set RESP option @name (no dashes) to @val: false when it is none of
+ * RESP's; *@why says what is wrong with @val, or NULL. */
+bool resp_option(struct gd_settings *s, const char *name, const char *val,
+		 const char **why);
+/* Defaults and checks once every option is in (usage_die on a bad one). */
+void resp_settle(struct gd_settings *s);
+/* Register RESP and open its listeners, if served (die on failure). */
+void resp_serve(struct gd *gd);
+void resp_close(struct gd *gd);
+
 extern const struct resp_cmd resp_cmds[];
 extern const unsigned resp_ncmds;
 extern const struct proto_ops resp_ops;
@@ -144,6 +163,9 @@ void resp_arity_err(struct conn *c, const char *name);
 void resp_syntax_err(struct conn *c);
 void resp_not_int(struct conn *c);
 void resp_wrongtype(struct conn *c);
+/* "ERR unknown subcommand 'x'. Try CMD HELP." */
+void resp_subcmd_unknown(struct conn *c, const struct resp_arg *a,
+			 const char *cmd);
 
 /* ---- resp_cmd_str.c ---- */
 

@@ -232,12 +232,6 @@ static void peer_name(const struct conn *c, char *buf, size_t len)
 	}
 }
 
-static void subcmd_unknown(struct conn *c, const struct resp_arg *a,
-			   const char *cmd)
-{
-	resp_errf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
-		  (int)(a->len > 128 ? 128 : a->len), a->p, cmd);
-}
 
 enum conn_run resp_cmd_client(struct conn *c, struct resp_req *q)
 {
@@ -279,96 +273,7 @@ enum conn_run resp_cmd_client(struct conn *c, struct resp_req *q)
 		else
 			resp_bulk(c, line, (size_t)n);
 	} else {
-		subcmd_unknown(c, sub, "CLIENT");
-	}
-	return RUN_INPUT;
-}
-
-/* ---- COMMAND ---- */
-
-static void command_info(struct conn *c, const struct resp_cmd *k)
-{
-	unsigned nflags = 1 + !!(k->flags & RC_NOAUTH);
-
-	resp_array(c, 10);
-	resp_bulk_str(c, k->name);
-	resp_int(c, k->arity);
-	resp_set(c, nflags);
-	if (k->flags & RC_WRITE)
-		ROUT(c, "+write\r\n");
-	else
-		ROUT(c, "+readonly\r\n");
-	if (k->flags & RC_NOAUTH)
-		ROUT(c, "+no_auth\r\n");
-	resp_int(c, k->first_key);
-	resp_int(c, k->last_key);
-	resp_int(c, k->step);
-	resp_set(c, 1);
-	conn_printf(c, "+@%s\r\n", k->group);
-	resp_set(c, 0);
-	resp_array(c, 0);
-	resp_array(c, 0);
-}
-
-static void command_docs(struct conn *c, const struct resp_cmd *k)
-{
-	resp_bulk_str(c, k->name);
-	resp_map(c, 3);
-	resp_bulk_str(c, "summary");
-	resp_bulk_str(c, k->summary);
-	resp_bulk_str(c, "since");
-	resp_bulk_str(c, k->since);
-	resp_bulk_str(c, "group");
-	resp_bulk_str(c, k->group);
-}
-
-static const struct resp_cmd *find(const struct resp_arg *a)
-{
-	for (unsigned i = 0; i < resp_ncmds; i++)
-		if (resp_is(a, resp_cmds[i].name))
-			return &resp_cmds[i];
-	return NULL;
-}
-
-enum conn_run resp_cmd_command(struct conn *c, struct resp_req *q)
-{
-	if (q->argc == 1) {
-		resp_array(c, resp_ncmds);
-		for (unsigned i = 0; i < resp_ncmds; i++)
-			command_info(c, &resp_cmds[i]);
-	} else if (resp_is(&q->argv[1], "count")) {
-		if (q->argc != 2)
-			resp_arity_err(c, "command|count");
-		else
-			resp_int(c, resp_ncmds);
-	} else if (resp_is(&q->argv[1], "info")) {
-		resp_array(c, q->argc == 2 ? resp_ncmds : q->argc - 2);
-		for (unsigned i = 0; q->argc == 2 && i < resp_ncmds; i++)
-			command_info(c, &resp_cmds[i]);
-		for (unsigned i = 2; i < q->argc; i++) {
-			const struct resp_cmd *k = find(&q->argv[i]);
-
-			if (k)
-				command_info(c, k);
-			else
-				resp_null_array(c);
-		}
-	} else if (resp_is(&q->argv[1], "docs")) {
-		unsigned n = 0;
-
-		for (unsigned i = 2; i < q->argc; i++)
-			n += !!find(&q->argv[i]);
-		resp_map(c, q->argc == 2 ? resp_ncmds : n);
-		for (unsigned i = 0; q->argc == 2 && i < resp_ncmds; i++)
-			command_docs(c, &resp_cmds[i]);
-		for (unsigned i = 2; i < q->argc; i++) {
-			const struct resp_cmd *k = find(&q->argv[i]);
-
-			if (k)
-				command_docs(c, k);
-		}
-	} else {
-		subcmd_unknown(c, &q->argv[1], "COMMAND");
+		resp_subcmd_unknown(c, sub, "CLIENT");
 	}
 	return RUN_INPUT;
 }
@@ -445,7 +350,7 @@ enum conn_run resp_cmd_config(struct conn *c, struct resp_req *q)
 		resp_err(c, "ERR goblind: CONFIG SET is not supported: "
 			    "options are set at start (goblind(8))");
 	} else {
-		subcmd_unknown(c, &q->argv[1], "CONFIG");
+		resp_subcmd_unknown(c, &q->argv[1], "CONFIG");
 	}
 	return RUN_INPUT;
 }

@@ -188,3 +188,10 @@ const char *resp_kind_name(int kind)
 	       kind == RESP_KIND_ZSET ? "zset" :
 					"string";
 }
+
+void resp_subcmd_unknown(struct conn *c, const struct resp_arg *a,
+			 const char *cmd)
+{
+	resp_errf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+		  (int)(a->len > 128 ? 128 : a->len), a->p, cmd);
+}
