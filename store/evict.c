@@ -267,8 +267,10 @@ int tier_alloc(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 		free(ext);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		ext[i].tier = (uint8_t)tier;
+		ext[i].shared = 0;
+	}
 	memcpy(all + o->next, ext, n * sizeof(*ext));
 	free(ext);
 	o->ext = all;
@@ -297,7 +299,8 @@ void tier_trim(struct gs_store *s, struct gs_obj *o, int tier, uint64_t size)
 		}
 		if (off + e->len > keep) {
 			struct extent tail = { e->off + (keep - off),
-					       off + e->len - keep, e->tier };
+					       off + e->len - keep, e->tier,
+					       e->shared };
 
 			space_free(sp, &tail);
 			e->len = keep - off;

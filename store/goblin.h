@@ -164,6 +164,10 @@ struct gs_put_args {
 	bool fill;	    /* readable before commit (read-while-fill); of
 			     * unknown size too: its readers stream what
 			     * is written and end where commit says */
+	bool appendable;    /* an append to it is likely (a file of
+			     * goblinfs): the version keeps its hash
+			     * state (about 600 bytes of RAM) so that
+			     * gs_put_begin_append need not read it */
 };
 
 /*
@@ -200,6 +204,37 @@ int gs_put_amend(struct gs_writer *w, enum gs_put_mode mode, uint64_t cas_match,
 
 /* Drop the object being written; fill readers get -ECANCELED.  Frees @w. */
 void gs_put_abort(struct gs_writer *w);
+
+/* ---- appends and in-place rewrites (issue 20) ---- */
+
+/*
+ * Begin a put of @key whose value starts with the whole value of the
+ * version @base_cas that @key holds now; gs_put_write() then appends to it
+ * (a->size and a->fill are ignored: the size is learnt at commit).  The
+ * new version shares the base's extents on the SSD tier instead of copying
+ * them: only the base's last, partial GS_CSUM_BLOCK is written again, with
+ * what is appended.  Readers of the base keep it; the base stays whole
+ * whatever becomes of the new version, and each is freed, evicted and
+ * recovered on its own (the shared units go when their last holder does).
+ * Without the base's hash state (not made appendable, or reopened since)
+ * the base is read once to hash it.  A small base, or a store with an HDD
+ * tier, is copied instead (read and written again).  Returns 0 and a
+ * writer, -ESTALE when @key holds another version (or none: -ENOENT), or
+ * gs_put_begin()'s errors, -EIO/-EBADMSG when the base cannot be read.
+ */
+int gs_put_begin_append(struct gs_store *s, const void *key, size_t klen,
+			uint64_t base_cas, const struct gs_put_args *a,
+			struct gs_writer **out);
+
+/*
+ * Read back what @w holds so far (the base of an append included): up to
+ * @len bytes at @off.  The count (0 at its end), or -errno.  For its owner
+ * (no other call on @w at the same time).
+ */
+ssize_t gs_put_read(struct gs_writer *w, void *buf, size_t len, uint64_t off);
+
+/* Bytes accepted by @w so far (an append's base included). */
+uint64_t gs_put_size(const struct gs_writer *w);
 
 /* One-shot put of a buffer. */
 int gs_put(struct gs_store *s, const void *key, size_t klen, const void *val,
@@ -418,6 +453,8 @@ int gs_iterate(struct gs_store *s, const void *prefix, size_t plen,
 	U(small_hits, COUNTER, "reads of small objects")                      \
 	U(puts, COUNTER, "commits")                                           \
 	U(put_aborts, COUNTER, "aborted puts")                                \
+	U(put_appends_shared, COUNTER,                                        \
+	  "appends begun on the extents of the version they grow from")       \
 	U(deletes, COUNTER, "gs_delete calls that removed a key")             \
 	U(expired, COUNTER, "objects found expired")                          \
 	/* value bytes served from RAM */                                     \

@@ -69,6 +69,10 @@ struct gs_obj {
 	uint64_t ssd_len; /* the SSD tier holds [0, ssd_len): size, or
 			   * with an HDD copy the prefix or nothing */
 	uint32_t *csum;	  /* per GS_CSUM_BLOCK; set as blocks are written */
+	/* the whole-value hash's state after its last byte, kept for
+	 * puts made appendable (gs_put_args.appendable), so that an
+	 * append does not read the value again to hash it; NULL else */
+	XXH3_state_t *xs;
 
 	struct slru_node lru;  /* SSD tier, or small arena when small */
 	struct slru_node hlru; /* RAM head pool */

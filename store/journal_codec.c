@@ -117,7 +117,8 @@ static uint8_t *encode_fields(const struct jrec *r, const struct extent *ext,
 		for (uint32_t i = 0; i < r->next; i++) {
 			uint64_t off =
 				ext[i].off |
-				(ext[i].tier == TIER_HDD ? J_EXT_HDD : 0);
+				(ext[i].tier == TIER_HDD ? J_EXT_HDD : 0) |
+				(ext[i].shared ? J_EXT_SHARED : 0);
 
 			PUT(p, off);
 			PUT(p, ext[i].len);
@@ -285,7 +286,8 @@ void jrec_get_ext(const struct jrec *r, uint32_t i, struct extent *e)
 	memcpy(&e->off, r->ext + 16ull * i, 8);
 	memcpy(&e->len, r->ext + 16ull * i + 8, 8);
 	e->tier = e->off & J_EXT_HDD ? TIER_HDD : TIER_SSD;
-	e->off &= ~J_EXT_HDD;
+	e->shared = (e->off & J_EXT_SHARED) != 0;
+	e->off &= ~(J_EXT_HDD | J_EXT_SHARED);
 }
 
 uint32_t jrec_get_csum(const struct jrec *r, uint32_t i)

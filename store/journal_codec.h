@@ -29,6 +29,9 @@ enum {
 #define J_MAX_RECORD (1u << 30)
 /* An extent offset with this bit is on the HDD tier. */
 #define J_EXT_HDD    (1ull << 63)
+/* An extent offset with this bit may be shared with another version (an
+ * append's, struct extent.shared): replay shares it with its holder. */
+#define J_EXT_SHARED (1ull << 62)
 
 /* A record, decoded in place: pointers refer to the source buffer. */
 struct jrec {

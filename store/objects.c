@@ -29,6 +29,8 @@ void obj_free(struct gs_store *s, struct gs_obj *o)
 	free(o->ext);
 	free(o->csum);
 	free(o->attr);
+	if (o->xs)
+		XXH3_freeState(o->xs);
 	if (o->node.key != o->key) /* renamed */
 		free((uint8_t *)o->node.key);
 	free(o);

@@ -48,10 +48,15 @@ static int attr_replace(struct gs_obj *o, const void *attr, size_t len)
 static int replay_claim(struct gs_store *s, const struct extent *e, bool *dirty)
 {
 	struct space *sp = tier_space(s, e->tier);
-	int ret = space_claim(sp, e);
+	int ret = e->shared ? space_claim_shared(sp, e) : space_claim(sp, e);
 	struct idx_node *n = NULL;
 	uint64_t pos = 0;
 
+	/*
+	 * A shared extent's units are held by the version it grew from
+	 * too (or the one that grew from it, after a journal rewrite): both
+	 * records say so, and replay gives them to both.
+	 */
 	if (ret != -EEXIST)
 		return ret;
 	while ((n = index_next(&s->idx, &pos, n))) {

@@ -31,6 +31,7 @@ int space_init(struct space *sp, uint64_t capacity, uint64_t unit)
 	sp->used = 0;
 	sp->cursor = 0;
 	sp->mark = 0;
+	sp->extra = NULL;
 	sp->bits = calloc(sp->units / 64 + 1, sizeof(uint64_t));
 	return sp->bits ? 0 : -ENOMEM;
 }
@@ -47,6 +48,14 @@ int space_grow_map(struct space *sp, uint64_t units)
 		return -ENOMEM;
 	memset(b + old, 0, (nw - old) * sizeof(uint64_t));
 	sp->bits = b;
+	if (sp->extra) {
+		uint8_t *x = realloc(sp->extra, units);
+
+		if (!x)
+			return -ENOMEM;
+		memset(x + sp->units, 0, units - sp->units);
+		sp->extra = x;
+	}
 	sp->units = units;
 	return 0;
 }
@@ -55,6 +64,8 @@ void space_release(struct space *sp)
 {
 	free(sp->bits);
 	sp->bits = NULL;
+	free(sp->extra);
+	sp->extra = NULL;
 }
 
 void space_set_mark(struct space *sp, uint64_t units)
@@ -183,9 +194,64 @@ void space_free(struct space *sp, const struct extent *e)
 {
 	uint64_t from = e->off / sp->unit, n = e->len / sp->unit;
 
-	for (uint64_t i = from; i < from + n; i++)
+	for (uint64_t i = from; i < from + n; i++) {
 		assert(bit_get(sp, i));
-	bits_set(sp, from, n, false);
-	assert(sp->used >= n);
-	sp->used -= n;
+		if (sp->extra && sp->extra[i]) {
+			sp->extra[i]--; /* another version still holds it */
+			continue;
+		}
+		bits_set(sp, i, 1, false);
+		assert(sp->used > 0);
+		sp->used--;
+	}
+}
+
+/* The per-unit holder counts, allocated at the first share. */
+static int extra_map(struct space *sp)
+{
+	if (!sp->extra && !(sp->extra = calloc(sp->units + 1, 1)))
+		return -ENOMEM;
+	return 0;
+}
+
+int space_share(struct space *sp, const struct extent *e)
+{
+	uint64_t from = e->off / sp->unit, n = e->len / sp->unit;
+
+	if (e->off % sp->unit || e->len % sp->unit || from + n > sp->units)
+		return -ERANGE;
+	if (extra_map(sp) < 0)
+		return -ENOMEM;
+	for (uint64_t i = from; i < from + n; i++) {
+		assert(bit_get(sp, i));
+		if (sp->extra[i] == UINT8_MAX)
+			return -EMLINK;
+	}
+	for (uint64_t i = from; i < from + n; i++)
+		sp->extra[i]++;
+	return 0;
+}
+
+int space_claim_shared(struct space *sp, const struct extent *e)
+{
+	uint64_t from = e->off / sp->unit, n = e->len / sp->unit;
+
+	if (e->off % sp->unit || e->len % sp->unit || from + n > sp->units ||
+	    from + n < from)
+		return -ERANGE;
+	if (extra_map(sp) < 0)
+		return -ENOMEM;
+	for (uint64_t i = from; i < from + n; i++)
+		if (bit_get(sp, i) && sp->extra[i] == UINT8_MAX)
+			return -EMLINK;
+	for (uint64_t i = from; i < from + n; i++) {
+		if (bit_get(sp, i)) {
+			sp->extra[i]++;
+		} else {
+			bits_set(sp, i, 1, true);
+			sp->used++;
+		}
+	}
+	space_set_mark(sp, from + n);
+	return 0;
 }

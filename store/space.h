@@ -17,6 +17,10 @@ struct extent {
 	uint64_t off; /* device offset, bytes, unit aligned */
 	uint64_t len; /* bytes, unit multiple */
 	uint8_t tier; /* TIER_SSD or TIER_HDD: whose file */
+	/* may be held by another version too (an append shares the
+	 * extents of the version it grew from): journalled, so that replay
+	 * shares it instead of taking it from its other holder */
+	uint8_t shared;
 };
 
 enum { TIER_SSD = 0, TIER_HDD = 1, NTIERS = 2 };
@@ -29,6 +33,9 @@ struct space {
 	uint64_t cursor; /* next-fit start */
 	uint64_t mark;	 /* units [0, mark) have been in use */
 	uint64_t unit;	 /* bytes per unit */
+	/* holders of each unit beyond the first (space_share), allocated
+	 * at the first share; NULL while no unit is shared */
+	uint8_t *extra;
 };
 
 int space_init(struct space *sp, uint64_t capacity, uint64_t unit);
@@ -53,7 +60,22 @@ int space_alloc(struct space *sp, uint64_t bytes, struct extent *ext, int max);
  * when it lies beyond the capacity; nothing changes then. */
 int space_claim(struct space *sp, const struct extent *e);
 
+/*
+ * Units of an extent may have several holders (versions that share them):
+ * space_free() gives a unit back only when its last holder lets go.
+ */
 void space_free(struct space *sp, const struct extent *e);
+
+/*
+ * One more holder for each unit of @e, all in use.  0, -ENOMEM, or
+ * -EMLINK when a unit has as many holders as it can count (nothing changes
+ * then: the caller copies instead of sharing).
+ */
+int space_share(struct space *sp, const struct extent *e);
+
+/* Replay of a shared extent: claim its free units, share its used ones.
+ * -ERANGE, -ENOMEM or -EMLINK; nothing changes then. */
+int space_claim_shared(struct space *sp, const struct extent *e);
 
 static inline uint64_t space_free_units(const struct space *sp)
 {

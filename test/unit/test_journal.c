@@ -668,9 +668,9 @@ static void test_hdd_extents(void **state)
 	(void)state;
 	rec_large(&x);
 	x.r.next = 3;
-	x.ext[0] = (struct extent){ 5 * U, U, TIER_SSD }; /* prefix */
-	x.ext[1] = (struct extent){ 0, 3 * U, TIER_HDD };
-	x.ext[2] = (struct extent){ 7 * U, U, TIER_HDD };
+	x.ext[0] = (struct extent){ 5 * U, U, TIER_SSD, 0 }; /* prefix */
+	x.ext[1] = (struct extent){ 0, 3 * U, TIER_HDD, 0 };
+	x.ext[2] = (struct extent){ 7 * U, U, TIER_HDD, 0 };
 	expect_good(&x);
 	x.r.next = 2; /* the prefix dropped: the HDD alone */
 	x.ext[0] = x.ext[1];
@@ -678,14 +678,14 @@ static void test_hdd_extents(void **state)
 	expect_good(&x);
 	x.ext[1].len = 0; /* an HDD copy short of the size */
 	expect_bad(&x);
-	x.ext[1] = (struct extent){ 7 * U, 3 * U, TIER_HDD }; /* too much */
+	x.ext[1] = (struct extent){ 7 * U, 3 * U, TIER_HDD, 0 }; /* too much */
 	expect_bad(&x);
 	rec_large(&x); /* an SSD "prefix" longer than the value */
 	x.r.next = 4;
-	x.ext[0] = (struct extent){ 0, 6 * U, TIER_SSD };
-	x.ext[2] = (struct extent){ 10 * U, 3 * U, TIER_HDD };
-	x.ext[3] = (struct extent){ 20 * U, U, TIER_HDD };
-	x.ext[1] = (struct extent){ 9 * U, U, TIER_SSD };
+	x.ext[0] = (struct extent){ 0, 6 * U, TIER_SSD, 0 };
+	x.ext[2] = (struct extent){ 10 * U, 3 * U, TIER_HDD, 0 };
+	x.ext[3] = (struct extent){ 20 * U, U, TIER_HDD, 0 };
+	x.ext[1] = (struct extent){ 9 * U, U, TIER_SSD, 0 };
 	expect_bad(&x);
 }
 

@@ -62,7 +62,7 @@ static void check_extents(const struct space *sp, const struct extent *e, int n,
 
 static struct extent ext1(uint64_t unit_off, uint64_t units)
 {
-	struct extent e = { unit_off * UNIT, units * UNIT, TIER_SSD };
+	struct extent e = { unit_off * UNIT, units * UNIT, TIER_SSD, 0 };
 
 	return e;
 }

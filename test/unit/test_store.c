@@ -2739,6 +2739,203 @@ static void test_set_attr(void **state)
 	gs_close(s);
 }
 
+/* ---- appends that share the extents of their base (issue 20) ---- */
+
+/* Put @size bytes of @seed under @key, appendable or not; its cas. */
+static uint64_t put_appendable(struct gs_store *s, const char *key,
+			       uint64_t seed, uint64_t size, bool appendable)
+{
+	struct gs_put_args a = { .size = GS_SIZE_UNKNOWN,
+				 .appendable = appendable };
+	struct gs_writer *w;
+	uint8_t *buf = malloc(MiB);
+	uint64_t cas = 0;
+
+	assert_int_equal(gs_put_begin(s, key, strlen(key), &a, &w), 0);
+	for (uint64_t off = 0; off < size; off += MiB) {
+		size_t n = size - off < MiB ? size - off : MiB;
+
+		gen(seed, off, buf, n);
+		assert_int_equal(gs_put_write(w, buf, n), 0);
+	}
+	assert_int_equal(gs_put_commit(w, &cas), 0);
+	free(buf);
+	return cas;
+}
+
+/* Append bytes [from, to) of @seed to version @cas of @key; new cas. */
+static uint64_t append_gen(struct gs_store *s, const char *key, uint64_t cas,
+			   uint64_t seed, uint64_t from, uint64_t to,
+			   const char *commit_as)
+{
+	struct gs_put_args a = { .appendable = true };
+	struct gs_writer *w;
+	uint8_t *buf = malloc(to - from + 1), *back = malloc(64 * KiB);
+	uint8_t *ref = malloc(64 * KiB);
+	uint64_t ncas = 0;
+
+	assert_int_equal(gs_put_begin_append(s, key, strlen(key), cas, &a, &w),
+			 0);
+	assert_int_equal(gs_put_size(w), from);
+	gen(seed, from, buf, to - from);
+	assert_int_equal(gs_put_write(w, buf, to - from), 0);
+	/* read back: the base's first bytes, its end, what was appended */
+	for (uint64_t off = 0; off < to; off += to / 7 + 1) {
+		ssize_t n = gs_put_read(w, back, 64 * KiB, off);
+		size_t want = to - off < 64 * KiB ? to - off : 64 * KiB;
+
+		assert_int_equal(n, want);
+		gen(seed, off, ref, want);
+		assert_memory_equal(back, ref, want);
+	}
+	assert_int_equal(gs_put_read(w, back, 10, to), 0);
+	if (commit_as) /* the base goes on living under another key */
+		assert_int_equal(gs_rename(s, key, strlen(key), commit_as,
+					   strlen(commit_as)),
+				 0);
+	assert_int_equal(gs_put_commit(w, &ncas), 0);
+	free(buf);
+	free(back);
+	free(ref);
+	return ncas;
+}
+
+static uint64_t stat_of(struct gs_store *s, size_t off)
+{
+	struct gs_stats st;
+
+	gs_stats_get(s, &st);
+	return *(uint64_t *)((char *)&st + off);
+}
+#define STAT(s, f) stat_of(s, offsetof(struct gs_stats, f))
+
+static void check_hash(struct gs_store *s, const char *key, uint64_t seed,
+		       uint64_t size)
+{
+	struct gs_meta m;
+	uint8_t *all = malloc(size);
+
+	assert_int_equal(gs_stat(s, key, strlen(key), &m), 0);
+	gen(seed, 0, all, size);
+	assert_int_equal(m.xxh3, XXH3_64bits(all, size));
+	free(all);
+}
+
+static void test_issue20_append_shares_extents(void **state)
+{
+	const uint64_t S = 8 * MiB + 12345, T = S + 100, U2 = T + 300 * KiB;
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r;
+	uint64_t cas, w0, used0, used1, x;
+	uint8_t *buf = malloc(S), *ref = malloc(S);
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	cas = put_appendable(s, "f", 7, S, true);
+	used0 = STAT(s, ssd_used);
+	assert_int_equal(gs_get_open(s, "f", 1, 0, &r), 0); /* the old one */
+
+	/* a wrong base: nothing begins */
+	{
+		struct gs_put_args a = { 0 };
+		struct gs_writer *w;
+
+		assert_int_equal(gs_put_begin_append(s, "f", 1, cas + 99, &a,
+						     &w),
+				 -ESTALE);
+		assert_int_equal(gs_put_begin_append(s, "nope", 4, cas, &a, &w),
+				 -ENOENT);
+	}
+	w0 = STAT(s, bytes_written_ssd);
+	x = STAT(s, put_appends_shared);
+	cas = append_gen(s, "f", cas, 7, S, T, "f.old");
+	/* only the last partial block and the new bytes were written */
+	assert_int_equal(STAT(s, put_appends_shared), x + 1);
+	assert_true(STAT(s, bytes_written_ssd) - w0 <=
+		    ((S % (64 * KiB)) + 100 + 4095) / 4096 * 4096);
+	/* and the space: one new unit, the rest shared */
+	used1 = STAT(s, ssd_used);
+	assert_true(used1 - used0 <= 2 * 64 * KiB);
+	assert_int_equal(check_gen(s, "f", 7, T), 0);
+	check_hash(s, "f", 7, T);
+	assert_int_equal(check_gen(s, "f.old", 7, S), 0);
+	/* the reader pinned before keeps the old version, whole */
+	assert_int_equal(gs_reader_meta(r)->size, S);
+	assert_int_equal(gs_read(r, buf, S, 0), S);
+	gen(7, 0, ref, S);
+	assert_memory_equal(buf, ref, S);
+	gs_reader_close(r);
+
+	/* both survive a restart, sharing (replay shares the units) */
+	gs_close(s);
+	s = open_store(&o);
+	assert_int_equal(check_gen(s, "f", 7, T), 0);
+	assert_int_equal(check_gen(s, "f.old", 7, S), 0);
+	assert_int_equal(STAT(s, ssd_used), used1);
+	/* the old one goes: its shared units stay the new one's */
+	assert_int_equal(gs_delete(s, "f.old", 5), 0);
+	assert_int_equal(check_gen(s, "f", 7, T), 0);
+	assert_true(STAT(s, ssd_used) >= used0);
+	/* after a restart no hash state is kept: the base is hashed again */
+	{
+		struct gs_meta m;
+
+		assert_int_equal(gs_stat(s, "f", 1, &m), 0);
+		cas = append_gen(s, "f", m.cas, 7, T, U2, NULL);
+	}
+	assert_int_equal(check_gen(s, "f", 7, U2), 0);
+	check_hash(s, "f", 7, U2);
+	gs_close(s);
+	s = open_store(&o);
+	assert_int_equal(check_gen(s, "f", 7, U2), 0);
+	assert_int_equal(gs_delete(s, "f", 1), 0);
+	assert_int_equal(STAT(s, ssd_used), 0); /* nothing left behind */
+
+	/* a small base is copied; so is one never made appendable */
+	cas = put_appendable(s, "small", 9, 1000, true);
+	cas = append_gen(s, "small", cas, 9, 1000, 5000, NULL);
+	assert_int_equal(check_gen(s, "small", 9, 5000), 0);
+	cas = put_appendable(s, "plain", 11, 3 * MiB + 1, false);
+	cas = append_gen(s, "plain", cas, 11, 3 * MiB + 1, 3 * MiB + 7, NULL);
+	assert_int_equal(check_gen(s, "plain", 11, 3 * MiB + 7), 0);
+	check_hash(s, "plain", 11, 3 * MiB + 7);
+	gs_close(s);
+	free(buf);
+	free(ref);
+}
+
+/* An aborted append gives back its own units and none of its base's. */
+static void test_issue20_append_abort(void **state)
+{
+	const uint64_t S = 4 * MiB;
+	struct gs_put_args a = { .appendable = true };
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_writer *w;
+	uint64_t cas, used;
+	uint8_t b[4096];
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	cas = put_appendable(s, "g", 5, S, true);
+	used = STAT(s, ssd_used);
+	assert_int_equal(gs_put_begin_append(s, "g", 1, cas, &a, &w), 0);
+	memset(b, 'x', sizeof(b));
+	for (int i = 0; i < 600; i++) /* past two write buffers */
+		assert_int_equal(gs_put_write(w, b, sizeof(b)), 0);
+	gs_put_abort(w);
+	assert_int_equal(STAT(s, ssd_used), used);
+	assert_int_equal(check_gen(s, "g", 5, S), 0);
+	gs_close(s);
+	s = open_store(&o);
+	assert_int_equal(check_gen(s, "g", 5, S), 0);
+	assert_int_equal(STAT(s, ssd_used), used);
+	gs_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2830,6 +3027,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_set_attr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_issue18_large_attr, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_issue20_append_shares_extents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_issue20_append_abort,
+						setup, teardown),
 	};
 
 	if (getenv("TEST_FILTER"))
