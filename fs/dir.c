@@ -118,20 +118,18 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		return;
 	pthread_mutex_lock(&fs->lock);
 	n = node_of(fs, ino);
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		uint64_t want = (uint64_t)attr->st_size, have = 0;
-
-		if (n->dir)
-			err = EISDIR;
-		else if (fi && fi->fh && ((struct gfs_fh *)fi->fh)->writing)
-			have = ((struct gfs_fh *)fi->fh)->written;
-		else
-			have = n->writers ? n->wsize : n->size;
-		if (!err && want != have)
-			err = EPERM;
-	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) && n->dir)
+		err = EISDIR;
+	pthread_mutex_unlock(&fs->lock);
+	/* issue 20: a new version of that size, in place (file.c) */
+	if (!err && (to_set & FUSE_SET_ATTR_SIZE))
+		err = -fh_truncate(fs, n, fi, (uint64_t)attr->st_size);
+	pthread_mutex_lock(&fs->lock);
 	if (!err)
 		node_attr(fs, n, &st);
+	if (!err && (to_set & FUSE_SET_ATTR_SIZE) && fi && fi->fh &&
+	    ((struct gfs_fh *)fi->fh)->writing)
+		st.st_size = attr->st_size; /* the open file's size */
 	pthread_mutex_unlock(&fs->lock);
 	if (err)
 		fuse_reply_err(req, err);

@@ -8,14 +8,23 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 /* The calls on a store writer (any thread may make them). */
-enum writer_op { WRITER_BEGIN, WRITER_WRITE, WRITER_COMMIT, WRITER_ABORT };
+enum writer_op {
+	WRITER_BEGIN,
+	WRITER_APPEND, /* begin on the committed version fh->cas */
+	WRITER_WRITE,
+	WRITER_COMMIT,
+	WRITER_ABORT
+};
 
 /* ---- writers ---- */
 
@@ -23,7 +32,8 @@ enum writer_op { WRITER_BEGIN, WRITER_WRITE, WRITER_COMMIT, WRITER_ABORT };
 static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 		       const void *buf, size_t len)
 {
-	struct gs_put_args a = { 0 };
+	/* appendable: the next append need not read the file to hash it */
+	struct gs_put_args a = { .appendable = true };
 	int ret = 0;
 
 	switch (op) {
@@ -31,6 +41,11 @@ static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 		a.size = GS_SIZE_UNKNOWN;
 		a.mode = GS_SET;
 		ret = gs_put_begin(fs->s, fh->key, fh->klen, &a, &fh->w);
+		break;
+	case WRITER_APPEND:
+		a.mode = GS_SET;
+		ret = gs_put_begin_append(fs->s, fh->key, fh->klen, fh->cas, &a,
+					  &fh->w);
 		break;
 	case WRITER_WRITE:
 		ret = gs_put_write(fh->w, buf, len);
@@ -74,6 +89,8 @@ static void fh_unlink(struct gfs *fs, struct gfs_fh *fh)
 
 static void fh_free(struct gfs_fh *fh)
 {
+	if (fh->stage >= 0)
+		close(fh->stage);
 	pthread_mutex_destroy(&fh->lock);
 	free(fh->key);
 	free(fh);
@@ -81,10 +98,13 @@ static void fh_free(struct gfs_fh *fh)
 
 /*
  * Begin a put of @key for @n (whose writers count already includes this
- * handle).  Returns the handle or NULL with *err set.
+ * handle), or with @base (an open without O_TRUNC) a handle on that
+ * committed version, which its first write appends to or copies (issue
+ * 20).  Returns the handle or NULL with *err set.
  */
 static struct gfs_fh *fh_writer(struct gfs *fs, struct gfs_node *n,
-				const char *key, size_t klen, int *err)
+				const char *key, size_t klen,
+				const struct gs_meta *base, int *err)
 {
 	struct gfs_fh *fh = calloc(1, sizeof(*fh));
 
@@ -98,6 +118,14 @@ static struct gfs_fh *fh_writer(struct gfs *fs, struct gfs_node *n,
 	fh->klen = klen;
 	fh->node = n;
 	fh->writing = true;
+	fh->stage = -1;
+	if (base) {
+		/* as after a commit: the next write begins the put */
+		fh->written = base->size;
+		fh->cas = base->cas;
+		*err = 0;
+		return fh;
+	}
 	*err = writer_call(fs, fh, WRITER_BEGIN, NULL, 0);
 	if (*err < 0) {
 		fh_free(fh);
@@ -281,6 +309,7 @@ static int open_reader(struct gfs *fs, struct gfs_node *n,
 	}
 	pthread_mutex_init(&fh->lock, NULL);
 	fh->node = n;
+	fh->stage = -1;
 	klen = ret;
 	ret = gs_get_open(fs->s, key, (size_t)klen, 0, &fh->r);
 	if (ret == 0 && fs->mirror) {
@@ -349,19 +378,35 @@ fail:
 
 /*
  * Start a writer on @n (counted by the caller in n->writers and n->refs)
- * under @key.  Fills @fi.  0 or -errno (the caller undoes the counts).
+ * under @key: a new version (@trunc), or one that starts as the version
+ * the key holds now.  Fills @fi.  0 or -errno (the caller undoes the
+ * counts).
  */
 static int open_writer(struct gfs *fs, struct gfs_node *n, const char *key,
-		       size_t klen, struct fuse_file_info *fi)
+		       size_t klen, bool trunc, struct fuse_file_info *fi)
 {
+	struct gs_meta *m = NULL;
 	struct gfs_fh *fh;
 	int err;
 
-	fh = fh_writer(fs, n, key, klen, &err);
+	if (!trunc) {
+		/* the store's version, not the node's: it may lag behind */
+		if (!(m = malloc(sizeof(*m))))
+			return -ENOMEM;
+		err = gs_stat(fs->s, key, klen, m);
+		if (err < 0) {
+			free(m);
+			return err;
+		}
+	}
+	fh = fh_writer(fs, n, key, klen, m, &err);
+	free(m);
 	if (!fh)
 		return err;
+	fh->append = (fi->flags & O_APPEND) != 0;
 	pthread_mutex_lock(&fs->lock);
 	fh_link(fs, fh);
+	n->wsize = fh->written;
 	pthread_mutex_unlock(&fs->lock);
 	/* writes bypass the page cache: readers keep the old version's */
 	fi->direct_io = 1;
@@ -412,15 +457,19 @@ void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	/*
-	 * Writing: only a whole new version.  ESTALE makes the kernel look
-	 * the name up again and retry the open once (do_filp_open), so the
-	 * writer lands on the node that has the name now: after node_fork,
-	 * or when a rename gave the name to another file meanwhile.
+	 * Writing: a whole new version (O_TRUNC), or one that starts as
+	 * the committed one, appended to or written in place (issue 20).
+	 * ESTALE makes the kernel look the name up again and retry the
+	 * open once (do_filp_open), so the writer lands on the node that
+	 * has the name now: after node_fork, or when a rename gave the name
+	 * to another file meanwhile.
 	 */
+	if (!(fi->flags & O_TRUNC))
+		wait_commit(fs, n); /* a shell's "> f" then ">> f" */
 	if (fs->mirror)
 		ret = -EROFS;
-	else if (!(fi->flags & O_TRUNC))
-		ret = -EPERM;
+	else if (!(fi->flags & O_TRUNC) && n->attached && !n->committed)
+		ret = n->writers ? -EBUSY : -ENOENT; /* only being created */
 	else if (!n->attached && n->successor)
 		ret = estale_retry(fs, node_current(n));
 	else if (n->attached && n->cached_readers)
@@ -434,7 +483,9 @@ void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		n->rewrite_pending = false;
 	}
 	pthread_mutex_unlock(&fs->lock);
-	if (ret >= 0 && (ret = open_writer(fs, n, key, (size_t)ret, fi)) < 0) {
+	if (ret >= 0 &&
+	    (ret = open_writer(fs, n, key, (size_t)ret,
+			       (fi->flags & O_TRUNC) != 0, fi)) < 0) {
 		pthread_mutex_lock(&fs->lock);
 		writer_undo(fs, n, false);
 		pthread_mutex_unlock(&fs->lock);
@@ -453,6 +504,7 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	char key[GFS_KEYBUF];
 	struct gfs_node *d, *n;
 	size_t len = strlen(name);
+	bool trunc = true;
 	int ret;
 
 	(void)mode;
@@ -468,7 +520,7 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	else if (n && (fi->flags & O_EXCL))
 		ret = -EEXIST;
 	else if (n && node_visible(n) && !(fi->flags & O_TRUNC))
-		ret = -EPERM;
+		trunc = false; /* O_CREAT of a file there: open it */
 	else if (n && !n->committed && n->writers)
 		ret = -EBUSY; /* being created by someone else */
 	if (ret < 0)
@@ -491,7 +543,7 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	node_entry(fs, n, &e);
 	pthread_mutex_unlock(&fs->lock);
 
-	ret = open_writer(fs, n, key, (size_t)ret, fi);
+	ret = open_writer(fs, n, key, (size_t)ret, trunc, fi);
 	if (ret < 0) {
 		pthread_mutex_lock(&fs->lock);
 		writer_undo(fs, n, true);
@@ -571,47 +623,223 @@ static int fh_commit(struct gfs *fs, struct gfs_fh *fh)
 }
 
 /*
- * A write after a close committed this handle's bytes (a dup()ed
- * descriptor or a shell's redirection writes on): a new put that starts
- * with the version that close committed, so that the next close commits
- * all of it.  That version must still be the one under the key: if it was
- * replaced or deleted meanwhile, the write fails with EIO rather than
- * bring it back.  Called with fh->lock held.
+ * A write at the end of the committed version: after a close committed
+ * this handle's bytes (a dup()ed descriptor or a shell's redirection
+ * writes on), or the first write of an open without O_TRUNC (an append).
+ * A new put that starts as that version, sharing its extents in the
+ * store (gs_put_begin_append: what is appended is all that is written),
+ * so that the next close commits all of it.  That version must still be
+ * the one under the key: if it was replaced or deleted meanwhile, the
+ * write fails with EIO rather than bring it back.  Called with fh->lock
+ * held.
  */
 static int writer_reopen(struct gfs *fs, struct gfs_fh *fh)
 {
+	int ret;
+
+	if (fh->written == 0)
+		return writer_call(fs, fh, WRITER_BEGIN, NULL, 0);
+	ret = writer_call(fs, fh, WRITER_APPEND, NULL, 0);
+	return ret == -ENOENT || ret == -ESTALE ? -EIO : ret;
+}
+
+/* ---- in-place writes: the staging file (issue 20) ---- */
+
+/* An unnamed file for a copy being written in place: its descriptor. */
+static int stage_file(struct gfs *fs)
+{
+	const char *dir = fs->o.stage_dir;
+	char path[PATH_MAX];
+	int fd;
+
+	if (!dir)
+		dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/var/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != ENOENT && errno != EACCES &&
+	    (size_t)snprintf(path, sizeof(path), "%s/.goblinfs-stage-XXXXXX",
+			     dir) < sizeof(path)) {
+		/* no O_TMPFILE here: a name, gone at once */
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+	}
+	if (fd < 0) {
+		fd = -errno;
+		fprintf(stderr,
+			"goblinfs: cannot make a staging file in '%s': %s\n",
+			dir, strerror(-fd));
+	}
+	return fd;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Up to @len bytes at @off of the staging file; the count or -errno. */
+static ssize_t pread_some(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/*
+ * A file of @size bytes is more than --rewrite-max: say so, once per
+ * refusal, naming the option (goblinfs(1), WRITING).
+ */
+static int rewrite_refused(struct gfs *fs, struct gfs_fh *fh, uint64_t size)
+{
+	fprintf(stderr,
+		"goblinfs: cannot write '%s' in place: %" PRIu64
+		" bytes is more than --rewrite-max (%" PRIu64 " bytes)\n",
+		fh->key, size, fs->o.rewrite_max);
+	return -EFBIG;
+}
+
+/*
+ * Copy the first @keep bytes of what @fh holds now into a staging file
+ * (from its put when it has one, which is then dropped: its bytes are
+ * the staging file's; else from the version it last committed or
+ * opened), which the handle is written through from then on.  Called
+ * with fh->lock held.  0 or -errno (nothing changes then).
+ */
+static int stage_enter(struct gfs *fs, struct gfs_fh *fh, uint64_t keep)
+{
+	uint8_t *buf = thread_buf();
 	struct gs_reader *r = NULL;
+	uint64_t off = 0;
+	int fd, ret = 0;
+
+	if (keep > fh->written)
+		keep = fh->written;
+	if (keep > fs->o.rewrite_max)
+		return rewrite_refused(fs, fh, keep);
+	if (!buf)
+		return -ENOMEM;
+	if ((fd = stage_file(fs)) < 0)
+		return fd;
+	if (!fh->w && keep) {
+		ret = gs_get_open(fs->s, fh->key, fh->klen, 0, &r);
+		if (ret == 0 && gs_reader_meta(r)->cas != fh->cas)
+			ret = -EIO; /* replaced meanwhile: not brought back */
+		if (ret == -ENOENT)
+			ret = -EIO;
+	}
+	while (ret == 0 && off < keep) {
+		uint64_t left = keep - off;
+		size_t n = left < GFS_MAX_IO ? (size_t)left : GFS_MAX_IO;
+		ssize_t got = fh->w ? gs_put_read(fh->w, buf, n, off) :
+				      gs_read(r, buf, n, off);
+
+		if (got <= 0)
+			ret = got < 0 ? (int)got : -EIO;
+		else if ((ret = pwrite_all(fd, buf, (size_t)got, off)) == 0)
+			off += (uint64_t)got;
+	}
+	if (r)
+		gs_reader_close(r);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	/* a put's bytes no close committed: now the staging file's */
+	fh->sdirty = fh->w != NULL;
+	if (fh->w)
+		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+	fh->stage = fd;
+	fh->written = keep;
+	return 0;
+}
+
+/* pwrite(2) of @size bytes at @off in place.  Called with fh->lock held. */
+static int stage_write(struct gfs *fs, struct gfs_fh *fh, const char *buf,
+		       size_t size, uint64_t off)
+{
+	uint64_t end = off + size;
+	int ret;
+
+	if (end < off || end > fs->o.rewrite_max)
+		return rewrite_refused(fs, fh, end < off ? UINT64_MAX : end);
+	if (fh->stage < 0 && (ret = stage_enter(fs, fh, UINT64_MAX)) < 0)
+		return ret;
+	if ((ret = pwrite_all(fh->stage, buf, size, off)) < 0)
+		return ret;
+	if (end > fh->written)
+		fh->written = end;
+	fh->sdirty = true;
+	return 0;
+}
+
+static int fh_commit(struct gfs *fs, struct gfs_fh *fh);
+
+/*
+ * Publish the staging file as the file's new version: one put of its
+ * bytes, committed as any other (fh_commit).  The staging file stays,
+ * for the writes that follow.  Called with fh->lock held.
+ */
+static int stage_commit(struct gfs *fs, struct gfs_fh *fh)
+{
 	uint8_t *buf = thread_buf();
 	uint64_t off = 0;
 	int ret;
 
 	if (!buf)
 		return -ENOMEM;
+	if (fh->w) /* a put left by a commit that found no name */
+		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
 	ret = writer_call(fs, fh, WRITER_BEGIN, NULL, 0);
-	if (ret < 0 || fh->written == 0)
-		return ret;
-	ret = gs_get_open(fs->s, fh->key, fh->klen, 0, &r);
-	if (ret == 0 && (gs_reader_meta(r)->cas != fh->cas ||
-			 gs_reader_meta(r)->size != fh->written))
-		ret = -EIO;
 	while (ret == 0 && off < fh->written) {
 		uint64_t left = fh->written - off;
-		ssize_t got = gs_read(
-			r, buf, left < GFS_MAX_IO ? left : GFS_MAX_IO, off);
+		ssize_t got = pread_some(
+			fh->stage, buf,
+			left < GFS_MAX_IO ? (size_t)left : GFS_MAX_IO, off);
 
-		if (got <= 0)
-			ret = got < 0 ? (int)got : -EIO;
-		else if ((ret = writer_call(fs, fh, WRITER_WRITE, buf,
-					    (size_t)got)) == 0)
+		if (got < 0)
+			ret = (int)got;
+		else if (got == 0)
+			memset(buf, 0, (size_t)(got = 1)); /* cannot be */
+		if (ret == 0 && (ret = writer_call(fs, fh, WRITER_WRITE, buf,
+						   (size_t)got)) == 0)
 			off += (uint64_t)got;
 	}
-	if (r)
-		gs_reader_close(r);
 	if (ret < 0) {
-		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
-		return ret == -ENOENT ? -EIO : ret;
+		if (fh->w)
+			writer_call(fs, fh, WRITER_ABORT, NULL, 0);
+		return ret;
 	}
-	return 0;
+	ret = fh_commit(fs, fh);
+	if (ret == 0)
+		fh->sdirty = false;
+	return ret;
 }
 
 void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
@@ -627,18 +855,26 @@ void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 		return;
 	}
 	pthread_mutex_lock(&fh->lock);
-	if (fh->werr)
+	if (fh->append)
+		off = (off_t)fh->written; /* the kernel's size may be old */
+	if (fh->werr) {
 		ret = fh->werr;
-	else if ((uint64_t)off != fh->written)
-		ret = -ESPIPE; /* objects are written front to back */
-	else if (!fh->w)
-		ret = writer_reopen(fs, fh);
-	if (ret == 0)
-		ret = writer_call(fs, fh, WRITER_WRITE, buf, size);
-	if (ret == 0)
-		fh->written += size;
-	else if (ret != -ESPIPE)
-		fh->werr = ret;
+	} else if (fh->stage >= 0 || (uint64_t)off != fh->written) {
+		/* in place: copy on write (a rewrite-max refusal changes
+		 * nothing, and later writes may go on) */
+		if ((ret = stage_write(fs, fh, buf, size, (uint64_t)off)) < 0 &&
+		    ret != -EFBIG)
+			fh->werr = ret;
+	} else {
+		if (!fh->w)
+			ret = writer_reopen(fs, fh);
+		if (ret == 0)
+			ret = writer_call(fs, fh, WRITER_WRITE, buf, size);
+		if (ret == 0)
+			fh->written += size;
+		else
+			fh->werr = ret;
+	}
 	pthread_mutex_lock(&fs->lock);
 	fh->node->wsize = fh->written;
 	if (fh->flushed) { /* a dup()ed descriptor writes on */
@@ -690,7 +926,12 @@ void gfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fh->writing) {
 		pthread_mutex_lock(&fh->lock);
 		ret = fh->werr;
-		if (!ret && fh->w && fh->written == 0 && !fh->cas) {
+		if (!ret && fh->stage >= 0) {
+			if (fh->sdirty && (ret = stage_commit(fs, fh)) < 0)
+				fh->werr = ret;
+			else
+				ret = 0;
+		} else if (!ret && fh->w && fh->written == 0 && !fh->cas) {
 			pthread_mutex_lock(&fs->lock);
 			if (!fh->flushed) {
 				fh->flushed = true;
@@ -721,6 +962,9 @@ static void release_writer(struct gfs *fs, struct gfs_fh *fh)
 	size_t gone_len = 0;
 	int klen = -1;
 
+	if (fh->stage >= 0 && fh->sdirty && !fh->werr &&
+	    stage_commit(fs, fh) < 0 && fh->w)
+		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
 	if (fh->w) {
 		int ret = fh->werr ? fh->werr : fh_commit(fs, fh);
 
@@ -786,12 +1030,19 @@ static void release_reader(struct gfs *fs, struct gfs_fh *fh)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+static void fh_release(struct gfs *fs, struct gfs_fh *fh);
+
 void gfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
-	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
 
 	(void)ino;
+	fh_release(fs, (struct gfs_fh *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void fh_release(struct gfs *fs, struct gfs_fh *fh)
+{
 	pthread_mutex_lock(&fs->lock);
 	fh_unlink(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
@@ -806,18 +1057,157 @@ void gfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		release_reader(fs, fh);
 	pthread_mutex_unlock(&fh->lock);
 	fh_free(fh);
-	fuse_reply_err(req, 0);
 }
 
-/* Durability comes with the commit at close (flush), and --sync. */
+/*
+ * The bytes written so far are durable when fsync returns: the put's on
+ * the store's device (gs_put_sync), or the staging file's on its own.
+ * Visibility stays at close: a version is published by its commit, which
+ * is journalled (with --sync, synced) at flush.
+ */
 void gfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	       struct fuse_file_info *fi)
 {
 	struct gfs_fh *fh = (struct gfs_fh *)(uintptr_t)fi->fh;
+	int ret = 0;
 
 	(void)ino;
-	(void)datasync;
-	fuse_reply_err(req, fh->writing && fh->werr ? -fh->werr : 0);
+	if (!fh->writing) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	pthread_mutex_lock(&fh->lock);
+	ret = fh->werr;
+	if (!ret && fh->stage >= 0)
+		ret = (datasync ? fdatasync(fh->stage) : fsync(fh->stage)) < 0 ?
+			      -errno :
+			      0;
+	else if (!ret && fh->w)
+		ret = gs_put_sync(fh->w);
+	pthread_mutex_unlock(&fh->lock);
+	fuse_reply_err(req, -ret);
+}
+
+/* A read of a writer's handle (O_RDWR): what the handle holds now. */
+void fh_write_read(fuse_req_t req, struct gfs_fh *fh, size_t size, off_t off)
+{
+	struct gfs *fs = req_fs(req);
+	uint8_t *buf = thread_buf();
+	struct gs_reader *r = NULL;
+	ssize_t n = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (size > GFS_MAX_IO)
+		size = GFS_MAX_IO;
+	pthread_mutex_lock(&fh->lock);
+	if (fh->stage >= 0) {
+		n = pread_some(fh->stage, buf, size, (uint64_t)off);
+	} else if (fh->w) {
+		n = gs_put_read(fh->w, buf, size, (uint64_t)off);
+	} else if ((uint64_t)off < fh->written) {
+		/* the version this handle last committed or opened */
+		n = gs_get_open(fs->s, fh->key, fh->klen, 0, &r);
+		if (n == 0 && gs_reader_meta(r)->cas != fh->cas)
+			n = -EIO;
+		if (n == 0)
+			n = gs_read(r, buf, size, (uint64_t)off);
+		if (r)
+			gs_reader_close(r);
+		if (n == -ENOENT)
+			n = -EIO;
+	}
+	pthread_mutex_unlock(&fh->lock);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, (const char *)buf, (size_t)n);
+}
+
+/*
+ * Truncate open writer @fh to @size: in place, through the staging file
+ * (only the bytes kept are copied).  Called with fh->lock held.
+ */
+static int fh_resize(struct gfs *fs, struct gfs_fh *fh, uint64_t size)
+{
+	int ret;
+
+	if (fh->werr)
+		return fh->werr;
+	if (size == fh->written)
+		return 0;
+	if (size > fs->o.rewrite_max)
+		return rewrite_refused(fs, fh, size);
+	if (fh->stage < 0 && (ret = stage_enter(fs, fh, size)) < 0)
+		return ret;
+	if (ftruncate(fh->stage, (off_t)size) < 0)
+		return -errno;
+	fh->written = size;
+	fh->sdirty = true;
+	return 0;
+}
+
+int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,
+		uint64_t size)
+{
+	struct gfs_fh *fh = fi ? (struct gfs_fh *)(uintptr_t)fi->fh : NULL;
+	struct fuse_file_info tfi = { .flags = O_WRONLY };
+	char key[GFS_KEYBUF];
+	int ret;
+
+	if (fh && fh->writing) {
+		pthread_mutex_lock(&fh->lock);
+		ret = fh_resize(fs, fh, size);
+		pthread_mutex_lock(&fs->lock);
+		fh->node->wsize = fh->written;
+		pthread_mutex_unlock(&fs->lock);
+		pthread_mutex_unlock(&fh->lock);
+		return ret;
+	}
+	/*
+	 * truncate(2) by name (or of a descriptor open for reading, which
+	 * the kernel refuses before us): an open, the resize, a close.
+	 */
+	pthread_mutex_lock(&fs->lock);
+	wait_commit(fs, n);
+	n = node_current(n);
+	if (fs->mirror)
+		ret = -EROFS;
+	else if (!n->attached || !n->committed)
+		ret = n->writers ? -EBUSY : -ENOENT;
+	else if (n->size == size && !n->writers)
+		ret = 0;
+	else if (n->cached_readers && !(n = node_fork(fs, n)))
+		ret = -ENOMEM; /* the name goes to a node of its own */
+	else
+		ret = ns_key(n, false, key);
+	if (ret > 0) {
+		n->writers++;
+		n->refs++;
+		n->rewrite_pending = false;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	if (ret <= 0)
+		return ret;
+	ret = open_writer(fs, n, key, (size_t)ret, false, &tfi);
+	if (ret < 0) {
+		pthread_mutex_lock(&fs->lock);
+		writer_undo(fs, n, false);
+		pthread_mutex_unlock(&fs->lock);
+		return ret;
+	}
+	fh = (struct gfs_fh *)(uintptr_t)tfi.fh;
+	pthread_mutex_lock(&fh->lock);
+	ret = fh_resize(fs, fh, size);
+	if (ret == 0 && fh->sdirty)
+		ret = stage_commit(fs, fh);
+	if (ret < 0)
+		fh->werr = ret; /* release commits nothing */
+	pthread_mutex_unlock(&fh->lock);
+	fh_release(fs, fh);
+	return ret;
 }
 
 /*

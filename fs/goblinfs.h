@@ -28,11 +28,16 @@ struct gfs_options {
 	unsigned mirror_stale_on_error; /* seconds past its freshness a
 					 * stored file is still read when the
 					 * origin fails; 0: off */
+	/* issue 20: in-place writes (see goblinfs(1), WRITING) */
+	uint64_t rewrite_max;  /* largest file written in place, bytes */
+	const char *stage_dir; /* where such a file's copy is kept while
+				 * it is written; NULL: $TMPDIR or /var/tmp */
 };
 
 /*
  * Defaults: 16 threads, 1 s timeouts (5 s for missing names with a
- * mirror), 2 s commit wait, no mirror, direct reads from 64 MiB.  A negative_timeout below 0 means
+ * mirror), 2 s commit wait, no mirror, direct reads from 64 MiB, files
+ * up to 256 MiB written in place.  A negative_timeout below 0 means
  * entry_timeout (without a mirror) or 5 s (with one).
  */
 void gfs_options_init(struct gfs_options *o);

@@ -166,6 +166,16 @@ struct gfs_fh {
 	uint64_t cas; /* from the last commit, 0: none yet */
 	char *key;    /* the key the put began with */
 	size_t klen;
+	/*
+	 * Issue 20.  A write at the end (or O_APPEND) appends to the
+	 * committed version (gs_put_begin_append).  A write anywhere else,
+	 * or a truncate, copies the file into a staging file (@stage, up to
+	 * o.rewrite_max bytes), written in place, and committed from there
+	 * at flush; the file stays staged until release.
+	 */
+	bool append; /* O_APPEND: every write goes to the end */
+	int stage;   /* the staging file's descriptor, or -1 */
+	bool sdirty; /* staged changes that no commit published */
 };
 
 /* ---- clocks (read through store/clock.h) ---- */
@@ -321,6 +331,12 @@ void rings_free(struct gfs *fs);
 
 /* Close every file the kernel never released (gfs_free). */
 void fh_close_all(struct gfs *fs);
+/* read(2) of a file open for writing (O_RDWR): what it holds now. */
+void fh_write_read(fuse_req_t req, struct gfs_fh *fh, size_t size, off_t off);
+/* truncate(2) and ftruncate(2) of file @n to @size (@fi: the open file,
+ * or NULL).  0 or -errno. */
+int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,
+		uint64_t size);
 
 /* ---- what other front-ends and the store change (changes.c) ---- */
 

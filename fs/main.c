@@ -68,6 +68,8 @@ static void usage_print(FILE *f)
 	      "  --direct-read SIZE     read files of SIZE or more past the\n"
 	      "                         kernel page cache (default 64M;\n"
 	      "                         0: never)\n"
+	      "  --rewrite-max SIZE     largest file written in place\n"
+	      "                         (default 256M; larger: EFBIG)\n"
 	      "\n"
 	      "Store options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n"
 	      "  --store DIR            the store directory (default: "
@@ -86,6 +88,7 @@ enum {
 	OPT_NEGATIVE_TIMEOUT,
 	OPT_DIRECT_READ,
 	OPT_MIRROR_STALE_ON_ERROR,
+	OPT_REWRITE_MAX,
 	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
@@ -103,6 +106,7 @@ static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "direct-read", required_argument, NULL, OPT_DIRECT_READ },
 	{ "mirror-stale-on-error", required_argument, NULL,
 	  OPT_MIRROR_STALE_ON_ERROR },
+	{ "rewrite-max", required_argument, NULL, OPT_REWRITE_MAX },
 };
 
 struct cmdline {
@@ -220,6 +224,12 @@ static void parse(struct cmdline *c, int argc, char **argv)
 		case OPT_MIRROR_STALE_ON_ERROR:
 			c->fo.mirror_stale_on_error =
 				secs_opt("mirror-stale-on-error", optarg);
+			break;
+		case OPT_REWRITE_MAX:
+			if (gs_parse_size(optarg, &c->fo.rewrite_max) < 0)
+				usage_die("invalid size '%s' for "
+					  "--rewrite-max",
+					  optarg);
 			break;
 		case ':':
 			usage_die("option '%s' needs a value",
@@ -371,6 +381,7 @@ int main(int argc, char **argv)
 	if (c.debug)
 		add_farg(&c, "-d");
 	c.fo.fsname = dir;
+	c.fo.stage_dir = dir; /* in-place writes' copies: beside the store */
 	c.so.create = true;
 
 	if (!c.foreground)

@@ -273,8 +273,8 @@ void gfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t n;
 
 	(void)ino;
-	if (fh->writing) {
-		fuse_reply_err(req, EBADF);
+	if (fh->writing) { /* O_RDWR */
+		fh_write_read(req, fh, size, off);
 		return;
 	}
 	if (!buf) {

@@ -105,6 +105,7 @@ void gfs_options_init(struct gfs_options *o)
 	o->commit_wait = 2.0;
 	o->negative_timeout = -1.0;
 	o->direct_read = 64ull << 20;
+	o->rewrite_max = 256ull << 20;
 }
 
 struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,

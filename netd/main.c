@@ -543,6 +543,7 @@ static void mount_start(void)
 
 	gfs_options_init(&fo);
 	fo.fsname = gd.set.store_dir;
+	fo.stage_dir = gd.set.store_dir; /* in-place writes' copies */
 	fs = gfs_new(gd.s, &fo, why, sizeof(why));
 	if (!fs)
 		die("cannot read store '%s' for --mount: %s", gd.set.store_dir,

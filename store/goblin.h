@@ -233,6 +233,13 @@ int gs_put_begin_append(struct gs_store *s, const void *key, size_t klen,
  */
 ssize_t gs_put_read(struct gs_writer *w, void *buf, size_t len, uint64_t off);
 
+/*
+ * Make what @w holds so far durable on the device (fsync of a file being
+ * written): its partial write buffer is written now, and again with what
+ * follows it.  Nothing becomes visible.  0 or -errno.
+ */
+int gs_put_sync(struct gs_writer *w);
+
 /* Bytes accepted by @w so far (an append's base included). */
 uint64_t gs_put_size(const struct gs_writer *w);
 

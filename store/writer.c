@@ -693,6 +693,26 @@ int gs_put(struct gs_store *s, const void *key, size_t klen, const void *val,
 
 /* ---- appends (issue 20) ---- */
 
+int gs_put_sync(struct gs_writer *w)
+{
+	struct gs_store *s = w->s;
+	int b = w->cur;
+
+	if (w->err)
+		return w->err;
+	if (w->o->small)
+		return 0; /* its home is the journal record, at commit */
+	if (wait_buffer(w, !b) < 0 || wait_buffer(w, b) < 0)
+		return w->err;
+	/* the buffer stays the current one: its next write covers this */
+	if (w->blen[b] && (flush_buffer(w, b) < 0 || wait_buffer(w, b) < 0))
+		return w->err;
+	if (F_CALL(s) < 0 || fdatasync(s->data_fd) < 0 ||
+	    (w->o->hdd && fdatasync(s->hdd_fd) < 0))
+		return -errno;
+	return 0;
+}
+
 uint64_t gs_put_size(const struct gs_writer *w)
 {
 	return w->pos;
