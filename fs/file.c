@@ -479,7 +479,7 @@ void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ret >= 0) {
 		n->writers++;
 		n->refs++;
-		n->wsize = 0;
+		n->wsize = fi->flags & O_TRUNC ? 0 : n->size;
 		n->rewrite_pending = false;
 	}
 	pthread_mutex_unlock(&fs->lock);
@@ -538,7 +538,7 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	n->writers++;
 	n->refs++;
-	n->wsize = 0;
+	n->wsize = trunc ? 0 : n->size;
 	n->rewrite_pending = false;
 	node_entry(fs, n, &e);
 	pthread_mutex_unlock(&fs->lock);

@@ -93,7 +93,7 @@ enum {
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NOWN 10
+#define NOWN 11
 static struct option options[NOWN + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "foreground", no_argument, NULL, 'f' },

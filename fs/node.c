@@ -34,7 +34,10 @@ void node_attr(struct gfs *fs, struct gfs_node *n, struct stat *st)
 	} else {
 		st->st_mode = S_IFREG | 0644;
 		st->st_nlink = 1;
-		st->st_size = (off_t)(n->committed ? n->size : n->wsize);
+		/* while written: the writer's size, as the kernel's own
+		 * i_size is between getattrs (lseek SEEK_END, fstat) */
+		st->st_size = (off_t)(n->committed && !n->writers ? n->size :
+								    n->wsize);
 		st->st_blocks = (st->st_size + 511) / 512;
 		t = n->committed ? n->mtime_ns : gs_real_ns();
 		n->ksize = (uint64_t)st->st_size;
