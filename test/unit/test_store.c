@@ -2936,6 +2936,171 @@ static void test_issue20_append_abort(void **state)
 	gs_close(s);
 }
 
+/* Append @n bytes of @seed at @from to version @cas of @key, no checks. */
+static int append_raw(struct gs_store *s, const char *key, uint64_t cas,
+		      uint64_t seed, uint64_t from, uint64_t n,
+		      const char *keep_as, uint64_t *ncas)
+{
+	struct gs_put_args a = { .appendable = true };
+	struct gs_writer *w;
+	uint8_t *buf = malloc(n);
+	int ret = gs_put_begin_append(s, key, strlen(key), cas, &a, &w);
+
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	gen(seed, from, buf, n);
+	ret = gs_put_write(w, buf, n);
+	free(buf);
+	if (ret == 0 && keep_as)
+		ret = gs_rename(s, key, strlen(key), keep_as, strlen(keep_as));
+	if (ret < 0) {
+		gs_put_abort(w);
+		return ret;
+	}
+	return gs_put_commit(w, ncas);
+}
+
+#define A_BASE (1 * MiB + 777)
+#define A_STEP 5000ull
+
+/* shared[0]: appends committed */
+static void append_child(volatile uint64_t *shared)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	uint64_t cas;
+	char keep[32];
+
+	crash_opts(&o);
+	s = open_store(&o);
+	cas = put_appendable(s, "c", 3, A_BASE, true);
+	shared[0] = 0;
+	for (uint64_t i = 0; i < 100000; i++) {
+		/* every 4th version stays, under a name of its own */
+		snprintf(keep, sizeof(keep), "c.k%" PRIu64, i);
+		if (append_raw(s, "c", cas, 3, A_BASE + i * A_STEP, A_STEP,
+			       i % 4 == 0 ? keep : NULL, &cas))
+			_exit(3);
+		shared[0] = i + 1;
+	}
+	_exit(0);
+}
+
+/*
+ * Issue 20: kill -9 in the middle of a chain of appends, some of whose
+ * bases stay alive (sharing units with what grew from them): after replay
+ * every version is whole, and deleting them all gives every unit back.
+ */
+static void test_issue20_append_kill9(void **state)
+{
+	volatile uint64_t *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_meta m;
+	uint64_t done, n;
+	pid_t pid;
+	int st;
+	(void)state;
+
+	assert_true(shared != MAP_FAILED);
+	crash_opts(&o);
+	shared[0] = 0;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		append_child(shared);
+	for (int i = 0; i < 400 && shared[0] < 60; i++)
+		usleep(10000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	assert_true(WIFSIGNALED(st));
+	done = shared[0];
+	assert_true(done > 4);
+	s = open_store(&o);
+	assert_int_equal(gs_stat(s, "c", 1, &m), 0);
+	n = (m.size - A_BASE) / A_STEP; /* done, or one more not yet told */
+	assert_int_equal(m.size, A_BASE + n * A_STEP);
+	assert_true(n == done || n == done + 1);
+	assert_int_equal(check_gen(s, "c", 3, m.size), 0);
+	check_hash(s, "c", 3, m.size);
+	for (uint64_t i = 0; i < n; i += 4) {
+		char keep[32];
+
+		snprintf(keep, sizeof(keep), "c.k%" PRIu64, i);
+		assert_int_equal(check_gen(s, keep, 3, A_BASE + i * A_STEP), 0);
+		assert_int_equal(gs_delete(s, keep, strlen(keep)), 0);
+	}
+	assert_int_equal(check_gen(s, "c", 3, m.size), 0);
+	assert_int_equal(gs_delete(s, "c", 1), 0);
+	assert_int_equal(STAT(s, ssd_used), 0);
+	gs_close(s);
+	munmap((void *)shared, 4096);
+}
+
+/*
+ * Issue 20: eviction of versions that share units, on a tier too small to
+ * hold them all: whatever is left reads whole, and the units all come
+ * back once it is deleted (before and after a restart).
+ */
+static void test_issue20_append_evict(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	uint64_t cas, size = 3 * MiB + 5;
+	char key[32];
+	(void)state;
+
+	opts(&o);
+	o.ssd_size = 24 * MiB;
+	s = open_store(&o);
+	cas = put_appendable(s, "e", 4, size, true);
+	for (int i = 0; i < 40; i++) {
+		char keep[32];
+		int ret;
+
+		snprintf(keep, sizeof(keep), "e.k%d", i);
+		ret = append_raw(s, "e", cas, 4, size, 200 * KiB + 3,
+				 i % 2 ? keep : NULL, &cas);
+		if (ret == -ENOENT || ret == -ESTALE) /* "e" was evicted */
+			break;
+		assert_int_equal(ret, 0);
+		size += 200 * KiB + 3;
+		snprintf(key, sizeof(key), "other%d", i);
+		assert_int_equal(put_gen(s, key, 100 + i, 2 * MiB, 100000), 0);
+	}
+	assert_true(STAT(s, evictions_ssd) > 0);
+	for (int round = 0; round < 2; round++) {
+		uint64_t sz = 3 * MiB + 5, kept = 0;
+
+		for (int i = 0; i < 40; i++) {
+			char keep[32];
+			int ret;
+
+			/* the base of append i, kept for odd i */
+			snprintf(keep, sizeof(keep), "e.k%d", i);
+			ret = check_gen(s, keep, 4, sz);
+			sz += 200 * KiB + 3;
+			assert_true(ret == 0 || ret == -ENOENT);
+			kept += ret == 0;
+		}
+		assert_true(kept > 0); /* some were evicted, not all */
+		gs_close(s);
+		s = open_store(&o);
+	}
+	for (int i = 0; i < 40; i++) {
+		snprintf(key, sizeof(key), "e.k%d", i);
+		gs_delete(s, key, strlen(key));
+		snprintf(key, sizeof(key), "other%d", i);
+		gs_delete(s, key, strlen(key));
+	}
+	gs_delete(s, "e", 1);
+	assert_int_equal(STAT(s, ssd_used), 0);
+	gs_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3030,6 +3195,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_issue20_append_shares_extents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_issue20_append_abort,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_issue20_append_kill9,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_issue20_append_evict,
 						setup, teardown),
 	};
 
