@@ -327,12 +327,25 @@ void fh_reader_close(struct gfs *fs, struct gfs_fh *fh);
 /* Free the idle rings (gfs_free). */
 void rings_free(struct gfs *fs);
 
+/* ---- writes in place (rewrite.c, issue 20), fh->lock held ---- */
+
+/* pwrite(2) of @size bytes at @off, through the staging file (entered
+ * first when need be); -EFBIG past o.rewrite_max, the handle unharmed. */
+int stage_write(struct gfs *fs, struct gfs_fh *fh, const char *buf, size_t size,
+		uint64_t off);
+/* Truncate the handle to @size through the staging file (copying only
+ * what is kept).  0 or -errno. */
+int fh_resize(struct gfs *fs, struct gfs_fh *fh, uint64_t size);
+/* Begin fh->w, a put of the staging file's bytes, for file.c to commit. */
+int stage_put(struct gfs *fs, struct gfs_fh *fh);
+/* read(2) of a file open for writing (O_RDWR): what it holds now.  Takes
+ * fh->lock itself. */
+void fh_write_read(fuse_req_t req, struct gfs_fh *fh, size_t size, off_t off);
+
 /* ---- files (file.c) ---- */
 
 /* Close every file the kernel never released (gfs_free). */
 void fh_close_all(struct gfs *fs);
-/* read(2) of a file open for writing (O_RDWR): what it holds now. */
-void fh_write_read(fuse_req_t req, struct gfs_fh *fh, size_t size, off_t off);
 /* truncate(2) and ftruncate(2) of file @n to @size (@fi: the open file,
  * or NULL).  0 or -errno. */
 int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,

@@ -366,6 +366,36 @@ void jmaint_stop(struct gs_store *s);
 int journal_replay(struct gs_store *s, bool *dirty);
 void preload_heads(struct gs_store *s);
 
+/* writer.c: a put in progress, which append.c begins and reads back too */
+struct gs_writer {
+	struct gs_store *s;
+	struct gs_obj *o;
+	uint64_t pos;	  /* bytes accepted */
+	XXH3_state_t *xs; /* whole-value checksum */
+	enum gs_put_mode mode;
+	uint64_t cas_match;
+	bool fill;
+	bool unknown; /* GS_SIZE_UNKNOWN: extents grow as it is written */
+	bool keep_xs; /* appendable: the version keeps xs at commit */
+	int err;
+	struct io_uring *ring;
+	/* large objects: buffer i holds object bytes [boff[i], +blen[i]) */
+	uint8_t *buf[2];
+	uint64_t boff[2], blen[2];
+	struct gs_io *io[2]; /* the buffer's writes, one per extent run */
+	uint32_t npieces[2];
+	uint32_t maxpieces;
+	uint64_t bytes[2][NTIERS]; /* the buffer's bytes per tier */
+	bool busy[2];
+	int cur;
+};
+/* Block checksums, padding and the O_DIRECT writes of buffer @b. */
+int writer_flush(struct gs_writer *w, int b);
+/* Wait for buffer @b's writes; its bytes become durable. */
+int writer_wait(struct gs_writer *w, int b);
+/* Take @len bytes into the value; @hash: into its checksum too. */
+int writer_take(struct gs_writer *w, const void *buf, size_t len, bool hash);
+
 /* reader.c */
 /* A fill advanced or ended: wake its waiters.  Lock held. */
 void obj_wake(struct gs_store *s, struct gs_obj *o);
