@@ -17,18 +17,29 @@
 
 /*
  * This room's GFS_MAX_IO-byte buffer per thread (read.c's is the read
- * reply's; taking it would make read.c and this room call each other).
+ * reply's; taking it would make read.c and this room call each other),
+ * allocated at its first use, freed at thread exit.
  */
-static uint8_t *rewrite_buf(void)
-{
-	static __thread uint8_t *buf;
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+static __thread uint8_t *rbuf;
 
-	if (!buf)
-		buf = malloc(GFS_MAX_IO);
-	return buf;
+static void rbuf_key_make(void)
+{
+	pthread_key_create(&rbuf_key, free);
 }
 
-/* An unnamed file for a copy being written in place: its descriptor. */
+static uint8_t *rewrite_buf(void)
+{
+	if (!rbuf) {
+		pthread_once(&rbuf_once, rbuf_key_make);
+		rbuf = malloc(GFS_MAX_IO);
+		if (rbuf)
+			pthread_setspecific(rbuf_key, rbuf);
+	}
+	return rbuf;
+}
+
 static int stage_file(struct gfs *fs)
 {
 	const char *dir = fs->o.stage_dir;
