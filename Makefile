@@ -87,7 +87,7 @@ TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
 	    clang-14 libclang-rt-14-dev clang-format-14 time fio memcached \
 	    libmemcached-tools nutcracker netcat-openbsd curl attr iproute2 \
 	    procps prometheus groff-base nodejs $(HCT_NPM) nginx-light \
-	    redis-server redis-tools python3-redis
+	    redis-server redis-tools python3-redis git rsync ccache
 # Debian's npm, unless an npm is there already: NodeSource's nodejs
 # bundles its own and conflicts with Debian's package
 HCT_NPM = $(if $(shell command -v npm 2>/dev/null),,npm)
