@@ -200,6 +200,12 @@ $(B)/test/test_resp_proto: test/unit/test_resp_proto.c $(B)/netd/resp_proto.o
 	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/netd/resp_proto.o -lcmocka -lm
 
+# and goblin's binary protocol codec (issue 22)
+$(B)/test/test_gproto: test/unit/test_gproto.c $(B)/netd/gproto.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) -Inetd $(FINAL_LDFLAGS) -o $@ $< \
+	    $(B)/netd/gproto.o -lcmocka
+
 # so is the HTTP head parser, on Debian's libhttp-parser
 $(B)/test/test_http_proto: test/unit/test_http_proto.c $(B)/netd/http_proto.o
 	@mkdir -p $(dir $@)
@@ -313,6 +319,11 @@ $(B)/fuzz/fuzz_resp_proto: test/fuzz/fuzz_resp_proto.c netd/resp_proto.c netd/re
 	@mkdir -p $(dir $@)
 	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -o $@ $< netd/resp_proto.c -lm
+
+$(B)/fuzz/fuzz_gproto: test/fuzz/fuzz_gproto.c netd/gproto.c netd/gproto.h
+	@mkdir -p $(dir $@)
+	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
+	    -o $@ $< netd/gproto.c
 
 $(B)/fuzz/fuzz_http_proto: test/fuzz/fuzz_http_proto.c netd/http_proto.c netd/http_proto.h
 	@mkdir -p $(dir $@)
