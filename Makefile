@@ -169,8 +169,9 @@ $(B)/libgoblin.a: $(STORE_OBJ)
 $(B)/libgoblin-origin.a: $(ORIGIN_OBJ)
 	$(QAR)rm -f $@ && ar rcs $@ $^
 
-$(B)/goblinctl: $(CLI_OBJ) $(B)/libgoblin.a
-	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libgoblin.a $(LIBS) -lm
+# goblinctl speaks goblin's binary protocol through netd's codec (issue 22)
+$(B)/goblinctl: $(CLI_OBJ) $(B)/netd/gproto.o $(B)/libgoblin.a
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/netd/gproto.o $(B)/libgoblin.a $(LIBS) -lm
 
 $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -367,6 +367,8 @@ int cmd_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 	uint64_t rss = 0;
 	long spid;
 
+	if (c->transport != CTL_TCP)
+		return ctl_ring_bench(c, cmd, argc, argv);
 	bench_parse(cmd, c, argc, argv, &o);
 	keyset_init(&ks, &o);
 	if (o.hot_start >= ks.n)

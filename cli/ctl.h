@@ -26,6 +26,9 @@
 #define CTL_EXIT_DIE   PROG_EXIT_DIE
 #define CTL_EXIT_USAGE PROG_EXIT_USAGE
 
+/* --transport: memcache over TCP (or --socket), goblind --ring, RDMA */
+enum ctl_transport { CTL_TCP = 0, CTL_RING, CTL_RDMA, CTL_TRANSPORT_BAD };
+
 struct ctl {
 	const char *dir;	/* --store, else $GOBLIN_STORE, else NULL */
 	struct gs_options opts; /* from gs_options_init() and the flags */
@@ -35,6 +38,7 @@ struct ctl {
 				 * --socket PATH: the path ("/...") */
 	const char *port;	/* --port, default 11211 */
 	const char *socket;	/* --socket PATH, else NULL */
+	enum ctl_transport transport; /* --transport, CTL_TCP by default */
 };
 
 struct ctl_cmd {
@@ -124,6 +128,20 @@ int net_ls(struct ctl *c, const char *prefix, bool lng);
 /* stat and inspect in goblind (goblin stat|inspect); exit codes. */
 int net_stat(struct ctl *c, const char *key);
 int net_inspect(struct ctl *c, const char *key);
+
+/* ---- --transport ring|rdma: goblin's binary protocol (cmd_ring.c) ---- */
+
+/* The transport named @name, or CTL_TRANSPORT_BAD. */
+enum ctl_transport ctl_transport_of(const char *name);
+/* put, get, del, stats and bench as net_*() and cmd_bench() over the
+ * client library: the same exit codes and messages. */
+int ctl_ring_put(struct ctl *c, const char *key, int fd, uint64_t size,
+		 const struct put_opts *po, const char *what);
+int ctl_ring_get(struct ctl *c, const char *key, const char *out);
+int ctl_ring_del(struct ctl *c, const char *key);
+int ctl_ring_stats(struct ctl *c);
+int ctl_ring_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
+		   char **argv);
 
 /* ---- commands ---- */
 

@@ -82,7 +82,10 @@ static void store_options_help(FILE *f)
 	      "                         bench)\n"
 	      "  --port PORT            goblind's memcache port (default 11211)\n"
 	      "  --socket PATH          online mode over goblind's Unix socket\n"
-	      "                         (--unixsocket), instead of --host\n",
+	      "                         (--unixsocket), instead of --host\n"
+	      "  --transport T          tcp (memcache, default), ring (goblind\n"
+	      "                         --ring: --host SOCKET_PATH) or rdma (not\n"
+	      "                         built yet); get, put, del, stats, bench\n",
 	      f);
 	gs_option_help(f);
 	fputs("  --show-stats           print the counters of this run on stderr\n",
@@ -153,11 +156,12 @@ enum {
 	OPT_HOST,
 	OPT_PORT,
 	OPT_SOCKET,
+	OPT_TRANSPORT,
 	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NGLOBAL 6
+#define NGLOBAL 7
 static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -165,6 +169,7 @@ static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },
 };
 
 /* A store option's value that does not parse: a usage error. */
@@ -213,6 +218,14 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 					    optarg);
 			c->socket = optarg;
 			break;
+		case OPT_TRANSPORT:
+			c->transport = ctl_transport_of(optarg);
+			if (c->transport == CTL_TRANSPORT_BAD)
+				usage_error(NULL,
+					    "--transport '%s': tcp, ring or "
+					    "rdma",
+					    optarg);
+			break;
 		case ':':
 			usage_error(NULL, "option '%s' needs a value",
 				    argv[optind - 1]);
@@ -229,6 +242,18 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 				    argv[optind - 1]);
 		}
 	}
+}
+
+/* The commands --transport ring|rdma serves. */
+static bool ctl_ring_command(const char *name)
+{
+	static const char *const ok[] = { "get", "put", "del", "stats",
+					  "bench" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(name, ok[i]))
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -254,6 +279,15 @@ int main(int argc, char **argv)
 	cmd = ctl_cmd_find(argv[optind]);
 	if (!cmd)
 		usage_error(NULL, "unknown command '%s'", argv[optind]);
+	if (c.transport == CTL_RING && (!c.host || c.host[0] != '/'))
+		usage_error(NULL, "--transport ring needs --host SOCKET_PATH "
+				  "(goblind --ring)");
+	if (c.transport != CTL_TCP &&
+	    (c.socket || !ctl_ring_command(cmd->name)))
+		usage_error(NULL,
+			    "--transport %s: get, put, del, stats and bench "
+			    "only, with --host",
+			    c.transport == CTL_RING ? "ring" : "rdma");
 	if (c.socket && (c.host || c.port))
 		usage_error(NULL, "--socket goes without --host and --port");
 	if (c.socket && !strcmp(cmd->name, "bench"))

@@ -104,6 +104,9 @@ struct gd_settings {
 	unsigned resp_unixsocket_mask; /* --resp-unixsocket-mask: 0700 */
 	const char *resp_password;     /* --resp-password: requirepass */
 	unsigned resp_max_conns;       /* --resp-max-conns, 0 until settled */
+
+	const char *ring;	  /* --ring PATH: the shared-memory ring's setup
+			   * socket (ring.c), NULL: none */
 };
 
 /* ---- counters: per worker, summed by stats ---- */
@@ -294,6 +297,11 @@ struct worker {
 	int handoff_fd[GD_HANDOFF_MAX];
 	const struct gd_proto *handoff_proto[GD_HANDOFF_MAX];
 	unsigned nhandoff;
+	/* the epoll batch being handled (poll_events): a connection closed
+	 * in it is taken out of its later events, as one with a second
+	 * event source (conn_watch()) may appear twice */
+	struct epoll_event *batch;
+	int nbatch, ibatch;
 	struct gd_counters c; /* this worker's: add with CNT() */
 };
 
@@ -346,9 +354,11 @@ struct gd {
 	struct gd_addr proxy;
 	atomic_bool stopping;
 	atomic_int verbosity;
-	_Atomic int64_t flush_at; /* a delayed flush_all: unix seconds */
-	int64_t start_time;	  /* unix seconds */
-	char listen_name[128];	  /* "127.0.0.1:11211" */
+	_Atomic int64_t flush_at;     /* a delayed flush_all: unix seconds */
+	int64_t start_time;	      /* unix seconds */
+	struct gd_proto *ring_proto;  /* --ring's, NULL: not served */
+	_Atomic uint64_t ring_mapped; /* bytes of ring mappings held now */
+	char listen_name[128];	      /* "127.0.0.1:11211" */
 	char http_name[128];
 	char resp_name[128]; /* --resp-port's address */
 };
@@ -393,6 +403,13 @@ int gd_unix_listen(struct gd_unix *u, const char *path, unsigned mode,
 		   unsigned nworkers, char *why, size_t wlen);
 /* Close it and remove its file, unless another file took the path. */
 void gd_unix_close(struct gd_unix *u);
+
+/*
+ * --ring (ring.c): register the ring protocol and listen on its setup
+ * socket gd->set.ring (mode --unixsocket-mask).  NULL, or what failed.
+ */
+const char *gd_ring_listen(struct gd *gd);
+void gd_ring_close(void);
 
 /* ---- workers (worker.c) ---- */
 
@@ -478,6 +495,18 @@ void conn_post(struct conn *c);
  * connection goes.  True: it was there; false: not (yet).
  */
 bool conn_unpost(struct conn *c);
+
+/*
+ * A second event source of @c: @fd (an eventfd a shared-memory client
+ * kicks, an RDMA completion channel) joins @c's worker's epoll,
+ * edge-triggered, and each of its events drives @c as its socket's do
+ * (ops->run(), which finds out what came).  The protocol takes it out
+ * with conn_unwatch() in its release(), before it closes @fd: another
+ * process may hold the same file, which closing ours would leave in the
+ * epoll.  0 or -errno.
+ */
+int conn_watch(struct conn *c, int fd);
+void conn_unwatch(struct conn *c, int fd);
 
 /*
  * Wake @w's loop as a completion on its ring does (any thread): it reaps

@@ -56,6 +56,8 @@ static void usage_print(FILE *f)
 	      "                         TCP too only with --memcache-port\n"
 	      "  --unixsocket-mask MODE  its mode bits, octal (memcached -a; "
 	      "default 0700)\n"
+	      "  --ring PATH            goblin's binary protocol over shared "
+	      "memory, set up\n                         on the Unix socket PATH\n"
 	      "  --http-port N          HTTP port (default 8080)\n"
 	      "  --no-http              do not serve HTTP\n"
 	      "  --http-write-token T   PUT/DELETE need 'Authorization: "
@@ -145,6 +147,7 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "no-memcache", no_argument, NULL, OPT_OWN },
 	{ "unixsocket", required_argument, NULL, OPT_OWN },
 	{ "unixsocket-mask", required_argument, NULL, OPT_OWN },
+	{ "ring", required_argument, NULL, OPT_OWN },
 	{ "http-port", required_argument, NULL, OPT_OWN },
 	{ "no-http", no_argument, NULL, OPT_OWN },
 	{ "http-write-token", required_argument, NULL, OPT_OWN },
@@ -223,6 +226,8 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		    strlen(val) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 			return "not a socket path (1 to 107 bytes)";
 		s->unixsocket = val;
+	} else if (!strcmp(name, "ring")) { /* issue 22 */
+		s->ring = val;
 	} else if (!strcmp(name, "unixsocket-mask")) { /* chmod's octal */
 		char *end;
 
@@ -602,6 +607,7 @@ static void protocols_listen(void)
 	struct gd_proto *mc = gd_proto_add(&gd, &mc_ops, gd.set.mc_max_conns);
 	struct gd_proto *http =
 		gd_proto_add(&gd, &http_ops, gd.set.http_max_conns);
+	const char *why;
 
 	if (!mc || !http)
 		die("too many protocols");
@@ -628,6 +634,9 @@ static void protocols_listen(void)
 	if (gd.set.http && gd_listener_add(&gd, http, http_fds) < 0)
 		die("too many listeners");
 	resp_serve(&gd); /* id 2, when served */
+
+	if (gd.set.ring && (why = gd_ring_listen(&gd)))
+		die("%s", why);
 }
 
 /* What is served where: the lines tests and scripts wait for. */
@@ -660,6 +669,8 @@ static void protocols_close(void)
 	free(http_fds);
 	gd_unix_close(&unix_sock);
 	resp_close(&gd);
+
+	gd_ring_close();
 }
 
 /* ---- connection limits and the open files limit ---- */

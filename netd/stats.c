@@ -266,6 +266,13 @@ static void stats_process(struct gd *gd, struct sink *c,
 	      atomic_load(&gd->proto_conns[1]));
 	GAUGE(c, "curr_resp_connections", "RESP connections open now",
 	      proto_conns_named(gd, "resp"));
+
+	GAUGE(c, "curr_ring_connections", "shared-memory ring clients now",
+	      gd->ring_proto ?
+		      atomic_load(&gd->proto_conns[gd->ring_proto->id]) :
+		      0);
+	GAUGE(c, "ring_mapped_bytes", "bytes of ring mappings held now",
+	      atomic_load(&gd->ring_mapped));
 	COUNTER(c, "auth_cmds", "memcache logins tried (--auth-file)",
 		cn->auth_cmds);
 	COUNTER(c, "auth_errors", "memcache logins that failed",

@@ -89,6 +89,9 @@ static void conn_close(struct conn *c)
 		w->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	for (int i = w->ibatch + 1; i < w->nbatch; i++)
+		if (w->batch[i].data.ptr == c)
+			w->batch[i].data.ptr = NULL;
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	w->nconns--;
@@ -261,6 +264,20 @@ close:
 	conn_close(c);
 }
 
+/* ---- second event sources of a connection (conn_watch) ---- */
+
+int conn_watch(struct conn *c, int fd)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.ptr = c };
+
+	return epoll_ctl(c->w->epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+}
+
+void conn_unwatch(struct conn *c, int fd)
+{
+	epoll_ctl(c->w->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
 /* ---- posts from other threads: the mailbox ---- */
 
 void conn_post(struct conn *c)
@@ -428,11 +445,16 @@ static int poll_events(struct worker *w, int timeout)
 		gd_log(GD_LOG_ERROR, "epoll_wait: %s", strerror(errno));
 		return -1;
 	}
+	w->batch = ev;
+	w->nbatch = n;
 	for (int i = 0; i < n; i++) {
 		void *p = ev[i].data.ptr;
 		uintptr_t li = (uintptr_t)p - (uintptr_t)w->lis;
 
-		if (li < sizeof(w->lis)) { /* &w->lis[i]: a listener */
+		w->ibatch = i;
+		if (!p) { /* a connection closed earlier in the batch */
+			continue;
+		} else if (li < sizeof(w->lis)) { /* &w->lis[i]: a listener */
 			if (!w->stopping)
 				accept_all(w, p);
 		} else if (p == &tag_wake) {
@@ -443,6 +465,7 @@ static int poll_events(struct worker *w, int timeout)
 			conn_drive(p);
 		}
 	}
+	w->nbatch = 0;
 	if (ring)
 		disk_wake(w);
 	if (wake) {
