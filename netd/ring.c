@@ -230,7 +230,7 @@ static enum conn_run ring_run(struct conn *c)
 			return RUN_CLOSE;
 		if (st == RS_DISK)
 			return RUN_DISK;
-		if (now - rs->active_ns < RING_SPIN_US * 1000) {
+		if (now - rs->active_ns < RING_SPIN_US * 1000ll) {
 			if (c->w->nready)
 				return RUN_OUTPUT; /* the others' turn */
 			__builtin_ia32_pause();	   /* the sibling's turn */

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# A hostile or idle client of goblind --ring (issue 22), speaking the
+# setup of netd/ring.c and the layout of netd/ring_shm.h by hand:
+#   ring_client.py SOCK hold SECONDS    set a ring up, say "ready", sit idle
+#   ring_client.py SOCK garbage KIND    write KIND of garbage into the ring,
+#                                       kick the server, and print "closed"
+#                                       when it drops the connection within
+#                                       5 s, else "open"
+# KINDs: bytes (random bytes as a frame), tail (a request tail past the
+# ring), unaligned (a tail off the cache-line slots), length (a header
+# whose frame_len is over the ring), schema (a frame of another schema),
+# head (the reply ring's head moved past the server's tail, then a noop),
+# socket (bytes on the setup socket after the hello).
+import array
+import mmap
+import os
+import random
+import select
+import socket
+import struct
+import sys
+import time
+
+CTL, REQ, REP = 4096, 1 << 20, 1 << 20
+REQ_TAIL, REQ_HEAD, REP_TAIL, REP_HEAD, SRV_PARKED = 64, 128, 192, 256, 320
+
+
+def setup(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(b"GBRING1\n")
+    msg, fds, _, _ = socket.recv_fds(s, 8, 3)
+    assert msg == b"GBREADY\n" and len(fds) == 3, (msg, fds)
+    m = mmap.mmap(fds[0], CTL + REQ + REP)
+    os.close(fds[0])
+    return s, m, fds[1], fds[2]
+
+
+def u64(m, off, v=None):
+    if v is None:
+        return struct.unpack_from("<Q", m, off)[0]
+    struct.pack_into("<Q", m, off, v)
+
+
+def noop(opaque):
+    hdr = struct.pack("<HHHHII", 56, 7, 0x4742, 1, 72, opaque)
+    return hdr + bytes(56)
+
+
+def publish(m, kick, frame, tail_add=None):
+    tail = u64(m, REQ_TAIL)
+    off = tail % REQ
+    m[CTL + off:CTL + off + len(frame)] = frame
+    slots = (len(frame) + 63) // 64 * 64
+    u64(m, REQ_TAIL, tail + (slots if tail_add is None else tail_add))
+    os.write(kick, struct.pack("<Q", 1))
+
+
+def wait_closed(s, secs=5.0):
+    end = time.time() + secs
+    while time.time() < end:
+        r, _, _ = select.select([s], [], [], 0.1)
+        if r:
+            try:
+                if not s.recv(1):
+                    return True
+            except ConnectionResetError:
+                return True
+    return False
+
+
+def main():
+    path, mode, arg = sys.argv[1], sys.argv[2], sys.argv[3]
+    s, m, kick, wake = setup(path)
+    if mode == "hold":
+        print("ready", flush=True)
+        time.sleep(float(arg))
+        return 0
+    rnd = random.Random(22)
+    if arg == "bytes":
+        publish(m, kick, bytes(rnd.randrange(1, 256) for _ in range(200)))
+    elif arg == "tail":
+        publish(m, kick, noop(1), tail_add=REQ + 64)
+    elif arg == "unaligned":
+        publish(m, kick, noop(1), tail_add=72)
+    elif arg == "length":
+        publish(m, kick, struct.pack("<HHHHII", 56, 1, 0x4742, 1,
+                                     0x7FFFFFFF, 1) + bytes(56))
+    elif arg == "schema":
+        publish(m, kick, struct.pack("<HHHHII", 56, 7, 0x1111, 1, 72, 1) +
+                bytes(56))
+    elif arg == "head":
+        u64(m, REP_HEAD, 1 << 40)
+        publish(m, kick, noop(1))
+    elif arg == "socket":
+        s.sendall(b"get x\r\n")
+        os.write(kick, struct.pack("<Q", 1))
+    else:
+        print("unknown kind", arg, file=sys.stderr)
+        return 2
+    print("closed" if wait_closed(s) else "open", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
