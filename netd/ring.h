@@ -38,11 +38,12 @@ struct ring_state {
 	int64_t sock_ns;    /* the last look at the setup socket */
 	uint64_t req_head;  /* our copies of the indexes we own */
 	uint64_t rep_tail;
-	bool want_room;	    /* the last reply frame did not fit */
-	uint64_t room_head; /* the reply ring's head then: parked, a move
+	uint64_t rep_head_seen; /* the client's rep_head, as last read */
+	bool want_room;		/* the last reply frame did not fit */
+	uint64_t room_head;	/* the reply ring's head then: parked, a move
 			     * of it (the client's kick) wakes us */
-	uint8_t *rx;	    /* RING_RX_MAX: a request copied out of the ring */
-	const char *err;    /* why the connection is dropped (the log) */
+	uint8_t *rx;	 /* RING_RX_MAX: a request copied out of the ring */
+	const char *err; /* why the connection is dropped (the log) */
 
 	/* the request in progress */
 	enum ring_job job;

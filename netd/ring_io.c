@@ -29,6 +29,13 @@ enum ring_step ring_take(struct conn *c, struct gp_msg *m)
 	size_t used;
 
 	for (;;) {
+		/* the next frame's first two slots are fetched with the tail,
+		 * not after it (see the client's touch()) */
+		const volatile uint8_t *next = rs->req + rs->req_head % size;
+
+		(void)next[0];
+		if (rs->req_head % size + GR_LINE < size)
+			(void)next[GR_LINE];
 		tail = atomic_load_explicit(&rs->ctl->req_tail.v,
 					    memory_order_acquire);
 		avail = tail - rs->req_head;
@@ -63,9 +70,18 @@ enum ring_step ring_take(struct conn *c, struct gp_msg *m)
 uint8_t *ring_room(struct conn *c, uint64_t len)
 {
 	struct ring_state *rs = ring_of(c);
-	uint64_t head = atomic_load_explicit(&rs->ctl->rep_head.v,
-					     memory_order_acquire);
-	uint64_t pos, skip;
+	uint64_t head = rs->rep_head_seen, pos, skip;
+
+	/* the client's head is read only when the one we saw has no room:
+	 * its cache line then stays the client's */
+	if (gr_reserve(rs->rep, GR_REP_SIZE, head, rs->rep_tail, len, &pos,
+		       &skip) == 0) {
+		rs->want_room = false;
+		rs->rep_tail += skip;
+		return rs->rep + pos;
+	}
+	head = atomic_load_explicit(&rs->ctl->rep_head.v, memory_order_acquire);
+	rs->rep_head_seen = head;
 
 	/* a head the client moved past our tail, or backwards past what
 	 * fits, is caught here: the room would be negative or too much */

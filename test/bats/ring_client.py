@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A hostile or idle client of goblind --ring (issue 22), speaking the
 # setup of netd/ring.c and the layout of netd/ring_shm.h by hand:
-#   ring_client.py SOCK hold SECONDS    set a ring up, say "ready", sit idle
+#   ring_client.py SOCK hold SECONDS    set a ring up, send a noop, say
+#                                       "ready", sit idle
 #   ring_client.py SOCK garbage KIND    write KIND of garbage into the ring,
 #                                       kick the server, and print "closed"
 #                                       when it drops the connection within
@@ -10,7 +11,8 @@
 # KINDs: bytes (random bytes as a frame), tail (a request tail past the
 # ring), unaligned (a tail off the cache-line slots), length (a header
 # whose frame_len is over the ring), schema (a frame of another schema),
-# head (the reply ring's head moved past the server's tail, then a noop),
+# head (the reply ring's head moved past the server's tail, then a get of
+# "big", larger than the ring),
 # socket (bytes on the setup socket after the hello).
 import array
 import mmap
@@ -74,6 +76,10 @@ def main():
     path, mode, arg = sys.argv[1], sys.argv[2], sys.argv[3]
     s, m, kick, wake = setup(path)
     if mode == "hold":
+        # one request first: a server that spun on after its last
+        # progress for ever would show it now
+        publish(m, kick, noop(1))
+        time.sleep(0.2)
         print("ready", flush=True)
         time.sleep(float(arg))
         return 0
@@ -91,8 +97,15 @@ def main():
         publish(m, kick, struct.pack("<HHHHII", 56, 7, 0x1111, 1, 72, 1) +
                 bytes(56))
     elif arg == "head":
+        # the server reads our head only when its copy has no room: a
+        # value larger than the reply ring ("big", 2 MiB, stored by the
+        # test) makes it look
         u64(m, REP_HEAD, 1 << 40)
-        publish(m, kick, noop(1))
+        key = b"big"
+        blk = struct.pack("<HHIIIQQQQII", 0, len(key), 0, 0, 0, 0, 0, 0, 0,
+                          0, 0)
+        publish(m, kick, struct.pack("<HHHHII", 56, 1, 0x4742, 1,
+                                     72 + len(key), 1) + blk + key)
     elif arg == "socket":
         s.sendall(b"get x\r\n")
         os.write(kick, struct.pack("<Q", 1))
