@@ -225,12 +225,11 @@ static enum conn_run ring_run(struct conn *c)
 			       rs->err ? rs->err : "closed");
 			return RUN_CLOSE;
 		}
-		if (st == RS_IDLE && !fresh && ++idle % 32) {
-			/* the clock every 32 looks: a look is a few ns */
-			if (c->w->nready)
-				return RUN_OUTPUT;
+		/* alone on the worker, the clock every 32 looks (a look is a
+		 * few ns); with others waiting, at each turn, so that the
+		 * spin ends and the socket is looked at there too */
+		if (st == RS_IDLE && !fresh && ++idle % 32 && !c->w->nready)
 			continue;
-		}
 		now = gs_mono_ns();
 		if (fresh) /* the spin counts from the last progress */
 			rs->active_ns = now;
