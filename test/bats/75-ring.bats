@@ -158,6 +158,24 @@ cpu_ticks() {
 	kill -0 "$GPID"
 }
 
+@test "issue 22: 3 s of frames nearly right, random tails and heads: the server goes on" {
+	echo hello >"$T/h"
+	ring put h "$T/h"
+	ring bench --keys 20 --size 100 --duration 0.2 >/dev/null
+	"$PY" "$RCLIENT" "$R" fuzz 3 >"$T/fuzz" &
+	fz=$!
+	# a well-behaved client meanwhile
+	ring bench --keys 20 --size 100 --duration 3 --verify >"$T/bench"
+	wait "$fz"
+	cat "$T/fuzz"
+	grep -q '^closed [1-9][0-9]* open [0-9]*$' "$T/fuzz"
+	grep -q 'errors=0 wrong=0' "$T/bench"
+	[ "$(ring get h)" = hello ]
+	wait_conns 1
+	[ "$(ring_stat ring_mapped_bytes)" = 2101248 ]
+	kill -0 "$GPID"
+}
+
 @test "issue 22: an idle ring client costs goblind no CPU" {
 	"$PY" "$RCLIENT" "$R" hold 6 >"$T/hold" &
 	holder=$!

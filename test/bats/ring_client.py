@@ -14,6 +14,9 @@
 # head (the reply ring's head moved past the server's tail, then a get of
 # "big", larger than the ring),
 # socket (bytes on the setup socket after the hello).
+#   ring_client.py SOCK fuzz SECONDS    for SECONDS, connection after
+#                                       connection of frames nearly right,
+#                                       random tails and heads
 import array
 import mmap
 import os
@@ -72,6 +75,50 @@ def wait_closed(s, secs=5.0):
     return False
 
 
+def mutant(rnd):
+    """A frame that is nearly right: a real header and block, one field
+    or a few bytes of it wrong, or a right one."""
+    t = rnd.choice([1, 2, 3, 4, 5, 6, 7, 64, 65, 0, 200])
+    key = bytes(rnd.randrange(33, 127) for _ in range(rnd.randrange(0, 40)))
+    inl = bytes(rnd.randrange(256) for _ in range(rnd.randrange(0, 300)))
+    blk = bytearray(struct.pack("<HHIIIQQQQII", 0, len(key), 0, 0, 0, 0, 0,
+                                len(inl) if t == 3 else 0, 0, 0, 0))
+    body = bytes(blk) + key + (inl if t == 3 else b"")
+    f = bytearray(struct.pack("<HHHHII", 56, t, 0x4742, 1, 16 + len(body),
+                              rnd.randrange(1 << 32)) + body)
+    for _ in range(rnd.randrange(0, 4)):
+        f[rnd.randrange(len(f))] = rnd.randrange(256)
+    return bytes(f)
+
+
+def fuzz(path, secs, s, m, kick):
+    """For @secs seconds, connection after connection: frames nearly
+    right and wrong, random tails and heads; each connection either
+    closes or goes on.  Prints how many of each."""
+    rnd = random.Random(2222)
+    end = time.time() + secs
+    closed = open_ = 0
+    while time.time() < end:
+        for _ in range(rnd.randrange(1, 20)):
+            r = rnd.random()
+            if r < 0.05:
+                u64(m, REP_HEAD, rnd.randrange(1 << 64))
+            if r < 0.1:
+                publish(m, kick, b"", tail_add=rnd.randrange(1 << 21))
+            else:
+                publish(m, kick, mutant(rnd))
+        if wait_closed(s, 0.05):
+            closed += 1
+        else:
+            open_ += 1
+        s.close()
+        os.close(kick)
+        m.close()
+        s, m, kick, _ = setup(path)
+    print("closed %d open %d" % (closed, open_), flush=True)
+    return 0
+
+
 def main():
     path, mode, arg = sys.argv[1], sys.argv[2], sys.argv[3]
     s, m, kick, wake = setup(path)
@@ -84,6 +131,8 @@ def main():
         time.sleep(float(arg))
         return 0
     rnd = random.Random(22)
+    if mode == "fuzz":
+        return fuzz(path, float(arg), s, m, kick)
     if arg == "bytes":
         publish(m, kick, bytes(rnd.randrange(1, 256) for _ in range(200)))
     elif arg == "tail":
