@@ -445,6 +445,10 @@ static enum ring_step request(struct conn *c)
 		return st;
 	rs->opaque = m.h.opaque;
 	rs->rflags = m.h.template_id <= GP_T_NOOP ? m.req.flags : 0;
+	/* a window is RDMA's (registered memory the server writes into or
+	 * reads from): the ring has none, and such a set sends no data */
+	if (rs->rflags & GP_RQ_WINDOW)
+		return reply_status(c, GP_S_UNSUPPORTED);
 	switch (m.h.template_id) {
 	case GP_T_GET:
 	case GP_T_GETRANGE:

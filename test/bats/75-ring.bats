@@ -152,6 +152,10 @@ cpu_ticks() {
 		[ "$output" = closed ] || { echo "kind $kind: $output"; false; }
 		[ "$(ring get h)" = hello ]
 	done
+	# an RDMA window is refused, the connection kept: unsupported (10),
+	# then the noop's ok (0)
+	run "$PY" "$RCLIENT" "$R" garbage window
+	[ "$output" = "64:5:10 64:6:0" ]
 	grep -q 'ring: dropping a client' "$LOG"
 	wait_conns 1
 	[ "$(ring_stat ring_mapped_bytes)" = 2101248 ]

@@ -13,7 +13,9 @@
 # whose frame_len is over the ring), schema (a frame of another schema),
 # head (the reply ring's head moved past the server's tail, then a get of
 # "big", larger than the ring),
-# socket (bytes on the setup socket after the hello).
+# socket (bytes on the setup socket after the hello); and window (a get
+# naming an RDMA window, then a noop: prints "T:OPAQUE:STATUS" of the two
+# replies instead, the connection kept).
 #   ring_client.py SOCK fuzz SECONDS    for SECONDS, connection after
 #                                       connection of frames nearly right,
 #                                       random tails and heads
@@ -60,6 +62,23 @@ def publish(m, kick, frame, tail_add=None):
     slots = (len(frame) + 63) // 64 * 64
     u64(m, REQ_TAIL, tail + (slots if tail_add is None else tail_add))
     os.write(kick, struct.pack("<Q", 1))
+
+
+def replies(m, n, secs=5.0):
+    """The opaque and status of the next @n responses (small ones, no
+    wrap: the first frames of a fresh ring)."""
+    out, head, end = [], 0, time.time() + secs
+    while len(out) < n and time.time() < end:
+        if u64(m, REP_TAIL) == head:
+            time.sleep(0.01)
+            continue
+        off = CTL + REQ + head
+        blk, t, _, _, flen, opaque = struct.unpack_from("<HHHHII", m, off)
+        status = struct.unpack_from("<H", m, off + 16)[0]
+        out.append("%d:%d:%d" % (t, opaque, status))
+        head += (flen + 63) // 64 * 64
+        u64(m, REP_HEAD, head)
+    return out
 
 
 def wait_closed(s, secs=5.0):
@@ -155,6 +174,17 @@ def main():
                           0, 0)
         publish(m, kick, struct.pack("<HHHHII", 56, 1, 0x4742, 1,
                                      72 + len(key), 1) + blk + key)
+    elif arg == "window":
+        # a get naming an RDMA window: answered "unsupported" (status 10),
+        # the connection kept: then a noop must be answered too
+        key = b"h"
+        blk = struct.pack("<HHIIIQQQQII", 0x10, len(key), 0, 0, 7, 0, 0, 0,
+                          4096, 4096, 0)
+        publish(m, kick, struct.pack("<HHHHII", 56, 1, 0x4742, 1,
+                                     72 + len(key), 5) + blk + key)
+        publish(m, kick, noop(6))
+        print(" ".join(str(x) for x in replies(m, 2)), flush=True)
+        return 0
     elif arg == "socket":
         s.sendall(b"get x\r\n")
         os.write(kick, struct.pack("<Q", 1))
