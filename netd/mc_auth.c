@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "memcache.h"
+#include "../store/prog.h"
 
 /* ---- --auth-file: memcached's text protocol authentication ---- */
 
@@ -153,4 +155,88 @@ int mc_auth_step(struct conn *c)
 		OUT(c, "CLIENT_ERROR authentication failure\r\n");
 	}
 	return 1;
+}
+
+/* ---- --auth-file: the users, as memcached -Y reads them (main.c) ---- */
+
+#define AUTH_FILE_MAX  (1u << 20)
+#define AUTH_FIELD_MAX 255 /* user or password */
+
+/*
+ * One "user:password" a line (the first ':' splits; a password may hold
+ * ':' but no white space, which the client's "user password" block
+ * could not carry).  Blank lines are skipped; anything else that is not
+ * such a line stops the start with its line number.
+ */
+void mc_auth_load(struct gd *gd, const char *file)
+{
+	FILE *f = fopen(file, "r");
+	struct stat st;
+	char line[2 * AUTH_FIELD_MAX + 4];
+	unsigned lineno = 0;
+
+	if (!f)
+		die("cannot open auth file '%s': %s", file, strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		gd_log(GD_LOG_WARN,
+		       "auth file '%s' can be read by other "
+		       "users (chmod 600 it)",
+		       file);
+	if (fstat(fileno(f), &st) == 0 && st.st_size > AUTH_FILE_MAX)
+		die("auth file '%s' is over %u bytes", file, AUTH_FILE_MAX);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		char *colon;
+		struct gd_auth_user *u;
+
+		lineno++;
+		if (len && line[len - 1] != '\n' && !feof(f))
+			die("auth file '%s' line %u: longer than %u bytes",
+			    file, lineno, (unsigned)sizeof(line) - 2);
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (!len)
+			continue;
+		colon = strchr(line, ':');
+		if (!colon || colon == line || !colon[1])
+			die("auth file '%s' line %u: not user:password", file,
+			    lineno);
+		if (strpbrk(line, " \t"))
+			die("auth file '%s' line %u: white space in a user or "
+			    "password (a client cannot send it)",
+			    file, lineno);
+		if ((size_t)(colon - line) > AUTH_FIELD_MAX ||
+		    strlen(colon + 1) > AUTH_FIELD_MAX)
+			die("auth file '%s' line %u: a user or password over "
+			    "%d bytes",
+			    file, lineno, AUTH_FIELD_MAX);
+		u = realloc(gd->auth, (gd->nauth + 1) * sizeof(*gd->auth));
+		if (!u)
+			die("out of memory");
+		gd->auth = u;
+		u = &gd->auth[gd->nauth++];
+		*colon = 0;
+		u->user = strdup(line);
+		u->pass = strdup(colon + 1);
+		if (!u->user || !u->pass)
+			die("out of memory");
+		u->ulen = strlen(u->user);
+		u->plen = strlen(u->pass);
+	}
+	if (ferror(f))
+		die("cannot read auth file '%s': %s", file, strerror(errno));
+	fclose(f);
+	if (!gd->nauth)
+		die("auth file '%s' has no user:password line", file);
+}
+
+void mc_auth_free(struct gd *gd)
+{
+	for (unsigned i = 0; i < gd->nauth; i++) {
+		free(gd->auth[i].user);
+		free(gd->auth[i].pass);
+	}
+	free(gd->auth);
+	gd->auth = NULL;
+	gd->nauth = 0;
 }

@@ -13,7 +13,7 @@
  *                flush_all
  *   mc_dump.c    lru_crawler metadump, streamed from a walker thread
  *   mc_meta.c    meta commands: mg md ma me (ms is storage, mn the loop's)
- *   mc_auth.c    --auth-file: memcached's text protocol login
+ *   mc_auth.c    --auth-file: its users, memcached's text protocol login
  *   mc_admin.c   goblind's own commands: goblin inspect, goblin stat
  *   mc_common.c  what the command rooms share: replies, meta return flags,
  *                a put of bytes held in memory
@@ -205,6 +205,10 @@ void mc_cmd_goblin(struct conn *c, const struct mc_req *q);
 
 /* One step of the login: 1 consumed input, 0 needs more, -1 close. */
 int mc_auth_step(struct conn *c);
+/* --auth-file FILE: its user:password lines into gd->auth; a file that
+ * cannot be read or holds anything else stops the start (die()). */
+void mc_auth_load(struct gd *gd, const char *file);
+void mc_auth_free(struct gd *gd);
 
 /* ---- meta marks (metatab.c) ---- */
 
