@@ -105,7 +105,7 @@ struct gd_settings {
 	const char *resp_password;     /* --resp-password: requirepass */
 	unsigned resp_max_conns;       /* --resp-max-conns, 0 until settled */
 
-	const char *ring;	  /* --ring PATH: the shared-memory ring's setup
+	const char *ring; /* --ring PATH: the shared-memory ring's setup
 			   * socket (ring.c), NULL: none */
 };
 
