@@ -2,26 +2,41 @@
 /*
  * The attribute record (see goblin.h): a version byte, fixed fields
  * little-endian, then three length-prefixed strings (ETag, Content-Type,
- * header lines).  Decoding checks every length: the bytes come from disk.
- * It reads every format ever written: version 2 (this one), version 1
+ * header lines).  Version 3 is version 2 with goblinfs's file block
+ * between the times and the strings (issue 20).  Decoding checks every
+ * length: the bytes come from disk.
+ * It reads every format ever written: versions 3 and 2, version 1
  * (goblind's before the record moved here: a header block of at most
  * 512 bytes) and the "Name: value\r\n" text goblinfs --mirror kept.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
 #include "goblin.h"
 
 #define V1_HEADERS_MAX 512 /* HTTP_ATTR_EXTRA_MAX of version 1 */
+#define V3_VERSION     3   /* version 2 with the file block */
+#define TIMES_END      28  /* version, flags, status, 3 times */
+/* kind, mode, uid, gid, rdev, 3 times, the target's length */
+#define FILE_FIXED     (1 + 3 * 4 + 4 * 8 + 2)
 
 _Static_assert(GS_ATTR_FIXED == 1 + 1 + 2 + 3 * 8 + 3 * 2,
 	       "GS_ATTR_FIXED is the record less its strings");
 
+static void file_init(struct gs_attr_file *f)
+{
+	memset(f, 0, offsetof(struct gs_attr_file, target));
+	f->target[0] = '\0';
+	f->mode = 0644;
+}
+
 void gs_attr_init(struct gs_attr *a)
 {
-	memset(a, 0, sizeof(*a));
+	memset(a, 0, offsetof(struct gs_attr, file));
 	a->status = 200;
+	file_init(&a->file);
 }
 
 struct cur {
@@ -63,19 +78,39 @@ static void put_str(struct cur *c, const char *s, size_t len, size_t max)
 	put_bytes(c, s, len);
 }
 
+static void put_file(struct cur *c, const struct gs_attr_file *f)
+{
+	put_u(c, f->kind, 1);
+	put_u(c, f->mode, 4);
+	put_u(c, f->uid, 4);
+	put_u(c, f->gid, 4);
+	put_u(c, f->rdev, 8);
+	put_u(c, (uint64_t)f->atime_ns, 8);
+	put_u(c, (uint64_t)f->mtime_ns, 8);
+	put_u(c, (uint64_t)f->ctime_ns, 8);
+	put_str(c, f->target, f->target_len, GS_ATTR_TARGET_MAX);
+}
+
 long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap)
 {
 	struct cur c = { .p = buf, .cap = cap };
+	bool file = a->flags & GS_ATTR_FILE;
+	size_t extra = file ? FILE_FIXED + a->file.target_len : 0;
 
-	if (GS_ATTR_FIXED + a->etag_len + a->ctype_len + a->headers_len >
+	if (GS_ATTR_FIXED + extra + a->etag_len + a->ctype_len +
+		    a->headers_len >
 	    GS_ATTR_MAX)
 		return -EMSGSIZE;
-	put_u(&c, GS_ATTR_VERSION, 1);
+	if (file && a->file.kind > GS_KIND_MAX)
+		return -EINVAL;
+	put_u(&c, file ? V3_VERSION : GS_ATTR_VERSION, 1);
 	put_u(&c, a->flags, 1);
 	put_u(&c, a->status, 2);
 	put_u(&c, (uint64_t)a->last_modified, 8);
 	put_u(&c, (uint64_t)a->age_base, 8);
 	put_u(&c, (uint64_t)a->fresh_until, 8);
+	if (file)
+		put_file(&c, &a->file);
 	put_str(&c, a->etag, a->etag_len, GS_ATTR_ETAG_MAX);
 	put_str(&c, a->ctype, a->ctype_len, GS_ATTR_CTYPE_MAX);
 	put_str(&c, a->headers, a->headers_len, GS_ATTR_HEADERS_MAX);
@@ -117,7 +152,27 @@ static size_t get_str(struct cur *c, char *out, size_t max)
 	return n;
 }
 
-/* Versions 1 and 2: one layout, the header block's bound differs. */
+/* The file block at c->pos (version 3 with GS_ATTR_FILE). */
+static void get_file(struct cur *c, struct gs_attr_file *f)
+{
+	f->kind = (uint8_t)get_u(c, 1);
+	f->mode = (uint32_t)get_u(c, 4);
+	f->uid = (uint32_t)get_u(c, 4);
+	f->gid = (uint32_t)get_u(c, 4);
+	f->rdev = get_u(c, 8);
+	f->atime_ns = (int64_t)get_u(c, 8);
+	f->mtime_ns = (int64_t)get_u(c, 8);
+	f->ctime_ns = (int64_t)get_u(c, 8);
+	f->target_len = get_str(c, f->target, GS_ATTR_TARGET_MAX);
+	f->target[f->target_len] = '\0';
+	if (!c->err && f->kind > GS_KIND_MAX)
+		c->err = -EBADMSG;
+	if (!c->err && (f->kind == GS_KIND_SYMLINK) != (f->target_len > 0))
+		c->err = -EBADMSG; /* a symlink has a target, nothing else */
+}
+
+/* Versions 1 to 3: one layout, the header block's bound differs, and
+ * version 3 may have the file block. */
 static int decode_binary(const uint8_t *in, size_t len, struct gs_attr *a,
 			 size_t headers_max)
 {
@@ -128,6 +183,12 @@ static int decode_binary(const uint8_t *in, size_t len, struct gs_attr *a,
 	a->last_modified = (int64_t)get_u(&c, 8);
 	a->age_base = (int64_t)get_u(&c, 8);
 	a->fresh_until = (int64_t)get_u(&c, 8);
+	if (in[0] != V3_VERSION)
+		a->flags &= (uint8_t)~GS_ATTR_FILE;
+	else if (a->flags & GS_ATTR_FILE)
+		get_file(&c, &a->file);
+	else if (!c.err)
+		c.err = -EBADMSG; /* version 3 is the one with the block */
 	a->etag_len = get_str(&c, a->etag, GS_ATTR_ETAG_MAX);
 	a->ctype_len = get_str(&c, a->ctype, GS_ATTR_CTYPE_MAX);
 	a->headers_len = get_str(&c, a->headers, headers_max);
@@ -203,7 +264,7 @@ int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a)
 		return 0;
 	if (len > GS_ATTR_MAX)
 		ret = -EMSGSIZE;
-	else if (in[0] == GS_ATTR_VERSION)
+	else if (in[0] == GS_ATTR_VERSION || in[0] == V3_VERSION)
 		ret = decode_binary(in, len, a, GS_ATTR_HEADERS_MAX);
 	else if (in[0] == 1)
 		ret = decode_binary(in, len, a, V1_HEADERS_MAX);
@@ -215,4 +276,35 @@ int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a)
 	if (ret < 0)
 		gs_attr_init(a);
 	return ret;
+}
+
+int gs_attr_file_get(const void *buf, size_t len, struct gs_attr_file *f)
+{
+	const uint8_t *in = buf;
+	struct cur c = { .in = in, .cap = len, .pos = TIMES_END };
+
+	file_init(f);
+	if (len < TIMES_END || in[0] != V3_VERSION)
+		return len && in[0] == V3_VERSION ? -EBADMSG : 0;
+	if (len > GS_ATTR_MAX)
+		return -EMSGSIZE;
+	if (!(in[1] & GS_ATTR_FILE))
+		return -EBADMSG;
+	get_file(&c, f);
+	if (c.err) {
+		file_init(f);
+		return c.err;
+	}
+	return 1;
+}
+
+enum gs_kind gs_attr_kind(const void *buf, size_t len)
+{
+	const uint8_t *in = buf;
+
+	/* the kind is the block's first byte, right after the times */
+	if (len <= TIMES_END || in[0] != V3_VERSION ||
+	    !(in[1] & GS_ATTR_FILE) || in[TIMES_END] > GS_KIND_MAX)
+		return GS_KIND_FILE;
+	return (enum gs_kind)in[TIMES_END];
 }

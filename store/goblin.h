@@ -630,6 +630,48 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 #define GS_ATTR_RESP_HASH 0x10
 #define GS_ATTR_RESP_ZSET 0x20
 
+/* the record has a file block (gs_attr.file, issue 20) */
+#define GS_ATTR_FILE 0x10
+
+/*
+ * The file block (issue 20): what goblinfs keeps of a node besides its
+ * bytes, so that it survives a remount and every front-end sees it.
+ * Written as version 3 of the record (a record without it stays version
+ * 2, byte for byte), right after the three times and before the strings,
+ * so that gs_attr_kind() finds the kind at a fixed offset.  Times are
+ * CLOCK_REALTIME nanoseconds; 0 means "the commit's time" (gs_meta's
+ * mtime_ns), which is what a write leaves: the store stamps the commit,
+ * so a rewrite's mtime and ctime need no second record.  A symlink's
+ * target is kept here and its value is empty; a FIFO's, a socket's and a
+ * device's value is empty too.  An object without the block (put over
+ * memcache, HTTP or RESP) is a regular file, mode 0644 (a "path/" marker:
+ * a directory, 0755), owned by the mount's user.
+ */
+enum gs_kind {
+	GS_KIND_FILE = 0, /* regular file: the value is its bytes */
+	GS_KIND_DIR,	  /* a directory's "path/" marker */
+	GS_KIND_SYMLINK,  /* target in the block, value empty */
+	GS_KIND_FIFO,
+	GS_KIND_SOCK,
+	GS_KIND_CHR, /* rdev in the block */
+	GS_KIND_BLK,
+	GS_KIND_MAX = GS_KIND_BLK
+};
+#define GS_ATTR_TARGET_MAX 4095 /* longest symlink target (PATH_MAX - 1) */
+
+struct gs_attr_file {
+	uint8_t kind;	   /* enum gs_kind */
+	uint32_t mode;	   /* permission bits and S_ISUID/S_ISGID/S_ISVTX */
+	uint32_t uid;	   /* owner */
+	uint32_t gid;	   /* group */
+	uint64_t rdev;	   /* GS_KIND_CHR/BLK: the device number */
+	int64_t atime_ns;  /* 0: the commit's time */
+	int64_t mtime_ns;  /* 0: the commit's time */
+	int64_t ctime_ns;  /* 0: the commit's time */
+	size_t target_len; /* GS_KIND_SYMLINK: bytes of target, else 0 */
+	char target[GS_ATTR_TARGET_MAX + 1]; /* NUL-terminated after decode */
+};
+
 struct gs_attr {
 	uint8_t flags;	       /* GS_ATTR_* */
 	uint16_t status;       /* the stored response's status (200) */
@@ -646,6 +688,7 @@ struct gs_attr {
 	size_t headers_len; /* "Name: value\r\n" lines, end-to-end
 			     * response headers passed on with it */
 	char headers[GS_ATTR_HEADERS_MAX];
+	struct gs_attr_file file; /* with GS_ATTR_FILE in flags */
 };
 
 /** Defaults: no validators, no type, status 200, always fresh. */
@@ -666,6 +709,21 @@ long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap);
  * than it may be, -EPROTONOSUPPORT for an unknown version byte.
  */
 int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a);
+
+/**
+ * The file block alone, without decoding the rest (goblinfs reads it at
+ * every lookup): 1 and *@f filled, 0 when the record has none (*@f then
+ * holds the defaults of a regular file: kind GS_KIND_FILE, mode 0644,
+ * uid and gid 0, times 0), or a negative error as gs_attr_decode().
+ */
+int gs_attr_file_get(const void *buf, size_t len, struct gs_attr_file *f);
+
+/**
+ * The kind of object the record says it is, cheaply (a front-end asks it
+ * at every get): GS_KIND_FILE when there is no file block or the record
+ * is unreadable.  Network front-ends serve only GS_KIND_FILE values.
+ */
+enum gs_kind gs_attr_kind(const void *buf, size_t len);
 
 /* HTTP-date (RFC 9110 sec. 5.6.7), which the record's text form holds. */
 #define GS_HTTP_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */

@@ -109,9 +109,9 @@ static void test_refused(void **state)
 	/* trailing bytes */
 	buf[n] = 0;
 	assert_int_equal(gs_attr_decode(buf, (size_t)n + 1, &b), -EBADMSG);
-	/* versions nobody wrote */
+	/* versions nobody wrote (3 is 2 with a file block, issue 20) */
 	for (int v = 0; v < 256; v++) {
-		if (v == 1 || v == 2 || (v >= 'A' && v <= 'Z') ||
+		if (v == 1 || v == 2 || v == 3 || (v >= 'A' && v <= 'Z') ||
 		    (v >= 'a' && v <= 'z'))
 			continue;
 		buf[0] = (uint8_t)v;
@@ -299,6 +299,82 @@ static void test_issue18_header_block_32k(void **state)
 	assert_memory_equal(b.headers, a.headers, b.headers_len);
 }
 
+/* issue 20: goblinfs's file block survives, with HTTP fields beside it */
+static void test_issue20_file_block(void **state)
+{
+	static struct gs_attr a, b;
+	static uint8_t buf[GS_ATTR_MAX];
+	struct gs_attr_file f;
+	long n;
+
+	(void)state;
+	gs_attr_init(&a);
+	a.flags = GS_ATTR_FILE;
+	a.status = 200;
+	a.ctype_len = 10;
+	memcpy(a.ctype, "text/plain", 10);
+	a.file.kind = GS_KIND_SYMLINK;
+	a.file.mode = 04755;
+	a.file.uid = 65534;
+	a.file.gid = 4000000000u;
+	a.file.rdev = 0;
+	a.file.atime_ns = 1;
+	a.file.mtime_ns = 981173106123456789ll;
+	a.file.ctime_ns = -1;
+	a.file.target_len = GS_ATTR_TARGET_MAX;
+	memset(a.file.target, 't', GS_ATTR_TARGET_MAX);
+	n = gs_attr_encode(&a, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(buf[0], 3); /* the version with the block */
+	assert_int_equal(gs_attr_kind(buf, (size_t)n), GS_KIND_SYMLINK);
+	assert_int_equal(gs_attr_decode(buf, (size_t)n, &b), 0);
+	assert_int_equal(b.file.kind, GS_KIND_SYMLINK);
+	assert_int_equal(b.file.mode, 04755);
+	assert_int_equal(b.file.uid, 65534);
+	assert_int_equal(b.file.gid, 4000000000u);
+	assert_int_equal(b.file.mtime_ns, a.file.mtime_ns);
+	assert_int_equal(b.file.ctime_ns, -1);
+	assert_int_equal(b.file.target_len, GS_ATTR_TARGET_MAX);
+	assert_memory_equal(b.file.target, a.file.target, GS_ATTR_TARGET_MAX);
+	assert_int_equal(b.ctype_len, 10);
+	assert_int_equal(gs_attr_file_get(buf, (size_t)n, &f), 1);
+	assert_int_equal(f.mode, 04755);
+	assert_string_equal(f.target, b.file.target);
+	/* truncated anywhere in the block: refused, defaults */
+	for (long cut = 29; cut < 80; cut += 7) {
+		assert_int_equal(gs_attr_file_get(buf, (size_t)cut, &f),
+				 -EBADMSG);
+		assert_int_equal(f.mode, 0644);
+		assert_int_equal(gs_attr_decode(buf, (size_t)cut, &b),
+				 -EBADMSG);
+	}
+	/* a kind that does not exist, a symlink without its target */
+	a.file.kind = GS_KIND_MAX + 1;
+	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), -EINVAL);
+	a.file.kind = GS_KIND_SYMLINK;
+	a.file.target_len = 0;
+	n = gs_attr_encode(&a, buf, sizeof(buf));
+	assert_int_equal(gs_attr_decode(buf, (size_t)n, &b), -EBADMSG);
+	/* too long a target */
+	a.file.target_len = GS_ATTR_TARGET_MAX + 1;
+	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), -EMSGSIZE);
+	/* no block: a regular file, and version 2 as before */
+	gs_attr_init(&a);
+	n = gs_attr_encode(&a, buf, sizeof(buf));
+	assert_int_equal(buf[0], GS_ATTR_VERSION);
+	assert_int_equal(gs_attr_kind(buf, (size_t)n), GS_KIND_FILE);
+	assert_int_equal(gs_attr_file_get(buf, (size_t)n, &f), 0);
+	assert_int_equal(gs_attr_kind(NULL, 0), GS_KIND_FILE);
+	/* the whole record still fits GS_ATTR_MAX with a block */
+	full(&a);
+	a.flags |= GS_ATTR_FILE;
+	a.file.kind = GS_KIND_FIFO;
+	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), -EMSGSIZE);
+	a.headers_len -= 47;
+	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), GS_ATTR_MAX);
+	assert_int_equal(gs_attr_kind(buf, GS_ATTR_MAX), GS_KIND_FIFO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_issue17_goblinfs_text_decodes),
 		cmocka_unit_test(test_issue17_bad_text_refused),
 		cmocka_unit_test(test_issue18_header_block_32k),
+		cmocka_unit_test(test_issue20_file_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
