@@ -93,6 +93,7 @@ static void show_version(struct gfs *fs, struct gfs_node *n,
 	n->size = m->size;
 	n->mtime_ns = gfs_meta_mtime(fs, m);
 	n->cas = m->cas;
+	node_meta(fs, n, m); /* issue 20: its mode, owner, kind */
 }
 
 static void show_key(struct gfs *fs, const char *key, size_t klen,

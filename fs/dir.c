@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Directories and names: lookup (the tree, then the store, then with
- * --mirror the origin), forget, getattr and setattr, mkdir, rmdir, unlink,
- * rename, readdir; and the link, symlink and mknod goblinfs refuses.
+ * --mirror the origin), forget, getattr and setattr (modes, owners,
+ * times: issue 20), mkdir, symlink, readlink, mknod, rmdir, unlink,
+ * rename, readdir; and link, which goblinfs refuses.
  */
 #include <assert.h>
 #include <errno.h>
@@ -101,10 +102,63 @@ void gfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_attr(req, &st, fs->o.attr_timeout);
 }
 
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
+}
+
 /*
- * Only a size change is meaningful, and only the no-op kind: objects are
- * immutable.  Mode, owner and times are accepted and ignored (cp -p and
- * tar keep working).
+ * Mode, owner and times of @n as @attr and @to_set say, stored in its
+ * object's record (meta_store).  The kernel has checked who may
+ * (default_permissions: only root gives a file away, the owner changes
+ * its mode, and it took away S_ISGID when the caller is not of the
+ * group, and sends the mode without S_ISUID/S_ISGID after a chown or a
+ * write by another).  Called with fs->lock held.
+ */
+static int set_meta(struct gfs *fs, struct gfs_node *n, const struct stat *attr,
+		    int to_set)
+{
+	int64_t now = gs_real_ns();
+	struct stat st;
+
+	node_attr(fs, n, &st); /* what it shows now: defaults made real */
+	n->mode = st.st_mode;
+	n->uid = st.st_uid;
+	n->gid = st.st_gid;
+	n->mtime_ns = ts_ns(&st.st_mtim);
+	n->atime_ns = ts_ns(&st.st_atim);
+	if (to_set & FUSE_SET_ATTR_MODE)
+		n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);
+	if (to_set & FUSE_SET_ATTR_UID)
+		n->uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		n->gid = attr->st_gid;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		n->atime_ns = now;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		n->atime_ns = ts_ns(&attr->st_atim);
+	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) {
+		n->mtime_ns = to_set & FUSE_SET_ATTR_MTIME_NOW ?
+				      now :
+				      ts_ns(&attr->st_mtim);
+		if (!n->dir && n->writers)
+			n->mtime_set = true;
+	}
+	n->ctime_ns = to_set & FUSE_SET_ATTR_CTIME ? ts_ns(&attr->st_ctim) :
+						     now;
+	if (!n->dir && n->writers)
+		n->meta_dirty = true; /* the commit stores it too */
+	return meta_store(fs, n);
+}
+
+#define META_SET                                                           \
+	(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |      \
+	 FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_CTIME | \
+	 FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)
+
+/*
+ * A size change is meaningful only as the no-op kind: objects are
+ * immutable.  Mode, owner and times are kept (set_meta).
  */
 void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		 struct fuse_file_info *fi)
@@ -118,6 +172,7 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		return;
 	pthread_mutex_lock(&fs->lock);
 	n = node_of(fs, ino);
+	wait_commit(fs, n);
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n->dir)
 		err = EISDIR;
 	pthread_mutex_unlock(&fs->lock);
@@ -125,6 +180,8 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	if (!err && (to_set & FUSE_SET_ATTR_SIZE))
 		err = -fh_truncate(fs, n, fi, (uint64_t)attr->st_size);
 	pthread_mutex_lock(&fs->lock);
+	if (!err && (to_set & META_SET))
+		err = -set_meta(fs, n, attr, to_set);
 	if (!err)
 		node_attr(fs, n, &st);
 	if (!err && (to_set & FUSE_SET_ATTR_SIZE) && fi && fi->fh &&
@@ -137,46 +194,104 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		fuse_reply_attr(req, &st, fs->o.attr_timeout);
 }
 
-void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+/*
+ * A new node @name in @d of @mode (with @target for a symlink, @rdev for
+ * a device): its object (a directory's marker, else an empty value)
+ * carries its metadata, then the node is added.  Called with fs->lock
+ * held; 0 and *@out, or -errno.
+ */
+static int add_object(struct gfs *fs, fuse_req_t req, struct gfs_node *d,
+		      const char *name, size_t len, mode_t mode,
+		      const char *target, dev_t rdev, struct gfs_node **out)
 {
-	struct gfs *fs = req_fs(req);
+	struct gfs_node tmp = { .dir = S_ISDIR(mode) };
 	struct gs_put_args a = { 0 };
-	struct fuse_entry_param e;
+	uint8_t rec[GFS_META_REC];
 	char key[GFS_KEYBUF];
-	struct gfs_node *d, *n;
-	size_t len = strlen(name);
-	int ret;
+	struct gs_meta *m = NULL;
+	struct gfs_node *n;
+	int ret, klen;
+	long rl;
 
-	(void)mode;
-	if (refuse_ro(req))
-		return;
-	pthread_mutex_lock(&fs->lock);
-	d = node_of(fs, parent);
 	if ((ret = ns_name_check(name, len)) < 0)
-		goto out;
-	if (find_child(fs, d, name, len)) {
-		ret = -EEXIST;
-		goto out;
-	}
-	ret = ns_child_key(d, name, len, true, key);
+		return ret;
+	if (!d->dir)
+		return -ENOTDIR;
+	if (find_child(fs, d, name, len))
+		return -EEXIST;
+	klen = ns_child_key(d, name, len, tmp.dir, key);
+	if (klen < 0)
+		return klen;
+	meta_new(fs, req, d, &tmp, mode);
+	tmp.rdev = (uint64_t)rdev;
+	tmp.target = (char *)target;
+	rl = meta_record(fs, &tmp, rec, sizeof(rec));
+	if (rl < 0)
+		return (int)rl;
+	a.attr = rec;
+	a.attr_len = (size_t)rl;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	ret = gs_put(fs->s, key, (size_t)klen, "", 0, &a);
+	if (ret == 0)
+		ret = gs_stat(fs->s, key, (size_t)klen, m);
 	if (ret < 0)
 		goto out;
-	ret = gs_put(fs->s, key, (size_t)ret, "", 0, &a);
-	if (ret < 0)
-		goto out;
-	n = ns_add(fs, d, name, len, true);
+	n = ns_add(fs, d, name, len, tmp.dir);
 	if (!n) {
+		gs_delete(fs->s, key, (size_t)klen);
 		ret = -ENOMEM;
 		goto out;
 	}
-	n->marker = true;
-	node_entry(fs, n, &e);
+	if (tmp.dir) {
+		n->marker = true;
+	} else {
+		n->committed = true;
+		n->size = m->size;
+		n->mtime_ns = gfs_meta_mtime(fs, m);
+		n->cas = m->cas;
+	}
+	node_meta(fs, n, m);
+	if (target && !n->target) {
+		ret = -ENOMEM; /* shown as a file without its target: no */
+		ns_detach(fs, n);
+		gs_delete(fs->s, key, (size_t)klen);
+		goto out;
+	}
+	dir_touched(d);
+	*out = n;
 out:
+	free(m);
+	return ret;
+}
+
+/* Make a node with add_object in directory @parent; reply its entry. */
+static void reply_added(fuse_req_t req, fuse_ino_t parent, const char *name,
+			mode_t mode, const char *target, dev_t rdev)
+{
+	struct gfs *fs = req_fs(req);
+	struct fuse_entry_param e;
+	struct gfs_node *n = NULL;
+	int ret;
+
+	if (refuse_ro(req))
+		return;
+	pthread_mutex_lock(&fs->lock);
+	ret = add_object(fs, req, node_of(fs, parent), name, strlen(name), mode,
+			 target, rdev, &n);
+	if (!ret)
+		node_entry(fs, n, &e);
 	pthread_mutex_unlock(&fs->lock);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_entry(req, &e);
+}
+
+void gfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	reply_added(req, parent, name, S_IFDIR | (mode & 07777), NULL, 0);
 }
 
 /*
@@ -196,7 +311,9 @@ static int remove_node(struct gfs *fs, struct gfs_node *d, struct gfs_node *n,
 			ret = 0;
 	}
 	if (ret >= 0) {
+		n->removed = true; /* open still: st_nlink 0 */
 		ns_detach(fs, n);
+		dir_touched(d);
 		keep_dir(fs, d);
 	}
 	return ret;
@@ -314,7 +431,11 @@ void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (n->dir) {
 		struct gs_put_args a = { 0 };
+		uint8_t rec[GFS_META_REC];
+		long rl = meta_record(fs, n, rec, sizeof(rec));
 
+		a.attr = rec;
+		a.attr_len = rl > 0 ? (size_t)rl : 0;
 		ret = gs_put(fs->s, to, (size_t)tlen, "", 0, &a);
 		if (ret == 0 && n->marker)
 			gs_delete(fs->s, from, (size_t)flen);
@@ -336,9 +457,15 @@ void gfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto out;
 	if (t && !t->dir && !n->dir)
 		node_succeed(t, n);
-	if (t)
+	if (t) {
+		t->removed = true; /* open still: st_nlink 0 */
 		ns_detach(fs, t);
+	}
 	ret = ns_move(fs, n, nd, newname, nlen);
+	/* until a remount: a record per rename would cost every ccache */
+	n->ctime_ns = gs_real_ns();
+	dir_touched(d);
+	dir_touched(nd);
 	if (d != nd)
 		keep_dir(fs, d);
 out:
@@ -346,6 +473,12 @@ out:
 	fuse_reply_err(req, ret < 0 ? -ret : 0);
 }
 
+/*
+ * Hard links: EPERM (goblinfs(1)).  A key is a name and an object has
+ * one: two names for one version would need a link count shared by two
+ * keys of the store, which every delete, rename and eviction of either
+ * would have to keep, and which memcache and HTTP know nothing of.
+ */
 void gfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	      const char *newname)
 {
@@ -357,27 +490,61 @@ void gfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	fuse_reply_err(req, EPERM);
 }
 
+/* A symlink: an empty object whose record has the target (issue 20). */
 void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 		 const char *name)
 {
-	(void)link;
-	(void)parent;
-	(void)name;
-	if (refuse_ro(req))
+	if (strlen(link) > GS_ATTR_TARGET_MAX) {
+		fuse_reply_err(req, ENAMETOOLONG);
 		return;
-	fuse_reply_err(req, EPERM);
+	}
+	reply_added(req, parent, name, S_IFLNK | 0777, link, 0);
 }
 
+void gfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct gfs *fs = req_fs(req);
+	char buf[GS_ATTR_TARGET_MAX + 1];
+	struct gfs_node *n;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	n = node_of(fs, ino);
+	if (n->dir || !S_ISLNK(n->mode))
+		err = EINVAL;
+	else if (!n->target)
+		err = EIO;
+	else
+		memcpy(buf, n->target, strlen(n->target) + 1);
+	pthread_mutex_unlock(&fs->lock);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+/*
+ * FIFOs, sockets, devices and empty regular files: an empty object of its
+ * kind (metadata only: the kernel does the rest, a FIFO's pipe, a
+ * device's driver).
+ */
 void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	       dev_t rdev)
 {
-	(void)parent;
-	(void)name;
-	(void)mode;
-	(void)rdev;
-	if (refuse_ro(req))
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFIFO:
+	case S_IFSOCK:
+		rdev = 0;
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+		break;
+	default:
+		fuse_reply_err(req, EINVAL);
 		return;
-	fuse_reply_err(req, EPERM);
+	}
+	reply_added(req, parent, name, mode, NULL, rdev);
 }
 
 void gfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -451,7 +618,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		} else {
 			memset(&e, 0, sizeof(e));
 			e.attr.st_ino = k->id;
-			e.attr.st_mode = k->dir ? S_IFDIR : S_IFREG;
+			e.attr.st_mode = node_mode(fs, k) & S_IFMT;
 			sz = fuse_add_direntry(req, buf + used, size - used,
 					       k->name, &e.attr,
 					       (off_t)k->cookie);

@@ -32,12 +32,20 @@ static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 {
 	/* appendable: the next append need not read the file to hash it */
 	struct gs_put_args a = { .appendable = true };
+	uint8_t rec[GFS_META_REC];
+	long rl;
 	int ret = 0;
 
 	switch (op) {
 	case WRITER_BEGIN:
 		a.size = GS_SIZE_UNKNOWN;
 		a.mode = GS_SET;
+		/* the file's mode and owner go with every version */
+		rl = meta_record_unlocked(fs, fh->node, rec, sizeof(rec));
+		if (rl < 0)
+			return (int)rl;
+		a.attr = rec;
+		a.attr_len = (size_t)rl;
 		ret = gs_put_begin(fs->s, fh->key, fh->klen, &a, &fh->w);
 		break;
 	case WRITER_APPEND:
@@ -505,7 +513,6 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	bool trunc = true;
 	int ret;
 
-	(void)mode;
 	if (refuse_ro(req))
 		return;
 	pthread_mutex_lock(&fs->lock);
@@ -513,6 +520,8 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if ((ret = ns_name_check(name, len)) < 0)
 		goto fail;
 	n = find_child(fs, d, name, len);
+	if (n && !n->dir && n->mode && !S_ISREG(n->mode))
+		ret = -EEXIST; /* a symlink, FIFO, ...: the kernel's to open */
 	if (n && n->dir)
 		ret = -EISDIR;
 	else if (n && (fi->flags & O_EXCL))
@@ -530,9 +539,12 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		ret = -ENOMEM; /* the reply names the new node: no ESTALE */
 		goto fail;
 	}
-	if (!n && !(n = ns_add(fs, d, name, len, false))) {
-		ret = -ENOMEM;
-		goto fail;
+	if (!n) {
+		if (!(n = ns_add(fs, d, name, len, false))) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		meta_new(fs, req, d, n, S_IFREG | (mode & 07777));
 	}
 	n->writers++;
 	n->refs++;
@@ -611,10 +623,12 @@ static int fh_commit(struct gfs *fs, struct gfs_fh *fh)
 		if (n->attached) {
 			n->committed = true;
 			n->size = m->size;
-			n->mtime_ns = m->mtime_ns;
+			if (!n->mtime_set) /* utimensat while writing */
+				n->mtime_ns = m->mtime_ns;
 			n->cas = m->cas;
 		}
 		pthread_mutex_unlock(&fs->lock);
+		meta_committed(fs, n, key, (size_t)klen, m);
 	}
 	free(m);
 	return ret;

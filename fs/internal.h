@@ -74,6 +74,21 @@ struct gfs_node {
 	struct gfs_node *successor;
 	size_t namelen;
 	char *name; /* NUL-terminated, owned by the node */
+	/*
+	 * Metadata (issue 20, meta.c): kept in the object's record (a
+	 * directory's in its marker), mode 0 meaning the defaults of an
+	 * object that came without one (0644 files, 0755 directories, the
+	 * mount's uid and gid).  Times: mtime_ns above (directories too: 0
+	 * is the mount's start), atime_ns and ctime_ns 0: as mtime_ns.
+	 */
+	uint32_t mode;	   /* S_IFMT and permission bits; 0: defaults */
+	uint32_t uid, gid; /* with mode set */
+	uint64_t rdev;	   /* device nodes */
+	int64_t atime_ns, ctime_ns;
+	char *target;	 /* symlinks: NUL-terminated, owned by the node */
+	bool removed;	 /* unlinked or renamed over: st_nlink 0 */
+	bool meta_dirty; /* set while being written: the commit keeps it */
+	bool mtime_set;	 /* mtime_ns set so meanwhile (utimensat) */
 };
 
 struct gfs_ring;
@@ -302,6 +317,47 @@ void keep_dir(struct gfs *fs, struct gfs_node *d);
 struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
 			    const char *name, size_t len);
 
+/* ---- metadata: modes, owners, times, kinds (meta.c), fs->lock held ---- */
+
+/* The room a record of meta_record() needs, a symlink's target included. */
+#define GFS_META_REC (96 + GS_ATTR_TARGET_MAX)
+
+/* Show on @n the metadata of version @m (its record's file block). */
+void node_meta(struct gfs *fs, struct gfs_node *n, const struct gs_meta *m);
+/*
+ * The record a new version of @n carries: its file block alone, with
+ * times 0 (the commit's), for a put's attr.  The length or -errno.
+ */
+long meta_record(struct gfs *fs, struct gfs_node *n, uint8_t *buf, size_t cap);
+/* The same, taking fs->lock (for a writer's begin, which has it not). */
+long meta_record_unlocked(struct gfs *fs, struct gfs_node *n, uint8_t *buf,
+			  size_t cap);
+/*
+ * Store @n's metadata in its object's record (a directory's marker,
+ * made when missing) without a new version.  0 or -errno.
+ */
+int meta_store(struct gfs *fs, struct gfs_node *n);
+/*
+ * After a commit of @n as version @m: what a setattr changed while it
+ * was being written goes into the record too.  Takes fs->lock.
+ */
+void meta_committed(struct gfs *fs, struct gfs_node *n, const char *key,
+		    size_t klen, struct gs_meta *m);
+/* @a with @n's metadata and times in its file block, encoded. */
+long meta_merge(struct gfs *fs, struct gfs_node *n, struct gs_attr *a,
+		uint8_t *buf, size_t cap);
+/* The mode the kernel sees (S_IFMT included). */
+mode_t node_mode(const struct gfs *fs, const struct gfs_node *n);
+/* A new node's owner and mode for request @req in directory @d. */
+void meta_new(struct gfs *fs, fuse_req_t req, struct gfs_node *d,
+	      struct gfs_node *n, mode_t mode);
+/* Write directory @d's marker with its metadata (node.c): 0 or -errno. */
+int put_marker(struct gfs *fs, struct gfs_node *d);
+/* Entries of directory @d changed now: its mtime and ctime (node.c). */
+void dir_touched(struct gfs_node *d);
+/* Free what a node owns besides its name (ns.c, when it frees one). */
+void node_meta_free(struct gfs_node *n);
+
 /* ---- --mirror: the origin (origin.c) ---- */
 
 /* A name the store lacks, asked of the origin; drops fs->lock meanwhile. */
@@ -387,6 +443,7 @@ void gfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 		 const char *name);
 void gfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	       dev_t rdev);
+void gfs_readlink(fuse_req_t req, fuse_ino_t ino);
 void gfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void gfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi);

@@ -23,29 +23,31 @@ void node_attr(struct gfs *fs, struct gfs_node *n, struct stat *st)
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = n->id;
-	st->st_uid = fs->uid;
-	st->st_gid = fs->gid;
+	st->st_mode = node_mode(fs, n);
+	st->st_uid = n->mode ? n->uid : fs->uid;
+	st->st_gid = n->mode ? n->gid : fs->gid;
+	st->st_rdev = (dev_t)n->rdev;
 	st->st_blksize = GFS_MAX_IO;
 	if (n->dir) {
-		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2 + n->nsubdirs;
 		st->st_size = (off_t)n->nkids;
-		t = fs->start_ns;
+		t = n->mtime_ns ? n->mtime_ns : fs->start_ns;
 	} else {
-		st->st_mode = S_IFREG | 0644;
-		st->st_nlink = 1;
+		/* unlinked or renamed over, still open: no name (issue 20) */
+		st->st_nlink = n->removed ? 0 : 1;
 		/* while written: the writer's size, as the kernel's own
 		 * i_size is between getattrs (lseek SEEK_END, fstat) */
 		st->st_size = (off_t)(n->committed && !n->writers ? n->size :
 								    n->wsize);
-		st->st_blocks = (st->st_size + 511) / 512;
-		t = n->committed ? n->mtime_ns : gs_real_ns();
+		if (S_ISREG(st->st_mode))
+			st->st_blocks = (st->st_size + 511) / 512;
+		t = n->committed || n->mtime_set ? n->mtime_ns : gs_real_ns();
 		n->ksize = (uint64_t)st->st_size;
 		n->kmtime_ns = t;
 	}
 	ns_to_ts(t, &st->st_mtim);
-	st->st_ctim = st->st_mtim;
-	st->st_atim = st->st_mtim;
+	ns_to_ts(n->ctime_ns ? n->ctime_ns : t, &st->st_ctim);
+	ns_to_ts(n->atime_ns ? n->atime_ns : t, &st->st_atim);
 }
 
 /* Called with fs->lock held; counts the lookup the reply gives. */
@@ -116,6 +118,11 @@ struct gfs_node *node_fork(struct gfs *fs, struct gfs_node *n)
 	n2->size = n->size;
 	n2->mtime_ns = n->mtime_ns;
 	n2->cas = n->cas;
+	n2->mode = n->mode;
+	n2->uid = n->uid;
+	n2->gid = n->gid;
+	n2->atime_ns = n->atime_ns;
+	n2->ctime_ns = n->ctime_ns;
 	n2->rewrite_pending = true;
 	node_succeed(n, n2);
 	return n2;
@@ -130,6 +137,28 @@ struct gfs_node *node_current(struct gfs_node *n)
 }
 
 /*
+ * Write the marker of directory @d with its metadata: 0 or -errno.
+ * Called with fs->lock held.
+ */
+int put_marker(struct gfs *fs, struct gfs_node *d)
+{
+	struct gs_put_args a = { 0 };
+	uint8_t rec[GFS_META_REC];
+	char key[GFS_KEYBUF];
+	long rl = meta_record(fs, d, rec, sizeof(rec));
+	int len = ns_key(d, true, key), ret;
+
+	if (len < 0 || rl < 0)
+		return len < 0 ? len : (int)rl;
+	a.attr = rec;
+	a.attr_len = (size_t)rl;
+	ret = gs_put(fs->s, key, (size_t)len, "", 0, &a);
+	if (ret == 0)
+		d->marker = true;
+	return ret;
+}
+
+/*
  * A directory left empty by an unlink, rmdir or rename keeps existing (as
  * on any filesystem): it gets its "path/" marker object.  Called with
  * fs->lock held; a failure only means the directory is gone after a
@@ -137,15 +166,9 @@ struct gfs_node *node_current(struct gfs_node *n)
  */
 void keep_dir(struct gfs *fs, struct gfs_node *d)
 {
-	struct gs_put_args a = { 0 };
-	char key[GFS_KEYBUF];
-	int len;
-
 	if (d == fs->root || d->marker || d->nkids || !d->attached)
 		return;
-	len = ns_key(d, true, key);
-	if (len > 0 && gs_put(fs->s, key, (size_t)len, "", 0, &a) == 0)
-		d->marker = true;
+	put_marker(fs, d);
 }
 
 /*
@@ -174,15 +197,116 @@ struct gfs_node *find_child(struct gfs *fs, struct gfs_node *dir,
 			n->size = m->size;
 			n->mtime_ns = gfs_meta_mtime(fs, m);
 			n->cas = m->cas;
+			node_meta(fs, n, m);
 		}
 	} else if (klen > 0 && (size_t)klen < GS_KEY_MAX) {
 		key[klen] = '/';
 		if (gs_stat(fs->s, key, (size_t)klen + 1, m) == 0) {
 			n = ns_add(fs, dir, name, len, true);
-			if (n)
+			if (n) {
 				n->marker = true;
+				node_meta(fs, n, m);
+			}
 		}
 	}
 	free(m);
 	return n;
+}
+
+/*
+ * Store @n's metadata in the record of its object, the version it has
+ * now (gs_set_attr: no new version, journalled), keeping what else the
+ * record holds.  A directory without a marker gets one.  A file only
+ * being written has no object yet: its commit stores it
+ * (meta_committed).  Called with fs->lock held.
+ */
+int meta_store(struct gfs *fs, struct gfs_node *n)
+{
+	struct gs_meta *m = NULL;
+	struct gs_attr *a = NULL;
+	uint8_t *rec = NULL;
+	char key[GFS_KEYBUF];
+	int klen, ret;
+	long rl;
+
+	if (n == fs->root)
+		return 0; /* no key: kept until unmount (goblinfs(1)) */
+	if (n->dir && !n->marker)
+		return put_marker(fs, n);
+	if (!n->dir && !n->committed)
+		return 0;
+	klen = ns_key(n, n->dir, key);
+	if (klen < 0)
+		return klen == -ENOENT ? 0 : klen; /* unlinked: nothing */
+	m = malloc(sizeof(*m));
+	a = malloc(sizeof(*a));
+	rec = malloc(GS_ATTR_MAX);
+	ret = -ENOMEM;
+	if (!m || !a || !rec)
+		goto out;
+	ret = gs_stat(fs->s, key, (size_t)klen, m);
+	if (ret < 0)
+		goto out;
+	if (gs_attr_decode(m->attr, m->attr_len, a) < 0)
+		gs_attr_init(a); /* unreadable: ours replaces it */
+	if (!n->dir && !n->mtime_ns)
+		n->mtime_ns = m->mtime_ns;
+	rl = meta_merge(fs, n, a, rec, GS_ATTR_MAX);
+	ret = rl < 0 ? (int)rl :
+		       gs_set_attr(fs->s, key, (size_t)klen, m->cas, rec,
+				   (size_t)rl, m->exptime);
+out:
+	free(rec);
+	free(a);
+	free(m);
+	return ret;
+}
+
+void meta_committed(struct gfs *fs, struct gfs_node *n, const char *key,
+		    size_t klen, struct gs_meta *m)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (n->attached && n->meta_dirty) {
+		n->meta_dirty = false;
+		if (!n->mtime_set)
+			n->mtime_ns = m->mtime_ns;
+		if (!n->ctime_ns || n->ctime_ns < m->mtime_ns)
+			n->ctime_ns = m->mtime_ns;
+		if (meta_store(fs, n) == 0)
+			gs_stat(fs->s, key, klen, m);
+	}
+	if (n->attached && !n->writers)
+		n->mtime_set = false;
+	if (n->attached) {
+		node_meta(fs, n, m);
+		n->mtime_ns = gfs_meta_mtime(fs, m);
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/*
+ * The owner of a new node: the caller's uid, and its gid unless the
+ * directory is set-group-ID (then the directory's group, and a new
+ * directory inherits the bit), as on ext4.  Called with fs->lock held.
+ */
+void meta_new(struct gfs *fs, fuse_req_t req, struct gfs_node *d,
+	      struct gfs_node *n, mode_t mode)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	mode_t dmode = node_mode(fs, d);
+
+	n->uid = ctx->uid;
+	n->gid = ctx->gid;
+	if (dmode & S_ISGID) {
+		n->gid = d->mode ? d->gid : fs->gid;
+		if (S_ISDIR(mode))
+			mode |= S_ISGID;
+	}
+	n->mode = (uint32_t)mode;
+}
+
+/* Entries of @d changed: its mtime and ctime, until a remount. */
+void dir_touched(struct gfs_node *d)
+{
+	d->mtime_ns = d->ctime_ns = gs_real_ns();
 }

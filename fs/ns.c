@@ -123,6 +123,7 @@ static void free_tree(struct gfs_node *n)
 		next = k->next;
 		free_tree(k);
 	}
+	node_meta_free(n);
 	free(n->name);
 	free(n);
 }
@@ -137,6 +138,7 @@ void ns_release(struct gfs *fs)
 		struct gfs_node *n = fs->limbo;
 
 		fs->limbo = n->next;
+		node_meta_free(n);
 		free(n->name);
 		free(n);
 	}
@@ -288,6 +290,7 @@ void ns_put(struct gfs *fs, struct gfs_node *n)
 		struct gfs_node *next = n->successor;
 
 		limbo_del(fs, n);
+		node_meta_free(n);
 		free(n->name);
 		free(n);
 		if (next) {
@@ -405,8 +408,10 @@ static int add_key(void *arg, const void *kv, size_t klen,
 				if (!c)
 					return -ENOMEM;
 			}
-			if (last)
+			if (last) {
 				c->marker = true;
+				node_meta(fs, c, m);
+			}
 		} else {
 			if (c && !c->dir) /* a change put it there first */
 				return 0;
@@ -421,6 +426,7 @@ static int add_key(void *arg, const void *kv, size_t klen,
 			c->size = m->size;
 			c->mtime_ns = gfs_meta_mtime(fs, m);
 			c->cas = m->cas;
+			node_meta(fs, c, m);
 		}
 		if (last)
 			return 0;
@@ -469,5 +475,10 @@ int ns_load(struct gfs *fs)
 
 int64_t gfs_meta_mtime(const struct gfs *fs, const struct gs_meta *m)
 {
+	struct gs_attr_file f;
+
+	/* a time set by utimensat (issue 20), else the commit's */
+	if (gs_attr_file_get(m->attr, m->attr_len, &f) > 0 && f.mtime_ns)
+		return f.mtime_ns;
 	return fs->mirror ? mirror_meta_mtime(m) : m->mtime_ns;
 }

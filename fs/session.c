@@ -78,6 +78,7 @@ static const struct fuse_lowlevel_ops gfs_ops = {
 	.rename = gfs_rename,
 	.link = gfs_link,
 	.symlink = gfs_symlink,
+	.readlink = gfs_readlink,
 	.mknod = gfs_mknod,
 	.open = gfs_open,
 	.create = gfs_create,
