@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,12 +17,56 @@ struct ls_entry {
 	size_t klen;
 	uint64_t size;
 	int64_t mtime_ns;
+	char *kind; /* goblinfs's kind when not a file (issue 20), or NULL */
 };
 
 struct ls_list {
 	struct ls_entry *v;
 	size_t nr, alloc;
 };
+
+/*
+ * What ls -l adds after the key of an object goblinfs made that is no
+ * regular file (its record's file block): "  [symlink -> TARGET]",
+ * "  [fifo]", "  [socket]", "  [chr MAJOR,MINOR]", "  [blk ...]".  A
+ * malloc'ed string, or NULL for files and directories (which end in
+ * '/' already).
+ */
+static char *ls_kind(const struct gs_meta *m)
+{
+	struct gs_attr_file *f = malloc(sizeof(*f));
+	char *out = NULL;
+	int ret;
+
+	if (!f)
+		die("out of memory");
+	if (gs_attr_file_get(m->attr, m->attr_len, f) <= 0)
+		goto out;
+	switch (f->kind) {
+	case GS_KIND_SYMLINK:
+		ret = asprintf(&out, "  [symlink -> %s]", f->target);
+		break;
+	case GS_KIND_FIFO:
+		ret = asprintf(&out, "  [fifo]");
+		break;
+	case GS_KIND_SOCK:
+		ret = asprintf(&out, "  [socket]");
+		break;
+	case GS_KIND_CHR:
+	case GS_KIND_BLK:
+		ret = asprintf(&out, "  [%s %u,%u]",
+			       f->kind == GS_KIND_CHR ? "chr" : "blk",
+			       major((dev_t)f->rdev), minor((dev_t)f->rdev));
+		break;
+	default:
+		goto out;
+	}
+	if (ret < 0)
+		die("out of memory");
+out:
+	free(f);
+	return out;
+}
 
 static int ls_collect(void *arg, const void *key, size_t klen,
 		      const struct gs_meta *m)
@@ -45,6 +91,7 @@ static int ls_collect(void *arg, const void *key, size_t klen,
 	e->klen = klen;
 	e->size = m->size;
 	e->mtime_ns = m->mtime_ns;
+	e->kind = ls_kind(m);
 	l->nr++;
 	return 0;
 }
@@ -96,8 +143,11 @@ int cmd_ls(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
 			printf("%12" PRIu64 " %s ", l.v[i].size, when);
 		}
 		fwrite(l.v[i].key, 1, l.v[i].klen, stdout);
+		if (lng && l.v[i].kind)
+			fputs(l.v[i].kind, stdout);
 		putchar('\n');
 		free(l.v[i].key);
+		free(l.v[i].kind);
 	}
 	free(l.v);
 	return 0;
