@@ -157,9 +157,21 @@ int gd_reader_open(struct worker *w, const char *key, size_t klen, int flags,
 		   struct gs_reader **out)
 {
 	int ret = gs_get_open(w->gd->s, key, klen, flags, out);
+	const struct gs_meta *m;
 
 	if (ret < 0)
 		return ret;
+	/*
+	 * A symlink, FIFO, socket or device a mount made (issue 20): no
+	 * value to serve, a miss (goblind(8)).  A directory's marker stays
+	 * the empty value it always was.
+	 */
+	m = gs_reader_meta(*out);
+	if (gs_attr_kind(m->attr, m->attr_len) > GS_KIND_DIR) {
+		gs_reader_close(*out);
+		*out = NULL;
+		return -ENOENT;
+	}
 	ret = gd_reader_attach(w, *out);
 	if (ret < 0) {
 		gs_reader_close(*out);
