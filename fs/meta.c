@@ -113,28 +113,12 @@ static void node_block(struct gfs *fs, const struct gfs_node *n,
 	}
 }
 
-/* A record of the file block alone: see meta_record. */
-static long block_record(const struct gs_attr_file *f, uint8_t *buf, size_t cap)
-{
-	struct gs_attr *a = malloc(sizeof(*a));
-	long ret;
-
-	if (!a)
-		return -ENOMEM;
-	gs_attr_init(a);
-	a->flags = GS_ATTR_FILE;
-	a->file = *f;
-	ret = gs_attr_encode(a, buf, cap);
-	free(a);
-	return ret;
-}
-
 long meta_record(struct gfs *fs, struct gfs_node *n, uint8_t *buf, size_t cap)
 {
 	struct gs_attr_file f;
 
 	node_block(fs, n, &f, n->dir);
-	return block_record(&f, buf, cap);
+	return gs_attr_file_encode(&f, buf, cap);
 }
 
 long meta_record_unlocked(struct gfs *fs, struct gfs_node *n, uint8_t *buf,

@@ -711,6 +711,15 @@ long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap);
 int gs_attr_decode(const void *buf, size_t len, struct gs_attr *a);
 
 /**
+ * A record of file block @f and nothing else (what goblinfs gives a new
+ * version): as gs_attr_encode() of a record with only GS_ATTR_FILE set,
+ * without building one.  The length, -EINVAL for an unknown kind,
+ * -EMSGSIZE for a target over GS_ATTR_TARGET_MAX, -ENOSPC for @cap.
+ */
+long gs_attr_file_encode(const struct gs_attr_file *f, uint8_t *buf,
+			 size_t cap);
+
+/**
  * The file block alone, without decoding the rest (goblinfs reads it at
  * every lookup): 1 and *@f filled, 0 when the record has none (*@f then
  * holds the defaults of a regular file: kind GS_KIND_FILE, mode 0644,

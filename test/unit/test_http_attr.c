@@ -348,6 +348,19 @@ static void test_issue20_file_block(void **state)
 		assert_int_equal(gs_attr_decode(buf, (size_t)cut, &b),
 				 -EBADMSG);
 	}
+	/* the short way to a record of the block alone: the same bytes */
+	{
+		static uint8_t buf2[GS_ATTR_MAX];
+		long n2;
+
+		a.ctype_len = 0;
+		n = gs_attr_encode(&a, buf, sizeof(buf));
+		n2 = gs_attr_file_encode(&a.file, buf2, sizeof(buf2));
+		assert_int_equal(n2, n);
+		assert_memory_equal(buf2, buf, (size_t)n);
+		assert_int_equal(gs_attr_file_encode(&a.file, buf2, 40),
+				 -ENOSPC);
+	}
 	/* a kind that does not exist, a symlink without its target */
 	a.file.kind = GS_KIND_MAX + 1;
 	assert_int_equal(gs_attr_encode(&a, buf, sizeof(buf)), -EINVAL);
