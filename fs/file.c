@@ -36,16 +36,18 @@ static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 	long rl;
 	int ret = 0;
 
-	switch (op) {
-	case WRITER_BEGIN:
-		a.size = GS_SIZE_UNKNOWN;
-		a.mode = GS_SET;
-		/* the file's mode and owner go with every version */
+	if (op == WRITER_BEGIN) {
+		/* the file's mode, owner and kind go with every version */
 		rl = meta_record_unlocked(fs, fh->node, rec, sizeof(rec));
 		if (rl < 0)
 			return (int)rl;
 		a.attr = rec;
 		a.attr_len = (size_t)rl;
+	}
+	switch (op) {
+	case WRITER_BEGIN:
+		a.size = GS_SIZE_UNKNOWN;
+		a.mode = GS_SET;
 		ret = gs_put_begin(fs->s, fh->key, fh->klen, &a, &fh->w);
 		break;
 	case WRITER_APPEND:
