@@ -87,10 +87,14 @@ EOF
 		touch -a -d '2001-02-03 04:05:06.123456789' "$d/f"
 		touch -m -d '2002-03-04 05:06:07.987654321' "$d/f"
 		touch -d '1999-12-31 23:59:59.000000001' "$d/dir"
+		# a chown takes set-user-ID and set-group-ID away
+		echo s >"$d/suid"
+		chmod 6755 "$d/suid"
+		chown 4321 "$d/suid"
 	done
 	[ "$("$M/run.sh")" = ran ] # the execute bit works
-	(cd "$E" && stat -c "$fmt" f dir) >"$T/e"
-	(cd "$M" && stat -c "$fmt" f dir) >"$T/m"
+	(cd "$E" && stat -c "$fmt" f dir && stat -c '%n %A %u' suid) >"$T/e"
+	(cd "$M" && stat -c "$fmt" f dir && stat -c '%n %A %u' suid) >"$T/m"
 	cat "$T/e" "$T/m"
 	diff "$T/e" "$T/m"
 	[ "$(stat -c %A "$M/run.sh")" = -rwxr-xr-x ]
@@ -102,7 +106,7 @@ EOF
 	c1=$(stat -c %Z.%z "$M/run.sh")
 	[ "$c0" != "$c1" ]
 	remount
-	(cd "$M" && stat -c "$fmt" f dir) >"$T/m2"
+	(cd "$M" && stat -c "$fmt" f dir && stat -c '%n %A %u' suid) >"$T/m2"
 	diff "$T/e" "$T/m2"
 	[ "$(stat -c '%A %Z.%z' "$M/run.sh")" = "-rwx------ $c1" ]
 }
