@@ -547,6 +547,7 @@ void gfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			goto fail;
 		}
 		meta_new(fs, req, d, n, S_IFREG | (mode & 07777));
+		dir_touched(d);
 	}
 	n->writers++;
 	n->refs++;

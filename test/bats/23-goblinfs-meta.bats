@@ -72,6 +72,25 @@ EOF
 	done
 }
 
+@test "issue 20: a directory's mtime and ctime move when a file, directory, symlink or FIFO is made or removed in it, as on ext4 (pjdfstest open/00.t)" {
+	mount_fs
+	local d op before after
+	for d in "$E" "$M"; do
+		mkdir "$d/p"
+		for op in "touch f" "mkdir s" "ln -s f l" "mkfifo q" "rm f" \
+			"rmdir s" "mv l l2"; do
+			touch -d '2000-01-01' "$d/p"
+			before=$(stat -c '%Y %Z' "$d/p")
+			sleep 1.1 # the kernel's cached attributes expire
+			(cd "$d/p" && $op)
+			after=$(stat -c '%Y %Z' "$d/p")
+			echo "$d: $op: $before -> $after"
+			[ "${after% *}" -gt 946684800 ] # mtime: not 2000 any more
+			[ "${after#* }" -gt "${before#* }" ] # ctime moved on
+		done
+	done
+}
+
 @test "issue 20: chmod (execute, setgid, sticky), chown and utimensat with nanoseconds: stat as on ext4, and after a remount" {
 	mount_fs
 	local d fmt='%n %A %u %g %x %y'
