@@ -36,7 +36,7 @@ static int writer_call(struct gfs *fs, struct gfs_fh *fh, enum writer_op op,
 	long rl;
 	int ret = 0;
 
-	if (op == WRITER_BEGIN) {
+	if (op == WRITER_BEGIN || op == WRITER_APPEND) {
 		/* the file's mode, owner and kind go with every version */
 		rl = meta_record_unlocked(fs, fh->node, rec, sizeof(rec));
 		if (rl < 0)
