@@ -422,25 +422,6 @@ static int open_writer(struct gfs *fs, struct gfs_node *n, const char *key,
 	return 0;
 }
 
-/*
- * A writer opened a node that lost its name to @c (a rename, or a fork
- * for another front-end's version): -ESTALE, and the kernel's one retry
- * opens @c.  If page-cache readers hold @c meanwhile, that retry would
- * have to fork it and get ESTALE again, which the kernel passes to the
- * program: so @c is forked now (or kept off the page cache) for it.
- * Called with fs->lock held.
- */
-static int estale_retry(struct gfs *fs, struct gfs_node *c)
-{
-	if (c->attached && !c->dir && !c->writers) {
-		if (c->cached_readers)
-			node_fork(fs, c); /* NULL: the retry forks */
-		else
-			c->rewrite_pending = true;
-	}
-	return -ESTALE;
-}
-
 void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct gfs *fs = req_fs(req);
@@ -479,7 +460,7 @@ void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	else if (!(fi->flags & O_TRUNC) && n->attached && !n->committed)
 		ret = n->writers ? -EBUSY : -ENOENT; /* only being created */
 	else if (!n->attached && n->successor)
-		ret = estale_retry(fs, node_current(n));
+		ret = node_estale(fs, node_current(n));
 	else if (n->attached && n->cached_readers)
 		ret = node_fork(fs, n) ? -ESTALE : -ENOMEM;
 	else

@@ -309,6 +309,7 @@ void wait_commit(struct gfs *fs, struct gfs_node *n);
 void node_succeed(struct gfs_node *t, struct gfs_node *n);
 /* The name of @n to a new node with its version; NULL: ENOMEM. */
 struct gfs_node *node_fork(struct gfs *fs, struct gfs_node *n);
+int node_estale(struct gfs *fs, struct gfs_node *c);
 /* The file a path walk that found @n opens. */
 struct gfs_node *node_current(struct gfs_node *n);
 /* Give directory @d, left empty, its marker object. */

@@ -128,6 +128,25 @@ struct gfs_node *node_fork(struct gfs *fs, struct gfs_node *n)
 	return n2;
 }
 
+/*
+ * A writer opened a node that lost its name to @c (a rename, or a fork
+ * for another front-end's version): -ESTALE, and the kernel's one retry
+ * opens @c.  If page-cache readers hold @c meanwhile, that retry would
+ * have to fork it and get ESTALE again, which the kernel passes to the
+ * program: so @c is forked now (or kept off the page cache) for it.
+ * Called with fs->lock held.
+ */
+int node_estale(struct gfs *fs, struct gfs_node *c)
+{
+	if (c->attached && !c->dir && !c->writers) {
+		if (c->cached_readers)
+			node_fork(fs, c); /* NULL: the retry forks */
+		else
+			c->rewrite_pending = true;
+	}
+	return -ESTALE;
+}
+
 /* The file a path walk that found @n opens: see node_succeed. */
 struct gfs_node *node_current(struct gfs_node *n)
 {
