@@ -516,10 +516,26 @@ class Crash:
         3), so close() alone acknowledges nothing.  When close() is made
         to return only after the commit, tighten this to "acknowledged
         when close() returns" (--mount-ack close, then its default)."""
+        # a third of them rewrite the file in place (issue 20: O_RDWR
+        # without O_TRUNC, written from offset 0, then cut to its
+        # length): goblinfs's copy on write, published at close as a
+        # whole write is
+        inplace = random.Random("inplace:%d:%s:%d" % (
+            self.seed, key, ver)).random() < 1 / 3
         try:
-            with open(key, "wb", opener=self.opener) as f:
-                for off in range(0, len(data), 256 << 10):
-                    f.write(data[off:off + (256 << 10)])
+            if inplace:
+                self.stats.add("mount_inplace_writes")
+                fd = self.opener(key, os.O_RDWR | os.O_CREAT)
+                try:
+                    for off in range(0, len(data), 256 << 10):
+                        os.pwrite(fd, data[off:off + (256 << 10)], off)
+                    os.ftruncate(fd, len(data))
+                finally:
+                    os.close(fd)
+            else:
+                with open(key, "wb", opener=self.opener) as f:
+                    for off in range(0, len(data), 256 << 10):
+                        f.write(data[off:off + (256 << 10)])
         except OSError as e:
             if e.errno in (errno.ENOTCONN, errno.ECONNABORTED, errno.EIO):
                 raise Gone("mount: %s" % e)
@@ -919,7 +935,8 @@ class Crash:
                s.get("hung"))
         acked = sum(v for c, v in s.c.items() if c.startswith("acked_"))
         log("%d acknowledged operations (%s), %d reads while running "
-            "(mc %d, http %d, mount %d), %d mount unlinks answered ENOENT, "
+            "(mc %d, http %d, mount %d), %d mount writes in place, "
+            "%d mount unlinks answered ENOENT, "
             "%d server errors, %d failed before a kill; mount reads cut short or NUL-padded at a stale "
             "size (known bugs): %d at an earlier version's size, %d "
             "during a mount rewrite" % (
@@ -929,6 +946,7 @@ class Crash:
                 s.get("reads_mc") + s.get("reads_http") +
                 s.get("reads_mount"), s.get("reads_mc"),
                 s.get("reads_http"), s.get("reads_mount"),
+                s.get("mount_inplace_writes"),
                 s.get("mount_unlink_enoent"), s.get("server_errors"),
                 s.get("dropped"),
                 s.get("mount_stale_earlier-size"),
