@@ -91,6 +91,16 @@ static void put_file(struct cur *c, const struct gs_attr_file *f)
 	put_str(c, f->target, f->target_len, GS_ATTR_TARGET_MAX);
 }
 
+/* every flag its own bit: two branches once gave RESP's hash and the file
+ * block the same one, and a hash was written with a file block */
+_Static_assert((GS_ATTR_ORIGIN + GS_ATTR_REVALIDATE + GS_ATTR_NO_CACHE +
+		GS_ATTR_VARY + GS_ATTR_FILE + GS_ATTR_RESP_HASH +
+		GS_ATTR_RESP_ZSET) ==
+		       (GS_ATTR_ORIGIN | GS_ATTR_REVALIDATE | GS_ATTR_NO_CACHE |
+			GS_ATTR_VARY | GS_ATTR_FILE | GS_ATTR_RESP_HASH |
+			GS_ATTR_RESP_ZSET),
+	       "gs_attr flags share a bit");
+
 long gs_attr_encode(const struct gs_attr *a, uint8_t *buf, size_t cap)
 {
 	struct cur c = { .p = buf, .cap = cap };

@@ -625,13 +625,12 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 	0x08 /* a mirror's Vary stub, never served: its
 			       * headers name the fields that select the
 			       * URL's variants (store/origin/origin.h) */
-/* goblind's RESP collections (netd/resp_cmd_coll.c): the value is a
- * hash's or a sorted set's encoding, not a string */
-#define GS_ATTR_RESP_HASH 0x10
-#define GS_ATTR_RESP_ZSET 0x20
-
 /* the record has a file block (gs_attr.file, issue 20) */
 #define GS_ATTR_FILE 0x10
+/* goblind's RESP collections (netd/resp_cmd_coll.c): the value is a
+ * hash's or a sorted set's encoding, not a string */
+#define GS_ATTR_RESP_HASH 0x20
+#define GS_ATTR_RESP_ZSET 0x40
 
 /*
  * The file block (issue 20): what goblinfs keeps of a node besides its
