@@ -626,7 +626,7 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st);
 			       * headers name the fields that select the
 			       * URL's variants (store/origin/origin.h) */
 /* the record has a file block (gs_attr.file, issue 20) */
-#define GS_ATTR_FILE 0x10
+#define GS_ATTR_FILE	  0x10
 /* goblind's RESP collections (netd/resp_cmd_coll.c): the value is a
  * hash's or a sorted set's encoding, not a string */
 #define GS_ATTR_RESP_HASH 0x20
