@@ -115,6 +115,7 @@ int conn_flush(struct conn *c)
 			return -1;
 		}
 		CNT_ADD(c->w, bytes_written, (uint64_t)got);
+		c->sent_since_input += (uint64_t)got;
 		if ((size_t)got >= wl) {
 			c->wstart = c->wend = 0;
 			got -= (ssize_t)wl;
@@ -230,6 +231,13 @@ int conn_read(struct conn *c)
 		return -1;
 	c->rend += (size_t)n;
 	CNT_ADD(c->w, bytes_read, (uint64_t)n);
+	if (c->busy_polled) {
+		if (gs_mono_ns() < c->w->busy_until)
+			CNT(c->w, busy_poll_hits);
+		c->busy_polled = false;
+		c->w->busy_until = 0; /* it came: sleep when idle again */
+	}
+	c->sent_since_input = 0;
 	return 1;
 }
 

@@ -114,6 +114,9 @@ static void usage_print(FILE *f)
 	      "  --busy-idle-timeout S  ... S seconds while their protocol "
 	      "holds over half\n"
 	      "                         its limit (default 60; 0: never)\n"
+	      "  --busy-poll US         after 1 MiB or more out, poll US us "
+	      "for the next\n                         request before sleeping "
+	      "(default 250; 0: never)\n"
 	      "  --mount DIR            also mount the store on DIR (FUSE)\n"
 	      "  --log-level LEVEL      error, warn, info (default) or "
 	      "debug\n"
@@ -171,6 +174,7 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "http-max-conns", required_argument, NULL, OPT_OWN },
 	{ "idle-timeout", required_argument, NULL, OPT_OWN },
 	{ "busy-idle-timeout", required_argument, NULL, OPT_OWN },
+	{ "busy-poll", required_argument, NULL, OPT_OWN },
 	{ "mount", required_argument, NULL, OPT_OWN },
 	{ "log-level", required_argument, NULL, OPT_OWN },
 };
@@ -322,6 +326,9 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "busy-idle-timeout")) {
 		if (!count_arg(val, 0, 1u << 30, &s->busy_idle_timeout))
 			return "not a number of seconds";
+	} else if (!strcmp(name, "busy-poll")) {
+		if (!count_arg(val, 0, 1000000, &s->busy_poll_us))
+			return "not a number of microseconds up to 1000000";
 	} else if (!strcmp(name, "mount")) {
 		s->mount = val;
 	} else if (!strcmp(name, "log-level")) {
@@ -773,6 +780,7 @@ static void defaults(void)
 	gd.set.max_item = 1ull << 30;
 	gd.set.max_conns = 1024;
 	gd.set.busy_idle_timeout = 60;
+	gd.set.busy_poll_us = 250;
 	gd.set.http = true;
 	gd.set.http_port = 8080;
 	gd.set.http_timeout = 30;

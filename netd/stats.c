@@ -324,6 +324,12 @@ static void stats_commands(struct gd *gd, struct sink *c,
 	COUNTER(c, "idle_kicks",
 		"connections closed idle (--idle-timeout, --busy-idle-timeout)",
 		cn->idle_kicks);
+	COUNTER(c, "busy_polls",
+		"times a worker polled for a request after an answer of "
+		"1 MiB or more instead of sleeping (--busy-poll)",
+		cn->busy_polls);
+	COUNTER(c, "busy_poll_hits", "... and the request came while it polled",
+		cn->busy_poll_hits);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
 		cn->bytes_read);
 	COUNTER(c, "bytes_written", "bytes written to client sockets",
@@ -452,6 +458,7 @@ static void stats_settings(struct gd *gd, struct sink *c,
 	U64(c, "item_size_max", s->max_item);
 	U64(c, "idle_time", s->idle_timeout);
 	U64(c, "busy_idle_time", s->busy_idle_timeout);
+	U64(c, "busy_poll_us", s->busy_poll_us);
 	U64(c, "memcache_maxconns", s->mc_max_conns);
 	U64(c, "http_maxconns", s->http_max_conns);
 	STR(c, "auth_enabled_ascii", NULL, s->auth_file ? "yes" : "no");

@@ -186,6 +186,24 @@ static int linger_drain(struct conn *c)
 }
 
 /*
+ * @c waits for input after a long answer: its client, which reads that
+ * answer at its own speed, will likely ask again soon; the worker polls
+ * until then or --busy-poll ends rather than sleep (GD_BUSY_POLL_MIN).
+ */
+static void busy_poll_arm(struct conn *c)
+{
+	struct worker *w = c->w;
+	unsigned us = w->gd->set.busy_poll_us;
+
+	if (c->sent_since_input < GD_BUSY_POLL_MIN || !us)
+		return;
+	c->sent_since_input = 0;
+	c->busy_polled = true;
+	w->busy_until = gs_mono_ns() + (int64_t)us * 1000;
+	CNT(w, busy_polls);
+}
+
+/*
  * Run @c until it waits on the socket or the disk.  Closes it on EOF,
  * errors and the protocol's word.
  */
@@ -252,6 +270,7 @@ static void conn_drive(struct conn *c)
 			if (ret < 0)
 				goto close;
 			if (ret == 0) {
+				busy_poll_arm(c);
 				conn_events(c, EPOLLIN | EPOLLRDHUP);
 				return;
 			}
@@ -424,10 +443,11 @@ static void begin_stop(struct worker *w)
 
 /*
  * Wait up to @timeout ms for the sockets and the ring, and act on what
- * came.  -1 when epoll fails.  Connections first: each appears once in a
- * batch, and only its own conn_drive() closes it.  What may close others
- * (the stop) runs after the batch.  Connections with more to do go to
- * the ready queue, which conn_close() keeps whole.
+ * came: the number of events, or -1 when epoll fails.  Connections
+ * first: each appears once in a batch, and only its own conn_drive()
+ * closes it.  What may close others (the stop) runs after the batch.
+ * Connections with more to do go to the ready queue, which conn_close()
+ * keeps whole.
  */
 static int poll_events(struct worker *w, int timeout)
 {
@@ -477,7 +497,7 @@ static int poll_events(struct worker *w, int timeout)
 		if (atomic_load(&w->gd->stopping) && !w->stopping)
 			begin_stop(w);
 	}
-	return 0;
+	return n;
 }
 
 /*
@@ -507,12 +527,27 @@ static void *worker_main(void *arg)
 
 	while (!w->stopping || w->conns) {
 		int paused = listeners_resume(w);
+		bool busy = false;
 		int timeout = w->ready			   ? 0 :
 			      paused >= 0 && paused < 1000 ? paused :
 							     1000;
+		int n;
 
-		if (poll_events(w, timeout) < 0 || run_ready(w) < 0)
+		if (!w->ready && w->busy_until) {
+			busy = gs_mono_ns() < w->busy_until;
+			if (!busy)
+				w->busy_until = 0;
+			else
+				timeout = 0;
+		}
+		n = poll_events(w, timeout);
+
+		if (n < 0 || run_ready(w) < 0)
 			break;
+		/* polling: whatever else may run on this CPU (the client
+		 * of the answer, perhaps) goes first */
+		if (busy && !n && !w->ready)
+			sched_yield();
 		if (gs_mono_sec() != last_sweep) {
 			last_sweep = gs_mono_sec();
 			idle_sweep(w, last_sweep);

@@ -346,3 +346,63 @@ EOF
 	run -0 curl -s "$u/metrics"
 	grep -qx 'goblin_curr_items 0' <<<"$output"
 }
+
+# pause_states PAUSES: GET /big on one keep-alive connection PAUSES + 1
+# times, idle 0.2 s after each answer is read; prints the state of
+# goblind's one worker thread (R running or runnable, S asleep) at 50,
+# 100 and 150 ms into each pause
+pause_states() {
+	"$PY" - "$HPORT" "$GPID" "$1" <<'PY'
+import glob, socket, sys, time
+port, pid, pauses = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+task = [t for t in glob.glob("/proc/%s/task/*" % pid)
+        if open(t + "/comm").read().strip() == "goblind-w0"][0]
+def state():
+    return open(task + "/stat").read().rsplit(")", 1)[1].split()[0]
+s = socket.create_connection(("127.0.0.1", port))
+def get():
+    s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    left = 2097152 - len(body)
+    while left > 0:
+        n = len(s.recv(min(left, 1 << 20)))
+        assert n, "closed early"
+        left -= n
+out = []
+for i in range(pauses):
+    get()
+    seen = ""
+    for _ in range(3):
+        time.sleep(0.05)
+        seen += state()
+    time.sleep(0.05)
+    out.append(seen)
+get()
+print(" ".join(out))
+PY
+}
+
+@test "issue 21: after an answer of 1 MiB or more the idle worker polls for the next request, it does not sleep" {
+	head -c 2097152 /dev/urandom >"$T/big"
+	# a poll longer than the client's pauses: it asks again within it
+	gd_start on --cores 1 --busy-poll 1000000
+	run -0 code PUT "http://127.0.0.1:$HPORT/big" --data-binary "@$T/big"
+	[ "$output" = 201 ]
+	run -0 pause_states 4
+	echo "the worker in each pause, polling: $output"
+	[ "$output" = "RRR RRR RRR RRR" ]
+	[ "$(hstat busy_polls)" = 5 ]	  # each answer of the 5
+	[ "$(hstat busy_poll_hits)" = 4 ] # the 5th's client closed instead
+	gd_stop
+	# the check can fail: with --busy-poll 0 it sleeps in every pause
+	gd_start off --cores 1 --busy-poll 0
+	run -0 code PUT "http://127.0.0.1:$HPORT/big" --data-binary "@$T/big"
+	run -0 pause_states 4
+	echo "the worker in each pause, not polling: $output"
+	[ "$output" = "SSS SSS SSS SSS" ]
+	[ "$(hstat busy_polls)" = 0 ]
+}
