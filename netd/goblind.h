@@ -32,10 +32,10 @@
  */
 #define GD_MC_VERSION "1.6.18"
 
-#define GD_RBUF		 (16u << 10) /* read buffer: lines and small values */
-#define GD_GET_LINE_MAX	 (16u << 10) /* rbuf's growth past GD_RBUF (a head) */
-#define GD_WBUF_HIGH	 (64u << 10) /* stop taking commands above this */
-#define GD_COPY_MAX	 (16u << 10) /* chunks this small are copied to wbuf */
+#define GD_RBUF		     (16u << 10) /* read buffer: lines and small values */
+#define GD_GET_LINE_MAX	     (16u << 10) /* rbuf's growth past GD_RBUF (a head) */
+#define GD_WBUF_HIGH	     (64u << 10) /* stop taking commands above this */
+#define GD_COPY_MAX	     (16u << 10) /* chunks this small are copied to wbuf */
 /*
  * A connection that was sent at least this many bytes since its last
  * input and now waits for more makes its worker, when it has nothing
@@ -44,8 +44,10 @@
  * it, and a worker woken from sleep answers that request late (issue
  * 21: on this VM a sleeping CPU took 25-45 us to wake).
  */
-#define GD_BUSY_POLL_MIN (1u << 20)
-#define GD_SCRATCH	 (256u << 10) /* worker buffer: streamed sets */
+#define GD_BUSY_POLL_MIN     (1u << 20)
+/* A yield that took longer ran another task: the poll stops. */
+#define GD_BUSY_POLL_CEDE_NS 20000
+#define GD_SCRATCH	     (256u << 10) /* worker buffer: streamed sets */
 
 /* ---- logging (log.c) ---- */
 
@@ -155,6 +157,8 @@ struct gd_counters {
 					 * long answer (--busy-poll) */
 	uint64_t busy_poll_hits;	/* ... and that client's next bytes
 					 * came while it polled */
+	uint64_t busy_poll_ceded;	/* polls stopped early: another task
+					 * wanted the CPU */
 	uint64_t conn_closed_long_line; /* a line without newline too long */
 	/* HTTP */
 	uint64_t http_requests; /* request heads parsed */

@@ -330,6 +330,9 @@ static void stats_commands(struct gd *gd, struct sink *c,
 		cn->busy_polls);
 	COUNTER(c, "busy_poll_hits", "... and the request came while it polled",
 		cn->busy_poll_hits);
+	COUNTER(c, "busy_poll_ceded",
+		"... stopped early, since another task wanted the CPU",
+		cn->busy_poll_ceded);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
 		cn->bytes_read);
 	COUNTER(c, "bytes_written", "bytes written to client sockets",

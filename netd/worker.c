@@ -204,6 +204,23 @@ static void busy_poll_arm(struct conn *c)
 }
 
 /*
+ * Polling, nothing came: whatever else may run on this CPU (the client
+ * of the answer, perhaps) goes first.  If something did, the CPU is
+ * wanted: polling on would leave the request waiting behind it for a
+ * time slice, while a sleeping worker that the request wakes preempts.
+ */
+static void busy_poll_yield(struct worker *w)
+{
+	int64_t t = gs_mono_ns();
+
+	sched_yield();
+	if (gs_mono_ns() - t > GD_BUSY_POLL_CEDE_NS) {
+		w->busy_until = 0;
+		CNT(w, busy_poll_ceded);
+	}
+}
+
+/*
  * Run @c until it waits on the socket or the disk.  Closes it on EOF,
  * errors and the protocol's word.
  */
@@ -544,10 +561,8 @@ static void *worker_main(void *arg)
 
 		if (n < 0 || run_ready(w) < 0)
 			break;
-		/* polling: whatever else may run on this CPU (the client
-		 * of the answer, perhaps) goes first */
 		if (busy && !n && !w->ready)
-			sched_yield();
+			busy_poll_yield(w);
 		if (gs_mono_sec() != last_sweep) {
 			last_sweep = gs_mono_sec();
 			idle_sweep(w, last_sweep);
