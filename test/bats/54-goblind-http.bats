@@ -405,9 +405,13 @@ PY
 	# another task on its CPU (this machine's other work): counted
 	[ $((polled + ceded)) -ge 4 ]
 	[ $(($(hstat busy_poll_hits) + ceded)) -ge 4 ] # the 5th: a close
+	[ "$(stat_of busy_poll_us settings)" = 1000000 ]
 	gd_stop
-	# the check can fail: with --busy-poll 0 it sleeps in every pause
-	gd_start off --cores 1 --busy-poll 0
+	# the check can fail: with busy-poll 0 (here goblin.conf's key) it
+	# sleeps in every pause
+	echo "busy-poll = 0" >"$T/goblin.conf"
+	gd_start off --cores 1 --config "$T/goblin.conf"
+	[ "$(stat_of busy_poll_us settings)" = 0 ]
 	run -0 code PUT "http://127.0.0.1:$HPORT/big" --data-binary "@$T/big"
 	run -0 pause_states 4
 	echo "the worker in each pause, not polling: $output"
