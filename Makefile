@@ -79,7 +79,7 @@ programs: $(PROGRAMS)
 # build: compile and link the three programs
 BUILD_DEPS = build-essential pkg-config liburing-dev libxxhash-dev \
 	     libnuma-dev fuse3 libfuse3-dev libcurl4-openssl-dev libinih-dev \
-	     libhttp-parser-dev
+	     libhttp-parser-dev libibverbs-dev librdmacm-dev
 # run: the clients the README's commands use (nc, curl, memccp, getfattr)
 RUN_DEPS = netcat-openbsd curl libmemcached-tools attr
 # test: unit and fuzz frameworks, reference servers and real clients
@@ -87,7 +87,13 @@ TEST_DEPS = libcmocka-dev bats python3 python3-pymemcache python3-requests \
 	    clang-14 libclang-rt-14-dev clang-format-14 time fio memcached \
 	    libmemcached-tools nutcracker netcat-openbsd curl attr iproute2 \
 	    procps prometheus groff-base nodejs $(HCT_NPM) nginx-light \
-	    redis-server redis-tools python3-redis git rsync ccache
+	    redis-server redis-tools python3-redis git rsync ccache \
+	    $(RDMA_VM_DEPS)
+# the Soft-RoCE guest of test/rdma-vm (76-rdma.bats): QEMU, Debian's
+# kernel (rdma_rxe), rdma-core and its tools
+RDMA_VM_DEPS = qemu-system-x86 linux-image-amd64 rdma-core \
+	       ibverbs-providers ibverbs-utils rdmacm-utils perftest busybox \
+	       cpio e2fsprogs
 # Debian's npm, unless an npm is there already: NodeSource's nodejs
 # bundles its own and conflicts with Debian's package
 HCT_NPM = $(if $(shell command -v npm 2>/dev/null),,npm)
