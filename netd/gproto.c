@@ -79,8 +79,8 @@ static unsigned req_flags_of(unsigned t)
 	case GP_T_GET:
 	case GP_T_GETRANGE:
 		return GP_RQ_NOVALUE | GP_RQ_WINDOW;
-	case GP_T_SET:
-		return GP_RQ_QUIET | GP_RQ_ADD | GP_RQ_REPLACE;
+	case GP_T_SET: /* WINDOW: RDMA, the server pulls the value */
+		return GP_RQ_QUIET | GP_RQ_ADD | GP_RQ_REPLACE | GP_RQ_WINDOW;
 	case GP_T_DELETE:
 	case GP_T_TOUCH:
 		return GP_RQ_QUIET;
@@ -121,6 +121,9 @@ static enum gp_result check_req(unsigned t, const struct gp_req *r,
 	if (r->flags & GP_RQ_WINDOW) {
 		if (!r->win_len || r->win_addr + r->win_len < r->win_addr)
 			return GP_BAD_FIELD;
+		/* a set's window holds its whole value, none inline */
+		if (t == GP_T_SET && (inl || r->length > r->win_len))
+			return GP_BAD_LENGTH;
 	} else if (r->win_addr || r->win_len || r->win_key) {
 		return GP_BAD_FIELD;
 	}

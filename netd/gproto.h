@@ -43,8 +43,10 @@ enum gp_template {
 #define GP_RQ_NOVALUE 0x0002 /* get/getrange: metadata only, no bytes */
 #define GP_RQ_ADD     0x0004 /* set: only if the key is absent */
 #define GP_RQ_REPLACE 0x0008 /* set: only if the key is present */
-#define GP_RQ_WINDOW  0x0010 /* get: win_* name the client's window (RDMA) */
-#define GP_RQ_ALL     0x001f
+#define GP_RQ_WINDOW \
+	0x0010 /* get: win_* name the client's window (RDMA);
+			      * set: the value is there, pulled by RDMA READ */
+#define GP_RQ_ALL 0x001f
 
 /* Response flags (gp_resp.flags). */
 #define GP_RS_VALUE 0x0001 /* length bytes of value follow */
