@@ -273,6 +273,40 @@ struct gd_listener {
 	bool shared;
 };
 
+/* ---- event sources: a transport's own fds in the workers' loops ---- */
+
+/*
+ * What a worker calls on its own thread for an event source: @ready when
+ * its fd is readable (level triggered), @disk after each pass over the
+ * worker's ring (a store read completed or a fill advanced: a request
+ * waiting on a reader tries it again).
+ */
+typedef void gd_source_fn(struct worker *w, void *arg);
+
+struct gd_source {
+	gd_source_fn *ready; /* NULL: no fd */
+	gd_source_fn *disk;  /* may be NULL */
+	void *arg;
+	int fd;
+};
+
+#define GD_SOURCES_MAX	  8 /* event sources of one worker */
+#define GD_TRANSPORTS_MAX 4 /* transports registered at once */
+
+/*
+ * A transport that is no stream socket (RDMA's completion channels, a
+ * ring's eventfd) and so no protocol behind the accept seam: it brings
+ * its own fds.  main.c registers it with gd_transport_add() before the
+ * workers start; every worker calls worker_init() before its thread
+ * starts (it adds the worker's sources with gd_source_add()) and
+ * worker_fini() after its thread ended.
+ */
+struct gd_transport {
+	const char *name;
+	int (*worker_init)(struct worker *w, char *err, size_t errlen);
+	void (*worker_fini)(struct worker *w);
+};
+
 /* ---- the worker and the daemon ---- */
 
 /* A worker's view of a listener: its socket, and the pause under fd
@@ -322,6 +356,8 @@ struct worker {
 	 * event source (conn_watch()) may appear twice */
 	struct epoll_event *batch;
 	int nbatch, ibatch;
+	struct gd_source src[GD_SOURCES_MAX]; /* epoll data: &src[i] */
+	unsigned nsrc;
 	struct gd_counters c; /* this worker's: add with CNT() */
 };
 
@@ -353,6 +389,8 @@ struct gd {
 	unsigned nprotos;
 	struct gd_listener listeners[GD_LISTENERS_MAX];
 	unsigned nlisteners;
+	const struct gd_transport *transports[GD_TRANSPORTS_MAX];
+	unsigned ntransports;
 	unsigned nworkers;
 	struct worker *workers;
 	struct metatab *meta;
@@ -438,6 +476,16 @@ int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 /* worker_start() without the thread: the caller runs the loop. */
 int worker_setup(struct gd *gd, struct worker *w, unsigned id, char *err,
 		 size_t errlen);
+/* Register a transport (before the workers start): 0 or -ENOSPC. */
+int gd_transport_add(struct gd *gd, const struct gd_transport *t);
+/*
+ * From a transport's worker_init: call @ready(@w, @arg) on @w's thread
+ * whenever @fd is readable (-1 with @ready NULL: none) and @disk, when
+ * not NULL, after each pass over @w's ring.  0, -ENOSPC when
+ * GD_SOURCES_MAX are, or -errno from epoll_ctl.
+ */
+int gd_source_add(struct worker *w, int fd, gd_source_fn *ready,
+		  gd_source_fn *disk, void *arg);
 /* Ask a worker to stop: no new connections, finish what is in flight. */
 void worker_stop(struct worker *w);
 void worker_join(struct worker *w);

@@ -382,6 +382,9 @@ static void disk_wake(struct worker *w)
 		io_uring_cqe_seen(&w->ring, cqe);
 	}
 	mail_run(w);
+	for (unsigned i = 0; i < w->nsrc; i++)
+		if (w->src[i].disk)
+			w->src[i].disk(w, w->src[i].arg);
 	list = w->disk_wait;
 	w->disk_wait = NULL;
 	while ((c = list)) {
@@ -487,6 +490,7 @@ static int poll_events(struct worker *w, int timeout)
 	for (int i = 0; i < n; i++) {
 		void *p = ev[i].data.ptr;
 		uintptr_t li = (uintptr_t)p - (uintptr_t)w->lis;
+		uintptr_t si = (uintptr_t)p - (uintptr_t)w->src;
 
 		w->ibatch = i;
 		if (!p) { /* a connection closed earlier in the batch */
@@ -494,6 +498,10 @@ static int poll_events(struct worker *w, int timeout)
 		} else if (li < sizeof(w->lis)) { /* &w->lis[i]: a listener */
 			if (!w->stopping)
 				accept_all(w, p);
+		} else if (si < sizeof(w->src)) { /* a transport's source */
+			struct gd_source *src = p;
+
+			src->ready(w, src->arg);
 		} else if (p == &tag_wake) {
 			wake = true;
 		} else if (p == &tag_ring) {
@@ -653,6 +661,9 @@ int worker_setup(struct gd *gd, struct worker *w, unsigned id, char *err,
 		if (listener_arm(w, wl) < 0)
 			goto fail;
 	}
+	for (unsigned i = 0; i < gd->ntransports; i++)
+		if (gd->transports[i]->worker_init(w, err, errlen) < 0)
+			return -1;
 	e.events = EPOLLIN;
 	e.data.ptr = &tag_wake;
 	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &e) < 0)
@@ -683,6 +694,31 @@ int worker_start(struct gd *gd, struct worker *w, unsigned id, char *err,
 	return 0;
 }
 
+int gd_transport_add(struct gd *gd, const struct gd_transport *t)
+{
+	if (gd->ntransports == GD_TRANSPORTS_MAX)
+		return -ENOSPC;
+	gd->transports[gd->ntransports++] = t;
+	return 0;
+}
+
+int gd_source_add(struct worker *w, int fd, gd_source_fn *ready,
+		  gd_source_fn *disk, void *arg)
+{
+	struct gd_source *src;
+	struct epoll_event e = { .events = EPOLLIN };
+
+	if (w->nsrc == GD_SOURCES_MAX)
+		return -ENOSPC;
+	src = &w->src[w->nsrc];
+	*src = (struct gd_source){ ready, disk, arg, fd };
+	e.data.ptr = src;
+	if (ready && epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &e) < 0)
+		return -errno;
+	w->nsrc++;
+	return 0;
+}
+
 void worker_stop(struct worker *w)
 {
 	uint64_t one = 1;
@@ -698,6 +734,8 @@ void worker_join(struct worker *w)
 
 	pthread_join(w->thread, NULL);
 	handoff_drop(w);
+	for (unsigned i = 0; i < gd->ntransports; i++)
+		gd->transports[i]->worker_fini(w);
 	for (unsigned i = 0; i < gd->nprotos; i++)
 		if (gd->protos[i].ops->worker_fini && w->pstate[i])
 			gd->protos[i].ops->worker_fini(w, w->pstate[i]);
