@@ -319,6 +319,19 @@ int gs_reader_poll(struct gs_reader *r, struct gs_chunk *c);
 /* Unpin; frees @r.  In-flight reads are waited for. */
 void gs_reader_close(struct gs_reader *r);
 
+/*
+ * The region of the store's own memory that holds the byte at @p, for a
+ * transport that registers memory with a device (RDMA's ibv_reg_mr) and
+ * sends chunks straight from where the store keeps them: the RAM head
+ * pool, the small-object arena, or a slab of the tail read buffers.  The
+ * chunks gs_reader_next() and gs_reader_poll() return point into these
+ * (a whole chunk lies in one region).  A region stays mapped, at the
+ * same address, until gs_close(); read buffer slabs are added as the
+ * pool grows, so a region unknown yet may be found later.  0 with
+ * *@base and *@len, or -ENOENT when @p is in none.
+ */
+int gs_mem_region(struct gs_store *s, const void *p, void **base, size_t *len);
+
 /* Blocking get into a malloc'ed buffer the caller frees. */
 int gs_get(struct gs_store *s, const void *key, size_t klen, void **val,
 	   size_t *len, struct gs_meta *meta);

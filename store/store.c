@@ -803,3 +803,40 @@ void gs_stats_get(struct gs_store *s, struct gs_stats *st)
 	st->numa_swap_ns_max = nc.swap_ns_max;
 	st->numa_move_failures = nc.move_failures;
 }
+
+static bool in_slab(const struct bufpool *p, const uint8_t *b, void **base,
+		    size_t *len)
+{
+	for (uint32_t i = 0; i < p->nslabs; i++) {
+		const uint8_t *sl = p->slabs[i];
+
+		if (b >= sl && b < sl + p->slab) {
+			*base = p->slabs[i];
+			*len = p->slab;
+			return true;
+		}
+	}
+	return false;
+}
+
+int gs_mem_region(struct gs_store *s, const void *p, void **base, size_t *len)
+{
+	const struct ram_region *ram[] = { &s->head_mem, &s->small_mem };
+	const uint8_t *b = p;
+	bool found;
+
+	for (size_t i = 0; i < sizeof(ram) / sizeof(ram[0]); i++) {
+		if (ram[i]->base && b >= ram[i]->base &&
+		    b < ram[i]->base + ram[i]->size) {
+			*base = ram[i]->base;
+			*len = ram[i]->size;
+			return 0;
+		}
+	}
+	/* the pools grow under the store's lock */
+	pthread_mutex_lock(&s->lock);
+	found = in_slab(&s->rbufs, b, base, len) ||
+		in_slab(&s->rbufs_long, b, base, len);
+	pthread_mutex_unlock(&s->lock);
+	return found ? 0 : -ENOENT;
+}
