@@ -29,6 +29,8 @@ endif
 FINAL_CFLAGS = $(STD) $(WARN) $(OPT) $(DEBUG) $(SAN) $(CFLAGS) -MMD -MP
 FINAL_LDFLAGS = $(SAN) $(LDFLAGS)
 LIBS = -luring -lxxhash -lnuma -lpthread
+# RDMA verbs (netd/rdma*.c, goblinctl --transport rdma): BUILD_DEPS has them
+RDMA_LIBS = -lrdmacm -libverbs
 # The fuzz targets need clang's libFuzzer runtime: the clang and the
 # runtime package of one version (Debian 12's clang is 14).
 CLANG ?= clang-14
@@ -177,7 +179,8 @@ $(B)/libgoblin-origin.a: $(ORIGIN_OBJ)
 
 # goblinctl speaks goblin's binary protocol through netd's codec (issue 22)
 $(B)/goblinctl: $(CLI_OBJ) $(B)/netd/gproto.o $(B)/libgoblin.a
-	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/netd/gproto.o $(B)/libgoblin.a $(LIBS) -lm
+	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/netd/gproto.o \
+	    $(B)/libgoblin.a $(LIBS) $(RDMA_LIBS) -lm
 
 $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -193,7 +196,8 @@ $(B)/netd/%.o: netd/%.c $(FLAGS_STAMP)
 
 $(B)/goblind: $(NETD_OBJ) $(FS_LIB_OBJ) $(B)/libgoblin-origin.a $(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(NETD_OBJ) $(FS_LIB_OBJ) \
-	    $(B)/libgoblin-origin.a $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih -lhttp_parser
+	    $(B)/libgoblin-origin.a $(B)/libgoblin.a $(LIBS) $(FUSE_LIBS) -lcurl -linih -lhttp_parser \
+	    $(RDMA_LIBS)
 
 # the memcache parser is pure: its test links it alone
 $(B)/test/test_mc_proto: test/unit/test_mc_proto.c $(B)/netd/mc_proto.o
@@ -280,7 +284,12 @@ $(B)/bench/vsrocks: bench/vsrocks.c $(BENCH_LIB) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(QLD)$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS) -o $@ $< $(BENCH_LIB) $(LIBS) -lrocksdb -lm
 
-units: $(UNIT_BIN)
+units: $(UNIT_BIN) $(B)/test/rdma_probe
+
+# 76-rdma.bats's client that misbehaves (a bad rkey), on the client library
+$(B)/test/rdma_probe: test/rdma/rdma_probe.c $(B)/cli/rdma_client.o $(B)/netd/gproto.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) $(FINAL_LDFLAGS) -o $@ $^ $(RDMA_LIBS)
 
 # Each command installs its packages first, in one apt run (so never two
 # at once under -j), then builds in a second make: nothing compiles while
@@ -359,7 +368,7 @@ $(B)/fuzz/fuzz_conn: test/fuzz/fuzz_conn.c $(FUZZ_CONN_SRC) netd/worker.c \
 	@mkdir -p $(dir $@)
 	$(QLD)$(CLANG) $(FUZZ_CFLAGS) -Inetd \
 	    -iquote store -o $@ $< $(FUZZ_CONN_SRC) $(STORE_SRC) $(ORIGIN_SRC) $(LIBS) \
-	    -lcurl -lhttp_parser
+	    -lcurl -lhttp_parser $(RDMA_LIBS)
 
 # make fuzz-long: every target for FUZZ_TIME seconds, FUZZ_JOBS at once,
 # new coverage merged into test/fuzz/corpus_*, the summary in

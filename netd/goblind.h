@@ -119,6 +119,12 @@ struct gd_settings {
 
 	const char *ring; /* --ring PATH: the shared-memory ring's setup
 			   * socket (ring.c), NULL: none */
+
+	/* RDMA verbs (rdma.c) */
+	const char *rdma_address; /* --rdma-address, NULL: --listen-address */
+	unsigned rdma_port;	  /* --rdma-port */
+	bool rdma;		  /* --rdma-port given: served */
+	unsigned rdma_max_conns;  /* --rdma-max-conns */
 };
 
 /* ---- counters: per worker, summed by stats ---- */
@@ -176,6 +182,17 @@ struct gd_counters {
 	uint64_t http_timeouts;		/* heads not in within --http-timeout */
 	uint64_t http_denied;		/* writes refused by the write gate */
 	uint64_t mirror_writes_refused; /* memcache writes to a mirror */
+	/* RDMA (rdma.c) */
+	uint64_t rdma_connections; /* RDMA connections accepted */
+	uint64_t rdma_requests;	   /* binary protocol requests decoded */
+	uint64_t rdma_written;	   /* value bytes RDMA WRITTEN to windows */
+	uint64_t rdma_zero_copy;   /* ... of which straight from the
+				      * store's memory (heads, read buffers) */
+	uint64_t rdma_pulled;	   /* set bytes pulled by RDMA READ */
+	uint64_t rdma_bulk_ready;  /* BULK_READY data frames sent */
+	uint64_t rdma_bad_window;  /* gets refused: window too small */
+	uint64_t rdma_errors;	   /* connections closed on an error: a
+				      * bad frame, a failed completion */
 };
 
 struct gd;
@@ -416,7 +433,11 @@ struct gd {
 	int64_t start_time;	      /* unix seconds */
 	struct gd_proto *ring_proto;  /* --ring's, NULL: not served */
 	_Atomic uint64_t ring_mapped; /* bytes of ring mappings held now */
-	char listen_name[128];	      /* "127.0.0.1:11211" */
+	/* RDMA gauges, kept by rdma.c */
+	atomic_uint rdma_conns;		/* RDMA connections open */
+	_Atomic uint64_t rdma_mr;	/* memory regions registered */
+	_Atomic uint64_t rdma_mr_bytes; /* ... their bytes */
+	char listen_name[128];		/* "127.0.0.1:11211" */
 	char http_name[128];
 	char resp_name[128]; /* --resp-port's address */
 };
@@ -607,5 +628,8 @@ __attribute__((format(printf, 2, 3))) void gd_buf_printf(struct gd_buf *b,
 /* The counters of "stats" (and tiers) as JSON, or in Prometheus text. */
 void gd_stats_json(struct gd *gd, struct gd_buf *b);
 void gd_stats_prom(struct gd *gd, struct gd_buf *b);
+/* ... as "name value\n" lines, memcache's names (the binary protocol's
+ * stats reply) */
+void gd_stats_text(struct gd *gd, struct gd_buf *b);
 
 #endif

@@ -30,6 +30,7 @@
 #include "goblind.h"
 #include "http.h"
 #include "memcache.h"
+#include "rdma.h"
 #include "resp.h"
 #include "../fs/goblinfs.h"
 #include "../store/prog.h"
@@ -118,9 +119,10 @@ static void usage_print(FILE *f)
 	      "  --mount DIR            also mount the store on DIR (FUSE)\n"
 	      "  --log-level LEVEL      error, warn, info (default) or "
 	      "debug\n"
-	      "  -V, --version          print the version and exit\n"
-	      "\nStore options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n",
+	      "  -V, --version          print the version and exit\n",
 	      f);
+	fputs(gd_rdma_usage, f);
+	fputs("\nStore options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n", f);
 	gs_option_help(f);
 	resp_usage(f);
 	fputs("\nExit status: 0 stopped by a signal, 128 error, 129 usage.\n",
@@ -175,6 +177,9 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "busy-poll", required_argument, NULL, OPT_OWN },
 	{ "mount", required_argument, NULL, OPT_OWN },
 	{ "log-level", required_argument, NULL, OPT_OWN },
+	{ "rdma-port", required_argument, NULL, OPT_OWN },
+	{ "rdma-address", required_argument, NULL, OPT_OWN },
+	{ "rdma-max-conns", required_argument, NULL, OPT_OWN },
 };
 
 static bool count_arg(const char *val, unsigned min, unsigned max,
@@ -333,6 +338,8 @@ static const char *set_option(const char *name, const char *val, bool conf)
 		if ((ret = gd_log_parse(val)) < 0)
 			return "not error, warn, info or debug";
 		gd_log_level = ret;
+	} else if (!strncmp(name, "rdma-", 5)) {
+		return gd_rdma_option(s, name, val);
 	} else {
 		/* a store flag in goblin.conf: "no-mlock = yes" */
 		for (int i = 0; i < GS_NOPTIONS; i++) {
@@ -890,6 +897,8 @@ int main(int argc, char **argv)
 	gd.start_time = time(NULL);
 	gd.nworkers = gd.set.cores;
 	protocols_listen();
+	if (gd.set.rdma && gd_rdma_listen(&gd, why, sizeof(why)) < 0)
+		die("%s", why);
 	if (gd.set.mirror)
 		mirror_start();
 	fd_limit_raise();
@@ -915,6 +924,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < gd.nworkers; i++)
 		worker_join(&gd.workers[i]);
 	protocols_close();
+	gd_rdma_close(&gd);
 	close(gd.spare_fd);
 	pthread_rwlock_destroy(&gd.accept_lock);
 	if (gd.fetcher)

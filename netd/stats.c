@@ -19,12 +19,12 @@
 #include "goblind.h"
 
 /* Where the stats lines go: a memcache reply, JSON or Prometheus text. */
-enum sink_kind { SINK_MC, SINK_JSON, SINK_PROM };
+enum sink_kind { SINK_MC, SINK_JSON, SINK_PROM, SINK_TEXT };
 
 struct sink {
 	enum sink_kind kind;
 	struct conn *conn; /* SINK_MC */
-	struct gd_buf *b;  /* the others */
+	struct gd_buf *b;  /* the others; SINK_TEXT: "name value\n" lines */
 	unsigned n;	   /* values written (JSON commas) */
 };
 
@@ -79,6 +79,9 @@ static void sink_u64(struct sink *k, const char *name, enum metric m,
 	case SINK_MC:
 		conn_printf(k->conn, "STAT %s %" PRIu64 "\r\n", name, v);
 		break;
+	case SINK_TEXT:
+		gd_buf_printf(k->b, "%s %" PRIu64 "\n", name, v);
+		break;
 	case SINK_JSON:
 		gd_buf_printf(k->b, "%s\n  \"%s\": %" PRIu64, k->n ? "," : "",
 			      name, v);
@@ -100,6 +103,9 @@ static void sink_str(struct sink *k, const char *name, const char *help,
 	switch (k->kind) {
 	case SINK_MC:
 		conn_printf(k->conn, "STAT %s %s\r\n", name, v);
+		break;
+	case SINK_TEXT:
+		gd_buf_printf(k->b, "%s %s\n", name, v);
 		break;
 	case SINK_JSON:
 		gd_buf_printf(k->b, "%s\n  \"%s\": \"", k->n ? "," : "", name);
@@ -138,6 +144,10 @@ static void sink_time(struct sink *k, const char *name, const char *help,
 	case SINK_MC:
 		conn_printf(k->conn, "STAT %s %ld.%06ld\r\n", name,
 			    (long)tv.tv_sec, (long)tv.tv_usec);
+		break;
+	case SINK_TEXT:
+		gd_buf_printf(k->b, "%s %ld.%06ld\n", name, (long)tv.tv_sec,
+			      (long)tv.tv_usec);
 		break;
 	case SINK_JSON:
 		gd_buf_printf(k->b, "%s\n  \"%s\": %ld.%06ld", k->n ? "," : "",
@@ -427,6 +437,35 @@ static void stats_mirror(struct gd *gd, struct sink *c,
 		cn->mirror_writes_refused);
 }
 
+static void stats_rdma(struct gd *gd, struct sink *c,
+		       const struct gd_counters *cn)
+{
+	GAUGE(c, "curr_rdma_connections", "RDMA connections open now",
+	      atomic_load(&gd->rdma_conns));
+	COUNTER(c, "rdma_connections", "RDMA connections accepted",
+		cn->rdma_connections);
+	GAUGE(c, "rdma_mr", "memory regions registered with the RDMA device",
+	      atomic_load(&gd->rdma_mr));
+	GAUGE(c, "rdma_mr_bytes", "bytes of the registered memory regions",
+	      atomic_load(&gd->rdma_mr_bytes));
+	COUNTER(c, "rdma_requests", "RDMA requests decoded", cn->rdma_requests);
+	COUNTER(c, "rdma_written", "value bytes RDMA WRITTEN to windows",
+		cn->rdma_written);
+	COUNTER(c, "rdma_zero_copy",
+		"of rdma_written, bytes sent from the store's own memory",
+		cn->rdma_zero_copy);
+	COUNTER(c, "rdma_pulled", "set bytes pulled by RDMA READ",
+		cn->rdma_pulled);
+	COUNTER(c, "rdma_bulk_ready", "BULK_READY data frames sent",
+		cn->rdma_bulk_ready);
+	COUNTER(c, "rdma_bad_window", "RDMA gets refused: window too small",
+		cn->rdma_bad_window);
+	COUNTER(c, "rdma_errors",
+		"RDMA connections closed on an error: a bad frame or window, "
+		"a failed completion",
+		cn->rdma_errors);
+}
+
 /*
  * memcache "stats": memcached's names first (clients expect them), then
  * goblind's own.
@@ -441,6 +480,7 @@ static void stats_general(struct gd *gd, struct sink *c,
 	stats_commands(gd, c, &n, st);
 	stats_http(c, &n);
 	stats_mirror(gd, c, &n);
+	stats_rdma(gd, c, &n);
 }
 
 static void stats_settings(struct gd *gd, struct sink *c,
@@ -791,6 +831,13 @@ void gd_stats_json(struct gd *gd, struct gd_buf *b)
 	gd_buf_printf(b, "{");
 	stats_all(gd, &k);
 	gd_buf_printf(b, "\n}\n");
+}
+
+void gd_stats_text(struct gd *gd, struct gd_buf *b)
+{
+	struct sink k = { .kind = SINK_TEXT, .b = b };
+
+	stats_all(gd, &k);
 }
 
 void gd_stats_prom(struct gd *gd, struct gd_buf *b)
