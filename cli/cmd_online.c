@@ -91,6 +91,8 @@ int net_put(struct ctl *c, const char *key, int fd, uint64_t size,
 	char line[MCC_KEY_MAX + 80];
 	int n, rc;
 
+	if (c->transport == CTL_RDMA)
+		return rdma_net_put(c, key, fd, size, po, what);
 	if (c->transport != CTL_TCP)
 		return ctl_ring_put(c, key, fd, size, po, what);
 	check_key(key);
@@ -166,6 +168,8 @@ int net_get(struct ctl *c, const char *key, const char *out)
 	char line[MCC_KEY_MAX + 8], *tmp = NULL;
 	int rc, fd = STDOUT_FILENO;
 
+	if (c->transport == CTL_RDMA)
+		return rdma_net_get(c, key, out);
 	if (c->transport != CTL_TCP)
 		return ctl_ring_get(c, key, out);
 	check_key(key);
@@ -203,6 +207,8 @@ int net_del(struct ctl *c, const char *key)
 	struct mcc_reply r;
 	char line[MCC_KEY_MAX + 16];
 
+	if (c->transport == CTL_RDMA)
+		return rdma_net_del(c, key);
 	if (c->transport != CTL_TCP)
 		return ctl_ring_del(c, key);
 	check_key(key);
@@ -225,6 +231,8 @@ int net_stats(struct ctl *c)
 	struct mcc_conn m;
 	struct mcc_reply r;
 
+	if (c->transport == CTL_RDMA)
+		return rdma_net_stats(c);
 	if (c->transport != CTL_TCP)
 		return ctl_ring_stats(c);
 	net_open(c, &m);

@@ -39,6 +39,7 @@ struct ctl {
 	const char *port;	/* --port, default 11211 */
 	const char *socket;	/* --socket PATH, else NULL */
 	enum ctl_transport transport; /* --transport, CTL_TCP by default */
+	uint64_t window; /* --window: an RDMA get's registered window */
 };
 
 struct ctl_cmd {
@@ -128,6 +129,13 @@ int net_ls(struct ctl *c, const char *prefix, bool lng);
 /* stat and inspect in goblind (goblin stat|inspect); exit codes. */
 int net_stat(struct ctl *c, const char *key);
 int net_inspect(struct ctl *c, const char *key);
+/* The same over goblind's RDMA transport (cmd_rdma.c; --transport rdma):
+ * what net_get, net_put, net_del and net_stats return. */
+int rdma_net_get(struct ctl *c, const char *key, const char *out);
+int rdma_net_put(struct ctl *c, const char *key, int fd, uint64_t size,
+		 const struct put_opts *po, const char *what);
+int rdma_net_del(struct ctl *c, const char *key);
+int rdma_net_stats(struct ctl *c);
 
 /* ---- --transport ring|rdma: goblin's binary protocol (cmd_ring.c) ---- */
 

@@ -84,8 +84,11 @@ static void store_options_help(FILE *f)
 	      "  --socket PATH          online mode over goblind's Unix socket\n"
 	      "                         (--unixsocket), instead of --host\n"
 	      "  --transport T          tcp (memcache, default), ring (goblind\n"
-	      "                         --ring: --host SOCKET_PATH) or rdma (not\n"
-	      "                         built yet); get, put, del, stats, bench\n",
+	      "                         --ring: --host SOCKET_PATH) or rdma (goblind\n"
+	      "                         --rdma-port: --host ADDR --port P); get, put,\n"
+	      "                         del, stats, bench\n"
+	      "  --window SIZE          rdma: the registered window gets land in\n"
+	      "                         (default 4M; a larger value: window by window)\n",
 	      f);
 	gs_option_help(f);
 	fputs("  --show-stats           print the counters of this run on stderr\n",
@@ -157,11 +160,12 @@ enum {
 	OPT_PORT,
 	OPT_SOCKET,
 	OPT_TRANSPORT,
+	OPT_WINDOW,
 	OPT_STORE_OPTION, /* + index in gs_option_list */
 };
 
 /* Our own options, then the store's (filled in by main). */
-#define NGLOBAL 7
+#define NGLOBAL 8
 static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "store", required_argument, NULL, OPT_STORE },
@@ -170,6 +174,7 @@ static struct option global_options[NGLOBAL + GS_NOPTIONS + 1] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT },
+	{ "window", required_argument, NULL, OPT_WINDOW },
 };
 
 /* A store option's value that does not parse: a usage error. */
@@ -224,6 +229,14 @@ static void parse_global(struct ctl *c, int argc, char **argv)
 				usage_error(NULL,
 					    "--transport '%s': tcp, ring or "
 					    "rdma",
+					    optarg);
+			break;
+		case OPT_WINDOW:
+			if (gs_parse_size(optarg, &c->window) < 0 ||
+			    !c->window || c->window > UINT32_MAX)
+				usage_error(NULL,
+					    "--window '%s': not a size "
+					    "from 1 to 4G",
 					    optarg);
 			break;
 		case ':':
@@ -294,6 +307,11 @@ int main(int argc, char **argv)
 		usage_error(NULL, "bench runs over TCP only, not --socket");
 	if (c.socket)
 		c.host = c.socket; /* mcc_connect: a path is a Unix socket */
+	if (c.transport == CTL_RDMA && (!c.host || !c.port))
+		usage_error(NULL, "--transport rdma needs --host ADDR and "
+				  "--port P");
+	if (!c.window)
+		c.window = 4u << 20;
 	if (c.port && !c.host)
 		c.host = "127.0.0.1";
 	if (!c.port)
