@@ -230,6 +230,9 @@ static int dead(struct grc *c, const char *why)
  */
 static int next_frame(struct grc *c, struct gp_msg *m, unsigned *idx)
 {
+	bool gone = false; /* the server disconnected: what it sent before
+			    * may still be in the CQ */
+
 	for (;;) {
 		struct ibv_wc wc;
 		int n = ibv_poll_cq(c->cq, 1, &wc);
@@ -259,6 +262,8 @@ static int next_frame(struct grc *c, struct gp_msg *m, unsigned *idx)
 				return dead(c, "the server sent a bad frame");
 			return 0;
 		}
+		if (gone)
+			return dead(c, "the server closed the connection");
 		struct pollfd p[2] = { { c->ch->fd, POLLIN, 0 },
 				       { c->ec->fd, POLLIN, 0 } };
 		if (poll(p, 2, c->timeout_ms) <= 0)
@@ -270,9 +275,7 @@ static int next_frame(struct grc *c, struct gp_msg *m, unsigned *idx)
 				int e = ev->event;
 
 				rdma_ack_cm_event(ev);
-				if (e == RDMA_CM_EVENT_DISCONNECTED)
-					return dead(c, "the server closed the "
-						       "connection");
+				gone = e == RDMA_CM_EVENT_DISCONNECTED;
 			}
 		}
 		if (p[0].revents) {

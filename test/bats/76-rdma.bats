@@ -10,7 +10,7 @@ load goblind
 H=$((256 * 1024)) # the store's default --ram-head
 GD_STORE_OPTS=(--memory 16M --small-memory 8M --no-hugetlb --no-mlock
 	       --ssd-size 1G)
-PROBE="$BATS_TEST_DIRNAME/../../build/test/rdma_probe"
+PROBE="${RDMA_PROBE:-$BATS_TEST_DIRNAME/../../build/test/rdma_probe}"
 
 setup() {
 	if [ -z "${RDMA_DEV:-}" ] || [ ! -e /dev/infiniband/uverbs0 ]; then
@@ -154,7 +154,7 @@ rstat() {
 	[ "$(rstat rdma_mr_bytes)" -eq "$mr0" ]
 	[ "$(rstat rdma_mr)" -eq "$n0" ]
 	rctl get big | cmp - "$T/big"
-	kill -0 "$GPID"
+	gd_stop || { cat "$LOG"; false; } # and it stops clean
 }
 
 @test "issue 22: a window too small and a bad rkey: clear errors, the connection closed, goblind serves on" {
@@ -178,4 +178,5 @@ rstat() {
 	[ "$(rstat rdma_errors)" -ge 2 ]
 	rctl get v | cmp - "$T/v"
 	[ "$(rstat curr_rdma_connections)" -eq 1 ]
+	gd_stop || { cat "$LOG"; false; }
 }
