@@ -5,6 +5,7 @@
 # guest through test/rdma-vm/vm.sh (test/run.sh); the host's own bats run
 # leaves it out.  Correctness only: under emulation speed means nothing.
 
+bats_require_minimum_version 1.5.0
 load goblind
 
 H=$((256 * 1024)) # the store's default --ram-head
@@ -45,6 +46,14 @@ rstat() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"PORT_ACTIVE"* ]]
 	[[ "$output" == *"link_layer:		Ethernet"* ]]
+}
+
+@test "issue 22: --rdma-address without an RDMA device and a bad --rdma-port are clear errors" {
+	run -128 "$GD" --store "$T/x" "${GD_STORE_OPTS[@]}" --memcache-port 0 \
+		--http-port 0 --rdma-port 0 --rdma-address 127.0.0.1
+	[[ "$output" == *"--rdma-address 127.0.0.1 is no address of an RDMA device"* ]]
+	run -129 "$GD" --store "$T/x" --rdma-port 70000
+	[[ "$output" == *"invalid value '70000' for --rdma-port"* ]]
 }
 
 @test "issue 22: rdma set and get of 0, 1, H-1, H, H+1 bytes, byte for byte, memcache sees the same" {
