@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -126,6 +127,9 @@ struct gd_settings {
 	bool rdma;		  /* --rdma-port given: served */
 	unsigned rdma_max_conns;  /* --rdma-max-conns */
 };
+
+/* goblind --help on @f (help.c) */
+void gd_help(FILE *f);
 
 /* ---- counters: per worker, summed by stats ---- */
 

@@ -37,98 +37,6 @@
 
 static struct gd gd;
 
-static void usage_print(FILE *f)
-{
-	fputs("usage: goblind [options] --store DIR\n\n"
-	      "Serve the Goblin Store in DIR over memcache (text and meta\n"
-	      "protocols) and HTTP/1.1, and with --mount as a filesystem "
-	      "too.\n\n"
-	      "Options (also goblin.conf keys, without the dashes):\n"
-	      "  --store DIR            the store directory (created when "
-	      "missing)\n"
-	      "  --config FILE          read options from FILE first "
-	      "(goblin.conf(5))\n"
-	      "  --listen-address ADDR  address to listen on (default "
-	      "127.0.0.1)\n"
-	      "  --memcache-port N      memcache TCP port (default 11211)\n"
-	      "  --no-memcache          do not serve memcache\n"
-	      "  --unixsocket PATH      memcache on the Unix socket PATH "
-	      "(memcached -s);\n"
-	      "                         TCP too only with --memcache-port\n"
-	      "  --unixsocket-mask MODE  its mode bits, octal (memcached -a; "
-	      "default 0700)\n"
-	      "  --ring PATH            goblin's binary protocol over shared "
-	      "memory, set up\n                         on the Unix socket PATH\n"
-	      "  --http-port N          HTTP port (default 8080)\n"
-	      "  --no-http              do not serve HTTP\n"
-	      "  --http-write-token T   PUT/DELETE need 'Authorization: "
-	      "Bearer T'\n"
-	      "                         (default: writes from loopback "
-	      "only)\n"
-	      "  --auth-file FILE       memcache clients log in as a "
-	      "user:password of FILE\n"
-	      "                         (memcached -Y; default: writes from "
-	      "loopback only)\n"
-	      "  --trusted-proxy ADDR   believe X-Forwarded-For from this "
-	      "peer only\n"
-	      "  --http-timeout S       a request head must arrive within S "
-	      "seconds\n"
-	      "                         (default 30; 0: no limit)\n"
-	      "  --mirror URL           a caching reverse proxy of the origin "
-	      "URL\n"
-	      "  --mirror-timeout S     origin connect + response head, and "
-	      "stalls\n"
-	      "                         (default 30)\n"
-	      "  --mirror-max-object SIZE  larger responses are passed, not "
-	      "stored\n"
-	      "                         (default: --max-item)\n"
-	      "  --mirror-threads N     origin fetcher threads (default: "
-	      "--cores)\n"
-	      "  --mirror-max-header SIZE  responses whose head is longer "
-	      "are passed,\n"
-	      "                         not stored (default and most 32k)\n"
-	      "  --mirror-stale-on-error S  serve a copy up to S seconds "
-	      "stale when the\n"
-	      "                         origin fails or times out (default "
-	      "0: off)\n"
-	      "  --mirror-no-via        add no Via: 1.1 goblind to origin "
-	      "requests\n"
-	      "  --mirror-no-xff        add no X-Forwarded-For to origin "
-	      "requests\n"
-	      "  --mirror-heuristic PERCENT  freshness of a response without "
-	      "an expiry:\n"
-	      "                         PERCENT of its age since "
-	      "Last-Modified (default 10;\n"
-	      "                         0: none)\n"
-	      "  --mirror-heuristic-max S  ... at most S seconds (default "
-	      "86400)\n"
-	      "  --cores N              worker threads (default: online "
-	      "CPUs)\n"
-	      "  --max-item SIZE        largest value accepted (default 1G)\n"
-	      "  --max-conns N          connections at once (default 1024)\n"
-	      "  --memcache-max-conns N  of which memcache at most (default: "
-	      "3/4 of it)\n"
-	      "  --http-max-conns N     of which HTTP at most (default: 3/4 "
-	      "of it)\n"
-	      "  --idle-timeout S       close connections idle S seconds "
-	      "(default 0: never)\n"
-	      "  --busy-idle-timeout S  ... S seconds while their protocol "
-	      "holds over half\n"
-	      "                         its limit (default 60; 0: never)\n"
-	      "  --busy-poll US         poll US us for the next request (250)\n"
-	      "  --mount DIR            also mount the store on DIR (FUSE)\n"
-	      "  --log-level LEVEL      error, warn, info (default) or "
-	      "debug\n"
-	      "  -V, --version          print the version and exit\n",
-	      f);
-	fputs(gd_rdma_usage, f);
-	fputs("\nStore options (SIZE: 4096, 256K, 64M, 2MiB, 1G ...):\n", f);
-	gs_option_help(f);
-	resp_usage(f);
-	fputs("\nExit status: 0 stopped by a signal, 128 error, 129 usage.\n",
-	      f);
-}
-
 enum {
 	OPT_OWN = 256, /* set_option() by the long option's name */
 	OPT_CONFIG,
@@ -450,7 +358,7 @@ static void parse(int argc, char **argv)
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":hV", options, &idx)) != -1) {
 		if (ch == 'h') {
-			usage_print(stdout);
+			gd_help(stdout);
 			exit(0);
 		}
 		if (ch == 'V') {
