@@ -13,7 +13,10 @@
 # Prints "RESULT ring_p50_us=... redis_uds_p50_us=... ring_vs_redis_uds=..."
 # (Redis's median over the ring's) and writes bench/results/ring.md
 # (--quick: ring-quick.md) with the command, machine, date and commit.
-# The RDMA (Soft-RoCE in a QEMU guest) half is the RDMA transport's.
+# --rxe runs the RDMA half instead: one boot of the Soft-RoCE guest
+# (test/rdma-vm) runs bench/rdma-rxe.sh, goblinctl bench --transport rdma
+# and ib_write_lat/ib_write_bw as its ceiling, into
+# bench/results/rdma-rxe[-quick].md: emulation figures, not RDMA speed.
 # goblind runs with --cores 1: one worker, the client on the other core.
 set -euo pipefail
 
@@ -24,6 +27,8 @@ usage: bench/rdma.sh [--quick] [--dir DIR] [--out FILE]
                200000)
   --dir DIR    scratch directory (default: a new one under \$TMPDIR)
   --out FILE   report (default bench/results/ring[-quick].md)
+  --rxe        the RDMA half in the Soft-RoCE guest (default report
+               bench/results/rdma-rxe[-quick].md)
 USAGE
 	exit 129
 }
@@ -31,16 +36,42 @@ USAGE
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 invocation="bench/rdma.sh${*:+ $*}"
-quick=0 dir= out=
+quick=0 dir= out= rxe=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
+	--rxe) rxe=1; shift ;;
 	--dir) dir=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "rdma: unknown option '$1'" >&2; usage ;;
 	esac
 done
+if [ "$rxe" = 1 ]; then
+	secs=10 sfx=
+	[ "$quick" = 1 ] && secs=2 sfx=-quick
+	: "${out:=$root/bench/results/rdma-rxe$sfx.md}"
+	rxe_out=$(cd "$root" && test/rdma-vm/vm.sh --timeout 900 -- \
+		bench/rdma-rxe.sh "$secs")
+	{
+		echo "# goblind over RDMA on Soft-RoCE (issue 22): EMULATION figures"
+		echo
+		echo "QEMU TCG guest, the kernel's rdma_rxe (test/rdma-vm), one boot:"
+		echo "goblinctl bench --transport rdma (CLOCK_MONOTONIC per request),"
+		echo "then ib_write_lat / ib_write_bw on the same rxe0 as the ceiling."
+		echo "Nothing here says how fast RDMA hardware is."
+		echo
+		echo "Command: \`$invocation\`, $(date -u +%Y-%m-%dT%H:%MZ),"
+		echo "commit $(git -C "$root" rev-parse --short HEAD), $(nproc) CPUs."
+		echo
+		echo '```'
+		echo "$rxe_out"
+		echo '```'
+	} >"$out"
+	echo "$rxe_out" | grep '^RESULT' || true
+	echo "rdma: wrote $out"
+	exit 0
+fi
 if [ "$quick" = 1 ]; then
 	secs=2 n=20000
 	: "${out:=$root/bench/results/ring-quick.md}"

@@ -36,8 +36,10 @@ static struct goblin_client *ring_open(struct ctl *c)
 {
 	struct goblin_client *g;
 	char why[512];
-	int ret = gc_connect(c->transport == CTL_RDMA ? GC_RDMA : GC_RING,
-			     c->host, 0, &g, why, sizeof(why));
+	int ret = gc_connect(
+		c->transport == CTL_RDMA ? GC_RDMA : GC_RING, c->host,
+		c->transport == CTL_RDMA ? (unsigned)atoi(c->port) : 0, &g, why,
+		sizeof(why));
 
 	if (ret < 0)
 		die("%s", why);
@@ -446,10 +448,11 @@ int ctl_ring_bench(struct ctl *c, const struct ctl_cmd *cmd, int argc,
 	print_pct("header", hd, n, NULL, NULL);
 	print_pct("first window", fw, nf, NULL, NULL);
 	print_pct("completion", done, n, &p50, &p99);
-	printf("RESULT proto=ring conns=%u secs=%.3f requests=%" PRIu64
+	printf("RESULT proto=%s conns=%u secs=%.3f requests=%" PRIu64
 	       " size=%" PRIu64 " misses=%" PRIu64 " errors=%" PRIu64
 	       " wrong=%" PRIu64 " p50_us=%.3f p99_us=%.3f\n",
-	       rb.conns, secs, n, rb.size, misses, errors, wrong, p50, p99);
+	       c->transport == CTL_RDMA ? "rdma" : "ring", rb.conns, secs, n,
+	       rb.size, misses, errors, wrong, p50, p99);
 	if (rb.csv)
 		bench_csv(th, t0);
 	for (unsigned i = 0; i < rb.conns; i++)

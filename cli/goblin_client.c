@@ -21,6 +21,7 @@
 #include "../netd/gproto.h"
 #include "../netd/ring_shm.h"
 #include "goblin_client.h"
+#include "rdma_client.h"
 
 #define GC_SPIN_NS (200 * 1000) /* busy-poll a reply this long, then park */
 #define GC_PARK_MS 1000		/* a parked wait looks at the socket */
@@ -39,7 +40,12 @@ struct goblin_client {
 	uint32_t opaque;
 	bool dead;
 	struct gc_times t;
+	struct grc *rdma; /* GC_RDMA: the verbs client, none of the above */
 };
+
+/* GC_RDMA: a 4 MiB window, waits bounded as goblinctl's (rxe is slow) */
+#define GC_RDMA_WINDOW	   (4u << 20)
+#define GC_RDMA_TIMEOUT_MS 30000
 
 static int64_t now_ns(void)
 {
@@ -176,16 +182,20 @@ int gc_connect(enum gc_transport t, const char *where, unsigned port,
 		why = dummy;
 		wlen = sizeof(dummy);
 	}
-	if (t != GC_RING) {
-		snprintf(why, wlen,
-			 "transport 'rdma' is not built into this goblinctl");
-		return -EPROTONOSUPPORT;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->sock = c->kick_fd = c->wake_fd = -1;
-	ret = ring_connect(c, where, why, wlen);
+	if (t == GC_RDMA) {
+		char ps[12];
+
+		snprintf(ps, sizeof(ps), "%u", port);
+		c->rdma = grc_connect(where, ps, GC_RDMA_WINDOW,
+				      GC_RDMA_TIMEOUT_MS, why, wlen);
+		ret = c->rdma ? 0 : -ECONNREFUSED;
+	} else {
+		ret = ring_connect(c, where, why, wlen);
+	}
 	if (ret < 0) {
 		gc_close(c);
 		return ret;
@@ -198,6 +208,7 @@ void gc_close(struct goblin_client *c)
 {
 	if (!c)
 		return;
+	grc_close(c->rdma);
 	if (c->ctl)
 		munmap(c->ctl, GR_MAP_SIZE);
 	if (c->sock >= 0)
@@ -522,6 +533,46 @@ static int simple(struct goblin_client *c, enum gp_template t,
 	return status_err(r->status);
 }
 
+/* ---- RDMA: the same calls on the verbs client (rdma_client.h) ---- */
+
+struct rdma_cb {
+	gc_window_fn fn;
+	void *arg;
+	int err;
+};
+
+static int rdma_window(void *arg, const void *p, size_t n, uint64_t off)
+{
+	struct rdma_cb *cb = arg;
+
+	cb->err = cb->fn(cb->arg, p, n, off);
+	return cb->err < 0 ? -1 : 0;
+}
+
+/* grc's 0, 1 (a miss) or -1 as this library's -errno */
+static int rdma_err(const struct rdma_cb *cb, int ret)
+{
+	if (ret == 1)
+		return -ENOENT;
+	if (ret < 0)
+		return cb && cb->err < 0 ? cb->err : -EIO;
+	return 0;
+}
+
+static int rdma_get_cb(struct goblin_client *c, const void *key, size_t klen,
+		       gc_window_fn fn, void *arg, struct gc_meta *m)
+{
+	struct rdma_cb cb = { fn, arg, 0 };
+	struct grc_times t;
+	struct grc_meta gm;
+	int ret = grc_get(c->rdma, key, klen, rdma_window, &cb, &gm, &t);
+
+	c->t = (struct gc_times){ t.sent, t.header, t.first, t.last };
+	if (ret == 0 && m)
+		*m = (struct gc_meta){ gm.size, gm.cas, gm.flags, gm.ttl };
+	return rdma_err(&cb, ret);
+}
+
 /* ---- requests ---- */
 
 int gc_get_cb(struct goblin_client *c, const void *key, size_t klen,
@@ -534,6 +585,8 @@ int gc_get_cb(struct goblin_client *c, const void *key, size_t klen,
 
 	if (!klen || klen > GP_KEY_MAX)
 		return -EINVAL;
+	if (c->rdma)
+		return rdma_get_cb(c, key, klen, fn, arg, m);
 	if ((ret = send_req(c, GP_T_GET, &q, key, NULL, 0)) < 0 ||
 	    (ret = read_resp(c, &r, fn, arg, &cb_err, &inl)) < 0)
 		return ret;
@@ -594,6 +647,11 @@ int gc_set(struct goblin_client *c, const void *key, size_t klen,
 		o = &none;
 	if (!klen || klen > GP_KEY_MAX)
 		return -EINVAL;
+	if (c->rdma) /* a plain set only, over RDMA here */
+		return o->add || o->replace || o->cas ?
+			       -EOPNOTSUPP :
+			       rdma_err(NULL, grc_set(c->rdma, key, klen, val,
+						      len, o->flags, o->ttl));
 	q.client_flags = o->flags;
 	q.ttl = o->ttl;
 	q.cas = o->cas;
@@ -629,6 +687,8 @@ int gc_delete(struct goblin_client *c, const void *key, size_t klen)
 
 	if (!klen || klen > GP_KEY_MAX)
 		return -EINVAL;
+	if (c->rdma)
+		return rdma_err(NULL, grc_del(c->rdma, key, klen));
 	return simple(c, GP_T_DELETE, &q, key, &r);
 }
 
@@ -640,6 +700,8 @@ int gc_touch(struct goblin_client *c, const void *key, size_t klen,
 
 	if (!klen || klen > GP_KEY_MAX)
 		return -EINVAL;
+	if (c->rdma) /* not in the verbs client yet */
+		return -EOPNOTSUPP;
 	return simple(c, GP_T_TOUCH, &q, key, &r);
 }
 
@@ -648,6 +710,8 @@ int gc_noop(struct goblin_client *c)
 	struct gp_req q = { 0 };
 	struct gp_resp r;
 
+	if (c->rdma) /* not in the verbs client yet */
+		return -EOPNOTSUPP;
 	return simple(c, GP_T_NOOP, &q, NULL, &r);
 }
 
@@ -675,6 +739,36 @@ static int to_grow(void *arg, const void *data, size_t len, uint64_t off)
 	return 0;
 }
 
+/* RDMA's "name value" lines as the ring's "STAT name value" ones */
+static int rdma_stats(struct goblin_client *c, char **text, size_t *len)
+{
+	struct grow raw = { 0 }, g = { 0 };
+	int ret = grc_stats(c->rdma, to_grow, &raw) < 0 ? -EIO : 0;
+	size_t i = 0;
+
+	while (ret == 0 && i < raw.len) {
+		const char *nl = memchr(raw.p + i, '\n', raw.len - i);
+		size_t n = nl ? (size_t)(nl - raw.p) - i : raw.len - i;
+
+		if ((ret = to_grow(&g, "STAT ", 5, 0)) ||
+		    (ret = to_grow(&g, raw.p + i, n, 0)) ||
+		    (ret = to_grow(&g, "\r\n", 2, 0)))
+			break;
+		i += n + 1;
+	}
+	if (ret == 0)
+		ret = to_grow(&g, "", 0, 0);
+	free(raw.p);
+	if (ret < 0) {
+		free(g.p);
+		return ret;
+	}
+	g.p[g.len] = '\0';
+	*text = g.p;
+	*len = g.len;
+	return 0;
+}
+
 int gc_stats(struct goblin_client *c, const char *group, char **text,
 	     size_t *len)
 {
@@ -687,6 +781,8 @@ int gc_stats(struct goblin_client *c, const char *group, char **text,
 
 	if (glen > GP_KEY_MAX)
 		return -EINVAL;
+	if (c->rdma) /* the general stats only */
+		return glen ? -EOPNOTSUPP : rdma_stats(c, text, len);
 	if ((ret = send_req(c, GP_T_STATS, &q, group, NULL, 0)) < 0 ||
 	    (ret = read_resp(c, &r, to_grow, &g, &cb_err, &inl)) < 0)
 		goto fail;

@@ -3,8 +3,9 @@
  * goblin's client library for the binary protocol (issue 22): connect,
  * get into a buffer or by a callback per window, set from a buffer,
  * delete, touch, stats.  Transports: the shared-memory ring of goblind
- * --ring (same host), and RDMA (not built into this library yet:
- * gc_connect() says so).  One request in flight per client; a client is
+ * --ring (same host), and RDMA verbs (goblind --rdma-port, through
+ * rdma_client.h: get, set without add/replace/cas, delete and the
+ * general stats; touch and noop say -EOPNOTSUPP).  One request in flight per client; a client is
  * not thread-safe.  Every function returns 0 or -errno.
  */
 #ifndef GOBLIN_CLIENT_H

@@ -189,3 +189,14 @@ rstat() {
 	[ "$(rstat curr_rdma_connections)" -eq 1 ]
 	gd_stop || { cat "$LOG"; false; }
 }
+
+@test "issue 22: goblinctl bench --transport rdma: every value verified, the four times per request printed" {
+	rdma_start
+	run rctl bench --size $((H + 1)) --keys 4 --duration 1 --verify
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"verify         0 values of the wrong size or bytes"* ]]
+	[[ "$output" == *"first window   n="* ]]
+	[[ "$output" == *"RESULT proto=rdma "*" errors=0 wrong=0 "* ]]
+	[ "$(rstat rdma_errors)" -eq 0 ]
+}
