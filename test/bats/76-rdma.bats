@@ -190,9 +190,10 @@ rstat() {
 	gd_stop || { cat "$LOG"; false; }
 }
 
-@test "issue 22: goblinctl bench --transport rdma: every value verified, the four times per request printed" {
+@test "issue 22: goblinctl bench --transport rdma over three QPs: every value verified, the four times per request printed" {
 	rdma_start
-	run rctl bench --size $((H + 1)) --keys 4 --duration 1 --verify
+	# three QPs in one client, one thread each
+	run rctl bench --conns 3 --size $((H + 1)) --keys 4 --duration 1 --verify
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"verify         0 values of the wrong size or bytes"* ]]

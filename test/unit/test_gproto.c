@@ -179,6 +179,40 @@ static void test_other_requests(void **state)
 			 -EINVAL);
 }
 
+/* issue 22: a set over RDMA names the client's buffer, pulled by READ */
+static void test_set_window(void **state)
+{
+	struct gp_req r = { .key_len = 1,
+			    .flags = GP_RQ_WINDOW,
+			    .length = 40u << 20,
+			    .win_addr = 0x7f0000002000ull,
+			    .win_key = 0x77,
+			    .win_len = 40u << 20 };
+	int n;
+
+	(void)state;
+	n = gp_encode_req(buf, sizeof(buf), GP_T_SET, 9, &r, "k", NULL, 0);
+	assert_true(n > 0);
+	assert_int_equal(D((size_t)n), GP_OK);
+	assert_int_equal(m.req.flags, GP_RQ_WINDOW);
+	assert_true(m.req.length == 40u << 20);
+	assert_int_equal(m.req.win_key, 0x77);
+	assert_int_equal(m.payload_len, 0);
+	/* the window holds the whole value, and nothing comes inline */
+	r.win_len = (40u << 20) - 1;
+	assert_int_equal(gp_encode_req(buf, sizeof(buf), GP_T_SET, 9, &r, "k",
+				       NULL, 0),
+			 -EINVAL);
+	r.win_len = 40u << 20;
+	assert_int_equal(gp_encode_req(buf, sizeof(buf), GP_T_SET, 9, &r, "k",
+				       "v", 1),
+			 -EINVAL);
+	/* the decoder says so too, for a frame the encoder would refuse */
+	n = gp_encode_req(buf, sizeof(buf), GP_T_SET, 9, &r, "k", NULL, 0);
+	put32at(GP_HDR_LEN + 48, (40u << 20) - 1); /* win_len */
+	assert_int_equal(D((size_t)n), GP_BAD_LENGTH);
+}
+
 static void test_resp_and_data(void **state)
 {
 	struct gp_resp r = { .status = GP_S_OK,
@@ -318,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_get_roundtrip),
 		cmocka_unit_test(test_set_fields),
 		cmocka_unit_test(test_other_requests),
+		cmocka_unit_test(test_set_window),
 		cmocka_unit_test(test_resp_and_data),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_lies),
