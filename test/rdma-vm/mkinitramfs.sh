@@ -47,5 +47,5 @@ for m in dev proc sys; do mount --move /$m /root/$m; done
 exec switch_root /root /bin/bash "$GINIT"
 INIT
 chmod +x "$D/init"
-(cd "$D" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
+(cd "$D" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT.tmp.$$"
+mv "$OUT.tmp.$$" "$OUT" # two runs at once: the last one wins, whole
