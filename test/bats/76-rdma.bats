@@ -142,13 +142,13 @@ rstat() {
 	rctl get big | cmp - "$T/big"
 	mr0=$(rstat rdma_mr_bytes)
 	n0=$(rstat rdma_mr)
-	w0=$(rstat rdma_written)
 	rctl --window 1M get big >"$T/part" &
 	kid=$!
-	# killed once bytes flow (at rxe's ~30 MB/s 40 MiB take seconds)
-	for _ in $(seq 100); do
-		[ "$(rstat rdma_written)" -gt "$w0" ] && break
-		sleep 0.1
+	# killed once bytes flow (at rxe's ~30 MB/s 40 MiB take over a
+	# second; a stats request here would take long enough to miss it)
+	for _ in $(seq 500); do
+		[ -s "$T/part" ] && break
+		sleep 0.01
 	done
 	kill -9 "$kid"
 	wait "$kid" || true
