@@ -77,6 +77,41 @@ void conn_out(struct conn *c, const void *buf, size_t len)
 	c->wend += len;
 }
 
+enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
+			      const char *proto)
+{
+	for (;;) {
+		struct gs_chunk ch;
+		int ret;
+
+		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
+			return RUN_OUTPUT;
+		ret = gs_reader_poll(*r, &ch);
+		if (ret == 1) {
+			if (ch.len <= GD_COPY_MAX) {
+				conn_out(c, ch.data, ch.len);
+				continue;
+			}
+			c->chunk = ch.data;
+			c->chunk_len = ch.len;
+			return RUN_OUTPUT;
+		}
+		if (ret == -EAGAIN)
+			return RUN_DISK;
+		gd_reader_close(c->w, *r);
+		*r = NULL;
+		if (ret < 0) {
+			gd_log(GD_LOG_WARN,
+			       "%s: read of a value failed: %s; closing the "
+			       "connection",
+			       proto, gs_strerror(ret));
+			return RUN_CLOSE;
+		}
+		conn_out(c, "\r\n", 2);
+		return RUN_INPUT;
+	}
+}
+
 void conn_printf(struct conn *c, const char *fmt, ...)
 {
 	char line[1024];

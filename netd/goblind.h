@@ -569,6 +569,16 @@ bool gd_addr_equal(const struct gd_addr *a, const struct gd_addr *b);
 
 /* Append @len bytes of reply to @c's output buffer. */
 void conn_out(struct conn *c, const void *buf, size_t len);
+/*
+ * Send the rest of the value reader *@r holds, then "\r\n" (memcache's and
+ * RESP's data blocks end so): small chunks copied into the output buffer,
+ * big ones zero-copy from the store's (the head from its RAM slot).
+ * RUN_INPUT once all is queued (the reader closed, *@r NULL), what the
+ * connection waits for meanwhile, or RUN_CLOSE when a read fails: the
+ * header promised bytes that cannot be sent (@proto names it in the log).
+ */
+enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
+			      const char *proto);
 /* printf-style reply. */
 __attribute__((format(printf, 2, 3))) void conn_printf(struct conn *c,
 						       const char *fmt, ...);

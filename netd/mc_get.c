@@ -25,47 +25,10 @@ static void shrink_line(struct mc_state *m)
 	}
 }
 
-/*
- * Send the value of m->r: small chunks are copied behind the header,
- * big ones go out zero-copy from the store's buffers (the head from its
- * RAM slot).  Returns RUN_INPUT when the value and its "\r\n" are queued
- * (the reader is closed), or what the connection must wait for.
- */
+/* Send the value of m->r and its "\r\n" (conn_send_value). */
 enum conn_run mc_stream_value(struct conn *c)
 {
-	struct mc_state *m = mc_of(c);
-
-	for (;;) {
-		struct gs_chunk ch;
-		int ret;
-
-		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
-			return RUN_OUTPUT;
-		ret = gs_reader_poll(m->r, &ch);
-		if (ret == 1) {
-			if (ch.len <= GD_COPY_MAX) {
-				conn_out(c, ch.data, ch.len);
-				continue;
-			}
-			c->chunk = ch.data;
-			c->chunk_len = ch.len;
-			return RUN_OUTPUT;
-		}
-		if (ret == -EAGAIN)
-			return RUN_DISK;
-		gd_reader_close(c->w, m->r);
-		m->r = NULL;
-		if (ret < 0) {
-			/* the header promised bytes we cannot send */
-			gd_log(GD_LOG_WARN,
-			       "read of a value failed: %s; "
-			       "closing the connection",
-			       gs_strerror(ret));
-			return RUN_CLOSE;
-		}
-		OUT(c, "\r\n");
-		return RUN_INPUT;
-	}
+	return conn_send_value(c, &mc_of(c)->r, "memcache");
 }
 
 /* ---- retrieval: get gets gat gats ---- */

@@ -78,45 +78,10 @@ static bool key_ok(struct conn *c, const struct resp_arg *k)
 
 /* ---- sending values ---- */
 
-/*
- * Send the rest of s->r: RUN_INPUT once the value and its "\r\n" are
- * queued (the reader is closed), or what the connection waits for.
- */
+/* Send the rest of s->r and its "\r\n" (conn_send_value). */
 static enum conn_run stream_value(struct conn *c)
 {
-	struct resp_state *s = resp_of(c);
-
-	for (;;) {
-		struct gs_chunk ch;
-		int ret;
-
-		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
-			return RUN_OUTPUT;
-		ret = gs_reader_poll(s->r, &ch);
-		if (ret == 1) {
-			if (ch.len <= GD_COPY_MAX) {
-				conn_out(c, ch.data, ch.len);
-				continue;
-			}
-			c->chunk = ch.data;
-			c->chunk_len = ch.len;
-			return RUN_OUTPUT;
-		}
-		if (ret == -EAGAIN)
-			return RUN_DISK;
-		gd_reader_close(c->w, s->r);
-		s->r = NULL;
-		if (ret < 0) {
-			/* the header promised bytes we cannot send */
-			gd_log(GD_LOG_WARN,
-			       "resp: read of a value failed: %s; closing the "
-			       "connection",
-			       gs_strerror(ret));
-			return RUN_CLOSE;
-		}
-		ROUT(c, "\r\n");
-		return RUN_INPUT;
-	}
+	return conn_send_value(c, &resp_of(c)->r, "resp");
 }
 
 enum conn_run resp_value_run(struct conn *c)
