@@ -19,6 +19,8 @@ import socket
 import sys
 import time
 
+from conformance import judge, write_table
+
 K250 = b"k" * 250
 K251 = b"k" * 251
 BIN_NOOP = bytes([0x80, 0x0a]) + bytes(22)  # binary protocol: noop
@@ -263,17 +265,6 @@ def exchange(port, data, sentinel):
     return out
 
 
-def matches(want, got):
-    if isinstance(want, bytes):
-        return want == got
-    return want.fullmatch(got) is not None
-
-
-def esc(b, limit=160):
-    t = repr(b)[2:-1].replace("|", "\\|")
-    return t if len(t) <= limit else t[:limit] + "..."
-
-
 def run(gport, mport, table):
     bad = 0
     rows = []
@@ -283,35 +274,14 @@ def run(gport, mport, table):
         g, m = (re.sub(rb"\b%s\b" % key, b"<k>",
                        normalise(exchange(p, data, sentinel)))
                 for p in (gport, mport))
-        d = DIFFERENCES.get(name)
-        if d is None:
-            ok = g == m
-            why = "" if ok else "NEW DIFFERENCE"
-        else:
-            ok = g != m and matches(d[0], g)
-            why = d[1] if ok else ("listed difference gone" if g == m else
-                                   "goblind's reply is not the listed one")
-        if not ok:
-            bad += 1
-            print("MISMATCH %s: %s\n  input    %r\n  goblind  %r\n"
-                  "  memcached %r" % (name, why, data, g, m))
-        rows.append((fam, name, data, m, g, d is not None, why))
+        ok, why, listed = judge(name, data, g, m, DIFFERENCES, "memcached")
+        bad += not ok
+        rows.append((fam, name, data, m, g, listed, why))
     print("%d cases, %d differences listed, %d mismatched" %
           (len(CASES), len(DIFFERENCES), bad))
     if table:
-        write_table(table, rows)
+        write_table(table, rows, "memcached 1.6.18")
     return bad
-
-
-def write_table(path, rows):
-    with open(path, "w") as f:
-        f.write("| family | case | input | memcached 1.6.18 | goblind | "
-                "differs because |\n|---|---|---|---|---|---|\n")
-        for fam, name, data, m, g, differs, why in rows:
-            f.write("| %s | %s | `%s` | `%s` | %s | %s |\n" % (
-                fam, name, esc(data, 80), esc(m),
-                "`%s`" % esc(g) if differs else "same", why if differs
-                else ""))
 
 
 def check_table(path):

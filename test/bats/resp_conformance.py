@@ -23,6 +23,8 @@ import socket
 import sys
 import time
 
+from conformance import judge, write_table
+
 END = b"*1\r\n$4\r\nQUIT\r\n"
 END_REPLY = b"+OK\r\n<closed>"
 
@@ -447,17 +449,6 @@ def normalise(b):
     return re.sub(rb"(?m)^:(\d+)\r\n", near, b)
 
 
-def matches(want, got):
-    if isinstance(want, bytes):
-        return want == got
-    return want.fullmatch(got) is not None
-
-
-def esc(b, limit=160):
-    t = repr(b)[2:-1].replace("|", "\\|")
-    return t if len(t) <= limit else t[:limit] + "..."
-
-
 def run(gd, rd, which, table):
     cases, diffs = (AUTH, DIFFERENCES_AUTH) if which == "auth" else \
         (MAIN, DIFFERENCES)
@@ -472,35 +463,14 @@ def run(gd, rd, which, table):
         data = data.replace(b"{k}", key)
         g, r = (normalise(exchange(w, data)).replace(key, b"<k>")
                 for w in (gd, rd))
-        d = diffs.get(name)
-        if d is None:
-            ok = g == r
-            why = "" if ok else "NEW DIFFERENCE"
-        else:
-            ok = g != r and matches(d[0], g)
-            why = d[1] if ok else ("listed difference gone" if g == r else
-                                   "goblind's reply is not the listed one")
-        if not ok:
-            bad += 1
-            print("MISMATCH %s: %s\n  input    %r\n  goblind  %r\n"
-                  "  redis    %r" % (name, why, data, g, r))
-        rows.append((fam, name, data, r, g, d is not None, why))
+        ok, why, listed = judge(name, data, g, r, diffs, "redis")
+        bad += not ok
+        rows.append((fam, name, data, r, g, listed, why))
     print("%d cases, %d differences listed, %d mismatched" %
           (len(cases), len(diffs), bad))
     if table:
-        write_table(table, rows)
+        write_table(table, rows, "redis-server 7")
     return bad
-
-
-def write_table(path, rows):
-    with open(path, "w") as f:
-        f.write("| family | case | input | redis-server 7 | goblind | "
-                "differs because |\n|---|---|---|---|---|---|\n")
-        for fam, name, data, r, g, differs, why in rows:
-            f.write("| %s | %s | `%s` | `%s` | %s | %s |\n" % (
-                fam, name, esc(data, 80), esc(r),
-                "`%s`" % esc(g) if differs else "same", why if differs
-                else ""))
 
 
 def check_table(path):
