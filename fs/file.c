@@ -646,11 +646,17 @@ static int writer_reopen(struct gfs *fs, struct gfs_fh *fh)
  */
 static int stage_commit(struct gfs *fs, struct gfs_fh *fh)
 {
+	uint8_t rec[GFS_META_REC];
+	long rl;
 	int ret;
 
 	if (fh->w) /* a put left by a commit that found no name */
 		writer_call(fs, fh, WRITER_ABORT, NULL, 0);
-	ret = stage_put(fs, fh);
+	/* the file's mode, owner and kind go with this version too */
+	rl = meta_record_unlocked(fs, fh->node, rec, sizeof(rec));
+	if (rl < 0)
+		return (int)rl;
+	ret = stage_put(fs, fh, rec, (size_t)rl);
 	if (ret == 0 && (ret = fh_commit(fs, fh)) == 0)
 		fh->sdirty = false;
 	return ret;

@@ -394,7 +394,8 @@ int stage_write(struct gfs *fs, struct gfs_fh *fh, const char *buf, size_t size,
  * what is kept).  0 or -errno. */
 int fh_resize(struct gfs *fs, struct gfs_fh *fh, uint64_t size);
 /* Begin fh->w, a put of the staging file's bytes, for file.c to commit. */
-int stage_put(struct gfs *fs, struct gfs_fh *fh);
+int stage_put(struct gfs *fs, struct gfs_fh *fh, const uint8_t *attr,
+	      size_t attr_len);
 /* read(2) of a file open for writing (O_RDWR): what it holds now.  Takes
  * fh->lock itself. */
 void fh_write_read(fuse_req_t req, struct gfs_fh *fh, size_t size, off_t off);

@@ -194,11 +194,14 @@ int stage_write(struct gfs *fs, struct gfs_fh *fh, const char *buf, size_t size,
 	return 0;
 }
 
-int stage_put(struct gfs *fs, struct gfs_fh *fh)
+int stage_put(struct gfs *fs, struct gfs_fh *fh, const uint8_t *attr,
+	      size_t attr_len)
 {
 	struct gs_put_args a = { .size = fh->written,
 				 .mode = GS_SET,
-				 .appendable = true };
+				 .appendable = true,
+				 .attr = attr,
+				 .attr_len = attr_len };
 	uint8_t *buf = rewrite_buf();
 	uint64_t off = 0;
 	int ret;

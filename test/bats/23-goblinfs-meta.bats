@@ -340,3 +340,25 @@ mktree() {
 	[ -p "$M/fifo" ]
 	gd_stop
 }
+
+@test "issue 20: a file another user made and then truncated or rewrote in place keeps its owner and mode, as on ext4 (pjdfstest truncate/05.t)" {
+	chmod 0755 "$T" # mktemp made it 0700: nobody could not reach $M
+	mount_fs -o allow_other
+	local d
+	for d in "$M" "$E"; do
+		mkdir "$d/n1"
+		chown 65534:65534 "$d/n1"
+		as_nobody sh -c "umask 022; touch '$d/n1/f'"
+		as_nobody truncate -s 123 "$d/n1/f"
+		as_nobody sh -c "printf ab | dd of='$d/n1/f' bs=1 seek=5 conv=notrunc status=none"
+		stat -c '%s %a %u %g' "$d/n1/f" >"$d.st"
+		# the copy-on-write commits kept the creator, so it may go on
+		as_nobody truncate -s 1234 "$d/n1/f"
+		stat -c '%s %a %u %g' "$d/n1/f" >>"$d.st"
+	done
+	cat "$M.st"
+	diff "$E.st" "$M.st"
+	[ "$(head -1 "$M.st")" = "123 644 65534 65534" ]
+	remount -o allow_other
+	[ "$(stat -c '%s %a %u %g' "$M/n1/f")" = "1234 644 65534 65534" ]
+}
