@@ -308,7 +308,13 @@ enum conn_run resp_cmd_hset(struct conn *c, struct resp_req *q)
 	return RUN_INPUT;
 }
 
-enum conn_run resp_cmd_hdel(struct conn *c, struct resp_req *q)
+/*
+ * HDEL and ZREM: take the named members (argv[2...]) out of the
+ * collection of @kind at argv[1], by read-modify-write on its cas; the
+ * count removed, or the error naming @what.
+ */
+static enum conn_run coll_remove(struct conn *c, struct resp_req *q, int kind,
+				 const char *what)
 {
 	long long n = 0;
 	int ret = -ESTALE;
@@ -317,7 +323,7 @@ enum conn_run resp_cmd_hdel(struct conn *c, struct resp_req *q)
 		struct coll o;
 
 		n = 0;
-		ret = coll_load(c, &q->argv[1], RESP_KIND_HASH, &o);
+		ret = coll_load(c, &q->argv[1], kind, &o);
 		for (unsigned i = 2; ret == 0 && i < q->argc; i++) {
 			long at = find(&o, &q->argv[i]);
 
@@ -330,9 +336,14 @@ enum conn_run resp_cmd_hdel(struct conn *c, struct resp_req *q)
 			ret = coll_store(c, &q->argv[1], &o);
 		coll_free(&o);
 	}
-	if (!coll_err(c, ret, "hash"))
+	if (!coll_err(c, ret, what))
 		resp_int(c, n);
 	return RUN_INPUT;
+}
+
+enum conn_run resp_cmd_hdel(struct conn *c, struct resp_req *q)
+{
+	return coll_remove(c, q, RESP_KIND_HASH, "hash");
 }
 
 enum conn_run resp_cmd_hget(struct conn *c, struct resp_req *q)
@@ -547,29 +558,7 @@ enum conn_run resp_cmd_zadd(struct conn *c, struct resp_req *q)
 
 enum conn_run resp_cmd_zrem(struct conn *c, struct resp_req *q)
 {
-	long long n = 0;
-	int ret = -ESTALE;
-
-	for (int t = 0; t < COLL_TRIES && ret == -ESTALE; t++) {
-		struct coll o;
-
-		n = 0;
-		ret = coll_load(c, &q->argv[1], RESP_KIND_ZSET, &o);
-		for (unsigned i = 2; ret == 0 && i < q->argc; i++) {
-			long at = find(&o, &q->argv[i]);
-
-			if (at >= 0) {
-				remove_at(&o, (size_t)at);
-				n++;
-			}
-		}
-		if (ret == 0 && n)
-			ret = coll_store(c, &q->argv[1], &o);
-		coll_free(&o);
-	}
-	if (!coll_err(c, ret, "sorted set"))
-		resp_int(c, n);
-	return RUN_INPUT;
+	return coll_remove(c, q, RESP_KIND_ZSET, "sorted set");
 }
 
 enum conn_run resp_cmd_zscore(struct conn *c, struct resp_req *q)
