@@ -22,30 +22,7 @@ teardown() {
 		gd_start "s$i"
 		ports+=("$PORT")
 	done
-	read -r PPORT SPORT < <("$PY" -c 'import socket
-a, b = socket.socket(), socket.socket()
-a.bind(("127.0.0.1", 0)); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
-	cat >"$T/nutcracker.yml" <<-EOF
-	goblin:
-	  listen: 127.0.0.1:$PPORT
-	  hash: fnv1a_64
-	  distribution: ketama
-	  timeout: 5000
-	  auto_eject_hosts: false
-	  servers:
-	   - 127.0.0.1:${ports[0]}:1 g1
-	   - 127.0.0.1:${ports[1]}:1 g2
-	   - 127.0.0.1:${ports[2]}:1 g3
-	EOF
-	nutcracker -t -c "$T/nutcracker.yml"
-	nutcracker -c "$T/nutcracker.yml" -o "$T/nutcracker.log" \
-		-s "$SPORT" -a 127.0.0.1 -p "$T/nutcracker.pid" &
-	GD_PIDS+=($!)
-	for i in $(seq 50); do
-		"$PY" -c "import socket; socket.create_connection(('127.0.0.1', $PPORT))" 2>/dev/null && break
-		sleep 0.1
-	done
+	gd_nutcracker "${ports[@]}"
 	"$PY" - "$PPORT" <<'PYEOF'
 import sys
 from pymemcache.client.base import Client

@@ -352,31 +352,7 @@ PYEOF
 		ports+=("$RPORT")
 		mcports+=("$PORT")
 	done
-	read -r PPORT SPORT < <("$PY" -c 'import socket
-a, b = socket.socket(), socket.socket()
-a.bind(("127.0.0.1", 0)); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
-	cat >"$T/nutcracker.yml" <<-EOF
-	goblin:
-	  listen: 127.0.0.1:$PPORT
-	  hash: fnv1a_64
-	  distribution: ketama
-	  redis: true
-	  timeout: 5000
-	  auto_eject_hosts: false
-	  servers:
-	   - 127.0.0.1:${ports[0]}:1 g1
-	   - 127.0.0.1:${ports[1]}:1 g2
-	   - 127.0.0.1:${ports[2]}:1 g3
-	EOF
-	nutcracker -t -c "$T/nutcracker.yml"
-	nutcracker -c "$T/nutcracker.yml" -o "$T/nutcracker.log" \
-		-s "$SPORT" -a 127.0.0.1 -p "$T/nutcracker.pid" &
-	GD_PIDS+=($!)
-	for i in $(seq 50); do
-		redis-cli -p "$PPORT" ping 2>/dev/null | grep -q PONG && break
-		sleep 0.1
-	done
+	gd_nutcracker "redis: true" "${ports[@]}"
 	[ "$(redis-cli -p "$PPORT" set viaproxy yes)" = OK ]
 	[ "$(redis-cli -p "$PPORT" get viaproxy)" = yes ]
 	[ "$(redis-cli -p "$PPORT" mget viaproxy nope | tr '\n' ,)" = "yes,," ]

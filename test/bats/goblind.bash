@@ -84,6 +84,44 @@ gd_stop() {
 	wait "$GPID"
 }
 
+# gd_nutcracker [OPTION_LINE] PORT1 PORT2 PORT3: twemproxy with ketama in
+# front of three servers on 127.0.0.1, its config checked (-t) first, an
+# OPTION_LINE such as "redis: true" added to its pool; sets PPORT once it
+# accepts connections
+gd_nutcracker() {
+	local extra= i stats_port
+	[ $# = 4 ] && { extra="  $1"; shift; }
+	read -r PPORT stats_port < <("$PY" -c 'import socket
+a, b = socket.socket(), socket.socket()
+a.bind(("127.0.0.1", 0)); b.bind(("127.0.0.1", 0))
+print(a.getsockname()[1], b.getsockname()[1])')
+	cat >"$T/nutcracker.yml" <<-EOF
+	goblin:
+	  listen: 127.0.0.1:$PPORT
+	  hash: fnv1a_64
+	  distribution: ketama
+	$extra
+	  timeout: 5000
+	  auto_eject_hosts: false
+	  servers:
+	   - 127.0.0.1:$1:1 g1
+	   - 127.0.0.1:$2:1 g2
+	   - 127.0.0.1:$3:1 g3
+	EOF
+	nutcracker -t -c "$T/nutcracker.yml"
+	nutcracker -c "$T/nutcracker.yml" -o "$T/nutcracker.log" \
+		-s "$stats_port" -a 127.0.0.1 -p "$T/nutcracker.pid" &
+	GD_PIDS+=($!)
+	for i in $(seq 50); do
+		"$PY" -c "import socket; socket.create_connection(('127.0.0.1', $PPORT))" \
+			2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "nutcracker does not accept on $PPORT; its log:" >&2
+	cat "$T/nutcracker.log" >&2
+	return 1
+}
+
 # mc [PORT]: send standard input, print what came back (see mc_check.py)
 mc() {
 	"$PY" "$MCCHECK" raw "${1:-$PORT}"
