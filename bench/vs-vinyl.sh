@@ -9,6 +9,11 @@
 #      shuffled passes over objects populated once through the cache;
 #      the origin (bench/origin, synthesized bytes) counts its requests:
 #      one per object during the population, none during the passes.
+#      goblind runs twice: as --mirror, and as the origin server itself
+#      (goblind-origin: the same objects PUT first).  After each goblind
+#      run, fio reads goblind's SSD file once, one sequential O_DIRECT
+#      stream of 1 MiB reads GS_IO_DEPTH deep (what a goblind reader keeps
+#      in flight): the device's ceiling for one stream.
 #   b. WEB: nginx serving bench/gen's WEB files as the origin; population
 #      from empty at 32 connections (fill bandwidth), then the measured
 #      manifest at 16 ... 1024 connections (throughput, completion).
@@ -298,20 +303,34 @@ NGX
 	cache_started "$name" "$d"
 }
 
-# start_goblind NAME DISK_BYTES: goblind --mirror of the origin, its SSD
-# tier sized like the others' storage; its RAM (and for WEB its workers)
-# are $GD_PART, set by each part (BIG, WEB) below
+# start_goblind NAME DISK_BYTES [ORIGIN_OPTIONS]: goblind --mirror of the
+# origin (or given "--no-mirror", an origin server itself), its SSD tier
+# sized like the others' storage; its RAM (and for WEB its workers) are
+# $GD_PART, set by each part (BIG, WEB) below
 start_goblind() {
-	local name=$1 size=$2 d=$dir/$1
+	local name=$1 size=$2 d=$dir/$1 mirror
+	mirror=(--mirror "http://127.0.0.1:$OPORT")
+	[ "${3:-}" = --no-mirror ] && mirror=()
 	mkdir -p "$d"
 	CPORT=$(free_port)
 	# shellcheck disable=SC2086
 	caged "$gd" --store "$d/store" --http-port "$CPORT" --no-memcache \
-		--mirror "http://127.0.0.1:$OPORT" --max-item 8G \
+		"${mirror[@]}" --max-item 8G \
 		--ssd-size "$size" $GD_PART \
 		--max-conns 4096 --http-timeout 0 \
 		>"$logs/$name.log" 2>&1 &
 	cache_started "$name" "$d"
+}
+
+start_goblind-origin() { start_goblind "$1" "$2" --no-mirror; }
+
+# device_stream TAG FILE: fio's one sequential O_DIRECT stream of FILE, as
+# a goblind reader streams a BIG tail (1 MiB reads, io-depth deep), into
+# huge-page buffers as goblind's are (fio_huge, bench/lib.sh)
+device_stream() {
+	fio_huge fio --name=stream --filename="$2" --readonly --rw=read \
+		--bs=1M --direct=1 --ioengine=io_uring --iodepth="$GS_IO_DEPTH" \
+		--mem=shmhuge --output-format=json >"$logs/$1-fio.json"
 }
 
 # stop_pid PID: stop one server of PIDS
@@ -333,10 +352,15 @@ stop_origin() { stop_pid "$OPID"; }
 # bench NAME ARGS...: goblinctl bench --proto http against the cache; the
 # output in $logs/NAME.txt, its RESULT line echoed
 bench() {
+	bench_run "$1" --no-store "${@:2}"
+}
+
+# bench_run NAME ARGS...: the same, population (PUT) included
+bench_run() {
 	local name=$1
 	shift
 	"$gctl" bench --proto http --host 127.0.0.1 --port "$CPORT" \
-		--no-store "$@" >"$logs/$name.txt" 2>&1 ||
+		"$@" >"$logs/$name.txt" 2>&1 ||
 		die "bench $name failed: $(tail -3 "$logs/$name.txt")"
 	say "  $name: $(grep '^RESULT' "$logs/$name.txt")"
 }
@@ -397,19 +421,33 @@ if [ -n "$cache_ram" ]; then
 	say "  every cache in a memory cgroup of $cache_ram ($CG)"
 	big_how="$big_how; every cache in a memory cgroup of $cache_ram (page cache and mappings included)"
 fi
-for sys in $systems; do
+# goblind's reads of a BIG tail: 1 MiB each (GS_LONG_READ), its default
+# --io-depth in flight
+GS_IO_DEPTH=4
+big_systems=$systems
+[[ " $systems " == *" goblind "* ]] && big_systems="$systems goblind-origin"
+for sys in $big_systems; do
 	start_origin "$dir/big/BIG.population"
 	"start_$sys" "big-$sys" "$big_store"
 	o0=$(origin_requests)
-	# population: every object once through the cache, bytes verified
-	bench "big-$sys-populate" --sweep --conns 1 --verify \
-		--keys "$big_n" --size "manifest:$dir/big/BIG.population"
+	# population: every object once through the cache, bytes verified;
+	# into goblind-origin by PUT
+	if [ "$sys" = goblind-origin ]; then
+		bench_run "big-$sys-populate" --populate-only --conns 1 \
+			--keys "$big_n" --size "manifest:$dir/big/BIG.population"
+	else
+		bench "big-$sys-populate" --sweep --conns 1 --verify \
+			--keys "$big_n" --size "manifest:$dir/big/BIG.population"
+	fi
 	o1=$(origin_requests)
 	drop_caches || true
 	bench "big-$sys" --sweep --conns 1 --keys "$big_req" \
 		--size "manifest:$dir/big/BIG.measured" \
 		--csv "$logs/big-$sys.csv"
 	o2=$(origin_requests)
+	if [[ $sys == goblind* ]]; then
+		device_stream "big-$sys" "$CSTORE/store/ssd/data"
+	fi
 	# and the stored bytes, checked after the measured passes
 	bench "big-$sys-verify" --sweep --conns 1 --verify \
 		--keys "$big_n" --size "manifest:$dir/big/BIG.population"
@@ -467,11 +505,12 @@ elapsed=$(( $(date +%s) - t_start ))
 mkdir -p "$(dirname "$out")"
 python3 - "$logs" "$out" "$invocation" "$elapsed" "$quick" \
 	"$(machine_info "$dir" "$root" 2>&1)" "$systems" "$web_conns" \
-	"$big_how" "$web_scale" "$gd_note" <<'PY'
-import datetime, os, re, subprocess, sys
+	"$big_how" "$web_scale" "$gd_note" "$big_systems" <<'PY'
+import datetime, json, os, re, subprocess, sys
 (logs, out, inv, elapsed, quick, machine, systems, web_conns, big_how,
- web_scale, gd_note) = sys.argv[1:]
+ web_scale, gd_note, big_systems) = sys.argv[1:]
 systems = systems.split()
+big_systems = big_systems.split()
 conns = [int(c) for c in web_conns.split()]
 base = out[:-3]
 L = []
@@ -516,9 +555,16 @@ def pct(v, p):
 def origin(name):
     return [int(x) for x in open(os.path.join(logs, name + ".origin")).read().split()]
 
+def fio_mib(name):
+    """fio's read bandwidth in MiB/s, or None when it did not run"""
+    path = os.path.join(logs, name + "-fio.json")
+    if not os.path.exists(path):
+        return None
+    return json.load(open(path))["jobs"][0]["read"]["bw_bytes"] / 1048576
+
 # BIG
 big = {}
-for s in systems:
+for s in big_systems:
     rs = rows("big-" + s)
     hits = [r for r in rs if r[0] == "hit"]
     big[s] = {
@@ -530,6 +576,7 @@ for s in systems:
         "n": len(rs), "hits": len(hits),
         "ttfbs": sorted((r[3] - r[2]) / 1e6 for r in hits),
         "bws": sorted(r[1] / 1048576 / ((r[5] - r[2]) / 1e9) for r in hits),
+        "fio": fio_mib("big-" + s),
     }
 # WEB
 web = {}
@@ -568,18 +615,28 @@ w("Origin: `bench/origin` synthesizing each object's bytes (the payload "
   "(3 passes) replayed in order on one connection without `--verify`, then "
   "every object read again with `--verify` (the stored bytes are right).")
 w("")
-w("| system | origin requests: population / passes / verify | hits of requests | median TTFB ms | median payload TTFB ms | median per-request MiB/s | aggregate MiB/s | errors | valid |")
-w("|---|---|---|---|---|---|---|---|---|")
-for s in systems:
-    b = big[s]
-    w("| %s | %d / %d / %d (%d objects) | %d of %d | %.3f | %.3f | %.0f | %.0f | %d | %s |" % (
-        s, b["origin"][0], b["origin"][1], b["origin"][2],
-        int(b["pop"]["gets"]), b["hits"], b["n"], b["ttfb_ms"], b["pttfb_ms"],
-        b["bw"], b["r"]["mib_per_s"], int(b["r"]["errors"] + b["ver"]["errors"]),
-        "yes" if valid_big(s) else "NO"))
+w("goblind-origin is goblind without `--mirror`, the same objects PUT "
+  "into it first (`goblinctl bench --populate-only`), no origin behind it. "
+  "After each goblind's passes, fio reads goblind's SSD file once: one "
+  "sequential stream, `fio --rw=read --bs=1M --direct=1 --ioengine=io_uring "
+  "--iodepth=4 --mem=shmhuge` (1 MiB reads four deep, as a goblind reader "
+  "streams a tail): the device's ceiling for one stream, in the last column.")
 w("")
-w("Population (origin -> cache -> client, one connection): " + ", ".join(
-    "%s %.0f MiB/s" % (s, big[s]["pop"]["mib_per_s"]) for s in systems) + ".")
+w("| system | origin requests: population / passes / verify | hits of requests | median TTFB ms | median payload TTFB ms | median per-request MiB/s | aggregate MiB/s | errors | valid | fio one stream MiB/s (per-request median / fio) |")
+w("|---|---|---|---|---|---|---|---|---|---|")
+for s in big_systems:
+    b = big[s]
+    fio = ("%.0f (%.2f)" % (b["fio"], b["bw"] / b["fio"])) if b["fio"] else ""
+    w("| %s | %d / %d / %d (%d objects) | %d of %d | %.3f | %.3f | %.0f | %.0f | %d | %s | %s |" % (
+        s, b["origin"][0], b["origin"][1], b["origin"][2],
+        int(max(b["pop"]["gets"], b["pop"]["sets"])), b["hits"], b["n"],
+        b["ttfb_ms"], b["pttfb_ms"], b["bw"], b["r"]["mib_per_s"],
+        int(b["r"]["errors"] + b["ver"]["errors"]),
+        "yes" if valid_big(s) else "NO", fio))
+w("")
+w("Population (origin -> cache -> client, one connection; goblind-origin: "
+  "PUT): " + ", ".join(
+    "%s %.0f MiB/s" % (s, big[s]["pop"]["mib_per_s"]) for s in big_systems) + ".")
 w("")
 if quick == "1":
     w("Quick mode: the corpus fits in RAM (see the machine below), so these "
@@ -627,7 +684,7 @@ def write_series(name, pts):
     return path
 
 cdfs = []
-for s in systems:
+for s in big_systems:
     v = big[s]["ttfbs"]
     cdfs.append((s, write_series("big-%s.cdf" % s,
                  [(x, (i + 1) / len(v)) for i, x in enumerate(v)])))
@@ -686,6 +743,16 @@ if "goblind" in systems:
     ratios["big_ttfb_us"] = big[g]["ttfb_ms"] * 1000
     if "nginx" in systems:
         ratios["big_bw_vs_nginx"] = big[g]["bw"] / big["nginx"]["bw"]
+    if big[g]["fio"]:
+        ratios["big_bw_vs_fio"] = big[g]["bw"] / big[g]["fio"]
+    o = "goblind-origin"
+    if o in big:
+        ratios["origin_big_ttfb_us"] = big[o]["ttfb_ms"] * 1000
+        ratios["origin_big_ttfb_ratio"] = big[v]["ttfb_ms"] / big[o]["ttfb_ms"]
+        if "nginx" in systems:
+            ratios["origin_big_bw_vs_nginx"] = big[o]["bw"] / big["nginx"]["bw"]
+        if big[o]["fio"]:
+            ratios["origin_big_bw_vs_fio"] = big[o]["bw"] / big[o]["fio"]
     res = "RESULT " + " ".join("%s=%.2f" % kv for kv in ratios.items())
 else:
     res = ("RESULT big_ttfb_ratio=NA big_bw_ratio=NA web_fill_ratio=NA "
@@ -701,9 +768,11 @@ w("Ratios are goblind against Vinyl Cache, each so that bigger is better "
   "for goblind (Vinyl's median TTFB / goblind's; goblind's median "
   "per-request bandwidth / Vinyl's; fill bandwidth; the smallest WEB "
   "throughput ratio over the concurrencies); `big_ttfb_us` is goblind's "
-  "median BIG TTFB in microseconds (smaller is better) and "
+  "median BIG TTFB in microseconds (smaller is better), "
   "`big_bw_vs_nginx` its median per-request bandwidth over nginx "
-  "proxy_cache's; NA while goblind has no `--mirror`.")
+  "proxy_cache's and `big_bw_vs_fio` over fio's one stream of its file; "
+  "the `origin_` keys are the same for goblind-origin; NA while goblind "
+  "has no `--mirror`.")
 w("")
 w("```")
 w(res)
