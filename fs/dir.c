@@ -182,6 +182,8 @@ void gfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	pthread_mutex_lock(&fs->lock);
 	if (!err && (to_set & META_SET))
 		err = -set_meta(fs, n, attr, to_set);
+	if (!err && (to_set & FUSE_SET_ATTR_SIZE))
+		err = -node_drop_privs(fs, n, req);
 	if (!err)
 		node_attr(fs, n, &st);
 	if (!err && (to_set & FUSE_SET_ATTR_SIZE) && fi && fi->fh &&

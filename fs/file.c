@@ -470,6 +470,8 @@ void gfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		n->refs++;
 		n->wsize = fi->flags & O_TRUNC ? 0 : n->size;
 		n->rewrite_pending = false;
+		if (fi->flags & O_TRUNC) /* a truncate, as on ext4 */
+			node_drop_privs(fs, n, req);
 	}
 	pthread_mutex_unlock(&fs->lock);
 	if (ret >= 0 &&
@@ -697,6 +699,8 @@ void gfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 	}
 	pthread_mutex_lock(&fs->lock);
 	fh->node->wsize = fh->written;
+	if (ret >= 0)
+		node_drop_privs(fs, fh->node, req);
 	if (fh->flushed) { /* a dup()ed descriptor writes on */
 		fh->flushed = false;
 		fh->node->closing--;

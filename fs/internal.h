@@ -352,6 +352,12 @@ mode_t node_mode(const struct gfs *fs, const struct gfs_node *n);
 /* A new node's owner and mode for request @req in directory @d. */
 void meta_new(struct gfs *fs, fuse_req_t req, struct gfs_node *d,
 	      struct gfs_node *n, mode_t mode);
+/*
+ * A write, O_TRUNC open or truncate of file @n by @req's caller: take off
+ * the set-user-ID and set-group-ID bits it must lose (node.c).  Called
+ * with fs->lock held; 0 or -errno.
+ */
+int node_drop_privs(struct gfs *fs, struct gfs_node *n, fuse_req_t req);
 /* Write directory @d's marker with its metadata (node.c): 0 or -errno. */
 int put_marker(struct gfs *fs, struct gfs_node *d);
 /* Entries of directory @d changed now: its mtime and ctime (node.c). */

@@ -329,3 +329,61 @@ void dir_touched(struct gfs_node *d)
 {
 	d->mtime_ns = d->ctime_ns = gs_real_ns();
 }
+
+/* Is @req's caller of group @gid (its fsgid or a supplementary group)? */
+static bool caller_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t some[32], *list = some;
+	bool in = false;
+	int i, ng;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	ng = fuse_req_getgroups(req, 32, some);
+	if (ng > 32 && (list = malloc((size_t)ng * sizeof(*list))))
+		ng = fuse_req_getgroups(req, ng, list);
+	else if (ng > 32)
+		ng = -ENOMEM;
+	/* unknown groups: not of it, so the bit goes (the safe side) */
+	for (i = 0; i < ng; i++)
+		in = in || list[i] == gid;
+	if (list != some)
+		free(list);
+	return in;
+}
+
+/*
+ * The kernel's setattr_should_drop_suidgid(), as ext4 gets it through
+ * file_remove_privs(): S_ISUID goes, and S_ISGID when the group may
+ * execute the file or the caller is not of its group, unless the caller
+ * has CAP_FSETID.  goblinfs must do it itself: its writes are direct I/O,
+ * where the kernel clears nothing, and libfuse 3.14 has no
+ * FUSE_CAP_HANDLE_KILLPRIV_V2 and does not pass a write's
+ * FUSE_WRITE_KILL_SUIDGID on (struct fuse_file_info has no field for
+ * it).  A request carries uid, gid and pid, not capabilities: uid 0
+ * stands for CAP_FSETID, as it does for root's other privileges under
+ * default_permissions.  A truncate(2)'s setattr comes with the mode the
+ * kernel worked out by the older rule (S_ISGID only with the group's
+ * execute bit: session.c keeps FUSE_CAP_HANDLE_KILLPRIV off), and this
+ * adds the rest.
+ */
+int node_drop_privs(struct gfs *fs, struct gfs_node *n, fuse_req_t req)
+{
+	mode_t mode = node_mode(fs, n), drop = 0;
+
+	if (!S_ISREG(mode) || !(mode & (S_ISUID | S_ISGID)) ||
+	    fuse_req_ctx(req)->uid == 0)
+		return 0;
+	if (mode & S_ISUID)
+		drop |= S_ISUID;
+	if ((mode & S_ISGID) &&
+	    ((mode & S_IXGRP) || !caller_in_group(req, n->gid)))
+		drop |= S_ISGID;
+	if (!drop)
+		return 0;
+	n->mode &= ~(uint32_t)drop;
+	n->ctime_ns = gs_real_ns();
+	if (n->writers)
+		n->meta_dirty = true; /* the commit stores it too */
+	return meta_store(fs, n);
+}

@@ -28,6 +28,12 @@ static void gfs_init(void *data, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/*
+	 * The kernel takes S_ISUID/S_ISGID off at a chown and a truncate,
+	 * goblinfs at a write and an O_TRUNC open (node_drop_privs): with
+	 * this on, it would have to do the chown's too.
+	 */
+	conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
+	/*
 	 * Read-ahead requests in order, one at a time per file: sent
 	 * together they reach our threads out of order, and every step
 	 * back restarts the store's read-ahead.  Our own read-ahead (the
