@@ -84,6 +84,8 @@ struct gd_settings {
 	const char *auth_file;	    /* --auth-file: memcache user:password */
 	const char *trusted_proxy;  /* --trusted-proxy ADDR, NULL: none */
 	const char *mount;	    /* --mount DIR, NULL: none */
+	uint64_t rewrite_max;	    /* --rewrite-max: the mount's limit */
+	bool rewrite_max_set;	    /* ... given (else goblinfs's default) */
 	const char *config;	    /* --config FILE */
 	unsigned http_port;	    /* --http-port */
 	bool http;		    /* false: --no-http */

@@ -89,6 +89,8 @@ void gd_help(FILE *f)
 	      "                         its limit (default 60; 0: never)\n"
 	      "  --busy-poll US         poll US us for the next request (250)\n"
 	      "  --mount DIR            also mount the store on DIR (FUSE)\n"
+	      "  --rewrite-max SIZE     largest file the mount writes in "
+	      "place (256M)\n"
 	      "  --log-level LEVEL      error, warn, info (default) or "
 	      "debug\n"
 	      "  -V, --version          print the version and exit\n",

@@ -84,6 +84,7 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "busy-idle-timeout", required_argument, NULL, OPT_OWN },
 	{ "busy-poll", required_argument, NULL, OPT_OWN },
 	{ "mount", required_argument, NULL, OPT_OWN },
+	{ "rewrite-max", required_argument, NULL, OPT_OWN },
 	{ "log-level", required_argument, NULL, OPT_OWN },
 	{ "rdma-port", required_argument, NULL, OPT_OWN },
 	{ "rdma-address", required_argument, NULL, OPT_OWN },
@@ -242,6 +243,10 @@ static const char *set_option(const char *name, const char *val, bool conf)
 			return "not a number of microseconds up to 1000000";
 	} else if (!strcmp(name, "mount")) {
 		s->mount = val;
+	} else if (!strcmp(name, "rewrite-max")) {
+		if (gs_parse_size(val, &s->rewrite_max) < 0)
+			return "not a size";
+		s->rewrite_max_set = true;
 	} else if (!strcmp(name, "log-level")) {
 		if ((ret = gd_log_parse(val)) < 0)
 			return "not error, warn, info or debug";
@@ -469,6 +474,8 @@ static void mount_start(void)
 	gfs_options_init(&fo);
 	fo.fsname = gd.set.store_dir;
 	fo.stage_dir = gd.set.store_dir; /* in-place writes' copies */
+	if (gd.set.rewrite_max_set)
+		fo.rewrite_max = gd.set.rewrite_max;
 	fs = gfs_new(gd.s, &fo, why, sizeof(why));
 	if (!fs)
 		die("cannot read store '%s' for --mount: %s", gd.set.store_dir,
@@ -785,6 +792,8 @@ int main(int argc, char **argv)
 	if (!gd.set.memcache && !gd.set.http && !gd.set.mount)
 		usage_die("--no-memcache and --no-http without --mount "
 			  "serve nothing");
+	if (gd.set.rewrite_max_set && !gd.set.mount)
+		usage_die("--rewrite-max is the mount's: it needs --mount");
 	if (gd.set.mirror && !gd.set.http)
 		usage_die("--mirror needs HTTP (drop --no-http)");
 	if (gd.set.unixsocket && !gd.set.memcache)

@@ -10,6 +10,7 @@
 bats_require_minimum_version 1.5.0
 
 load goblinfs
+load goblind
 
 W="$BATS_TEST_DIRNAME/goblinfs_write.py"
 STORE_OPTS=(--memory 8M --no-hugetlb --ssd-size 512M)
@@ -21,7 +22,7 @@ setup() {
 teardown() {
 	[ -n "${T:-}" ] || return 0
 	gfs_teardown
-	rm -rf "$T"
+	gd_teardown # goblind --mount's test; removes $T
 }
 
 @test "issue 20: appends, writes in place, O_RDWR reads, ftruncate and truncate give what ext4 gives" {
@@ -101,15 +102,22 @@ PY
 	[ "$(head -c 1G "$M/big" | tr -d '\0' | wc -c)" -eq 0 ]
 }
 
-@test "issue 20: in-place writes above --rewrite-max fail with EFBIG and a log line naming the option; appends past it work" {
-	mount_fs --rewrite-max 1M
-	head -c 2000000 /dev/urandom >"$M/big"
-	cp "$M/big" "$T/big"
+# big_refused LOG: with --rewrite-max 1M, a pwrite into $M/big (2,000,000
+# bytes; a copy in $T/big) fails with EFBIG, LOG names the option, and
+# the file is as it was
+big_refused() {
+	head -c 2000000 /dev/urandom >"$T/big"
+	cp "$T/big" "$M/big"
 	run python3 -c "import os; fd = os.open('$M/big', os.O_WRONLY); os.pwrite(fd, b'x', 10)"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"File too large"* ]]
-	grep -q "cannot write 'big' in place: 2000000 bytes is more than --rewrite-max (1048576 bytes)" "$T/gfs.log"
+	grep -q "cannot write 'big' in place: 2000000 bytes is more than --rewrite-max (1048576 bytes)" "$1"
 	cmp "$T/big" "$M/big"	# nothing changed
+}
+
+@test "issue 20: in-place writes above --rewrite-max fail with EFBIG and a log line naming the option; appends past it work" {
+	mount_fs --rewrite-max 1M
+	big_refused "$T/gfs.log"
 	run truncate -s 1500000 "$M/big"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"File too large"* ]]
@@ -124,6 +132,24 @@ PY
 	echo abcdef >"$M/small"
 	printf XY | dd of="$M/small" bs=1 seek=2 conv=notrunc status=none
 	[ "$(cat "$M/small")" = abXYef ]
+}
+
+@test "issue 20: goblind --mount --rewrite-max: in-place writes above it fail with EFBIG and a log line naming the option; without --mount a usage error" {
+	GD_PIDS=()
+	run -129 "$GD" --store "$T/u" --rewrite-max 1M
+	[[ "$output" == *"--rewrite-max is the mount's: it needs --mount"* ]]
+	run -129 "$GD" --store "$T/u" --mount "$M" --rewrite-max 1Q
+	[[ "$output" == *"invalid value '1Q' for --rewrite-max: not a size"* ]]
+	gd_start s --mount "$M" --rewrite-max 1M
+	wait_mounted "$LOG"
+	big_refused "$LOG"
+	head -c 1000000 /dev/urandom >"$T/mid"
+	cp "$T/mid" "$M/mid"
+	# below it (goblinfs's default would take both)
+	printf x | dd of="$T/mid" bs=1 seek=10 conv=notrunc status=none
+	printf x | dd of="$M/mid" bs=1 seek=10 conv=notrunc status=none
+	cmp "$T/mid" "$M/mid"
+	gd_stop
 }
 
 @test "issue 20: fsync returns with the bytes durable, visibility stays at close; closed appends and rewrites survive kill -9" {
