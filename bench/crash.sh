@@ -96,8 +96,12 @@ with open(out, "w") as f:
 
 A write counts as acknowledged on memcache STORED, HTTP 201/204, and for
 the mount when close() has returned (goblinfs commits at FUSE FLUSH,
-before close() returns).  Every wrong byte fails the run, mount reads cut
-short or padded at a stale size included.
+before close() returns).  Mount writes are whole files (O_TRUNC), in
+place (O_RDWR from offset 0, then ftruncate) or appends (O_APPEND to the
+version the key holds: the store shares its extents; issue 20), a third
+each; an appended version must come back whole or as the version it was
+appended to.  Every wrong byte fails the run, mount reads cut short or
+padded at a stale size included.
 
 ## Machine
 

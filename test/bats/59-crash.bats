@@ -46,6 +46,10 @@ teardown() {
 		[[ "$output" =~ write_$p\ ([0-9]+) ]]
 		(( BASH_REMATCH[1] > 0 ))
 	done
+	# issue 20: appends through the mount (O_APPEND, the store's shared
+	# extents), and appended versions found whole after a kill -9
+	[[ "$output" =~ ([0-9]+)\ mount\ appends\ \(([0-9]+)\ appended\ versions\ found\ whole ]]
+	(( BASH_REMATCH[1] > 0 && BASH_REMATCH[2] > 0 ))
 }
 
 @test "issue 16: the crash test finds an object lost and one cut short behind its back" {
@@ -53,6 +57,8 @@ teardown() {
 	run -1 "$PY" "$CRASH" --goblind "$GD" --dir "$T/run" --rounds 2 \
 		--plant 2 --seed 7 --readers 0 --run-min 0.5 --run-max 1
 	[[ "$output" == *"planted: deleted "* ]]
+	# the cut one: an appended file, its old version and half the append
+	[[ "$output" == *"(an appended version: its parent and part of the append)"* ]]
 	[[ "$output" == *"crash: 2 rounds, "*" objects verified, 1 wrong, 1 lost"* ]]
 	[[ "$output" == *"LOST: "*"after restart 2"* ]]
 	[[ "$output" == *"WRONG: "*"after restart 2 via "*": wrong: truncated: "* ]]

@@ -103,12 +103,59 @@ def value_size(seed, key, ver, max_size):
     return max(n, h)
 
 
-def value(seed, key, ver, max_size):
+def plain_value(seed, key, ver, max_size):
     n = value_size(seed, key, ver, max_size)
     h = header(key, ver, n)
     body = random.Random("body:%d:%s:%d" % (seed, key, ver)).randbytes(
         n - len(h))
     return h + body
+
+
+# Appended versions (issue 20).  A mount writer may make version v by
+# appending to version p (O_APPEND to the file that holds p): v's value
+# is then p's followed by v's segment, a header of its own naming v and
+# p, and bytes drawn as a version's are.  Model.appended maps (key, v)
+# to p, and Model.children (key, p) to the versions appended to it.
+
+def seg_header(key, ver, parent, size):
+    return b"goblin-crash key=%s v=%d after=%d n=%d\n" % (
+        key.encode(), ver, parent, size)
+
+
+def seg_size(seed, key, ver):
+    """The size of the segment appended as version @ver: mostly small
+    (a log line), sometimes past a RAM head."""
+    r = random.Random("seg:%d:%s:%d" % (seed, key, ver))
+    n = r.randint(1, 4096) if r.random() < 0.6 else r.randint(4096, 1 << 20)
+    return max(n, len(seg_header(key, ver, ver, 1 << 20)))
+
+
+def segment(seed, key, ver, parent):
+    n = seg_size(seed, key, ver)
+    h = seg_header(key, ver, parent, n)
+    return h + random.Random("body:%d:%s:%d" % (seed, key, ver)).randbytes(
+        n - len(h))
+
+
+def chain(key, ver, appended):
+    """@ver and the versions it was appended to, the plain one last."""
+    out = [ver]
+    while appended and (key, out[-1]) in appended:
+        out.append(appended[(key, out[-1])])
+    return out
+
+
+def total_size(seed, key, ver, max_size, appended=None):
+    c = chain(key, ver, appended)
+    return value_size(seed, key, c[-1], max_size) + sum(
+        seg_size(seed, key, v) for v in c[:-1])
+
+
+def value(seed, key, ver, max_size, appended=None):
+    c = chain(key, ver, appended)
+    return plain_value(seed, key, c[-1], max_size) + b"".join(
+        segment(seed, key, v, p) for v, p in zip(reversed(c[:-1]),
+                                                 reversed(c[1:])))
 
 
 class Wrong(str):
@@ -122,9 +169,11 @@ class Wrong(str):
         return w
 
 
-def identify(seed, key, data, max_size):
+def identify(seed, key, data, max_size, appended=None, children=None):
     """(version, None) when @data is a whole version of @key, else
-    (version or None, a Wrong saying what is wrong with it)."""
+    (version or None, a Wrong saying what is wrong with it).  A plain
+    version followed by segments is the last version they make up (a
+    read that ends inside a segment is that version, cut short)."""
     m = HDR_RE.match(data[:200])
     if not m:
         short = (b"goblin-crash key=%s v=" % key.encode()).startswith(
@@ -137,7 +186,17 @@ def identify(seed, key, data, max_size):
     ver, n = int(m.group(2)), int(m.group(3))
     if n != value_size(seed, key, ver, max_size):
         return ver, Wrong("header size %d is not version %d's" % (n, ver))
-    want = value(seed, key, ver, max_size)
+    pos = n
+    while len(data) > pos:
+        for v in (children or {}).get((key, ver), ()):
+            h = seg_header(key, v, ver, seg_size(seed, key, v))
+            if data[pos:pos + len(h)] == h[:len(data) - pos]:
+                ver, pos = v, pos + seg_size(seed, key, v)
+                break
+        else:
+            break
+    want = value(seed, key, ver, max_size, appended)
+    n = len(want)
     if data == want:
         return ver, None
     m = min(len(data), n)
@@ -154,10 +213,10 @@ def identify(seed, key, data, max_size):
                       "short", len(data))
 
 
-def stale_size(seed, key, ver, got, max_size):
+def stale_size(seed, key, ver, got, max_size, appended=None):
     """Whether a read of @got bytes of version @ver, right as far as it
     goes, stopped at the size of an earlier version of @key."""
-    return any(value_size(seed, key, u, max_size) == got
+    return any(total_size(seed, key, u, max_size, appended) == got
                for u in range(1, ver))
 
 
@@ -460,15 +519,36 @@ class Crash:
         self.stop = threading.Event()
         self.killing = False
         self.t0 = time.monotonic()
+        # appended versions (see seg_header); each key's writer adds its
+        # own, and dict updates are atomic, so no lock
+        self.appended, self.children = {}, {}
 
     def now(self):
         return time.monotonic() - self.t0
 
     def val(self, key, ver):
-        return value(self.seed, key, ver, self.a.max_size)
+        return value(self.seed, key, ver, self.a.max_size, self.appended)
 
     def ident(self, key, data):
-        return identify(self.seed, key, data, self.a.max_size)
+        return identify(self.seed, key, data, self.a.max_size,
+                        self.appended, self.children)
+
+    def append_to(self, k, ver):
+        """The version mount write @ver of @k appends to, or None.  A
+        third of them append when the key's state is certain (every op
+        acknowledged) and a version no longer than --max-size with fewer
+        than 16 segments.  Called with k.lock held."""
+        if random.Random("append:%d:%s:%d" % (self.seed, k.name, ver)
+                         ).random() >= 1 / 3 or k.acked != len(k.ops) - 1:
+            return None
+        p = k.ops[k.acked][0] if k.acked >= 0 else k.base
+        if p is ABSENT or len(chain(k.name, p, self.appended)) >= 16 or \
+                total_size(self.seed, k.name, p, self.a.max_size,
+                           self.appended) > self.a.max_size:
+            return None
+        self.appended[(k.name, ver)] = p
+        self.children.setdefault((k.name, p), []).append(ver)
+        return p
 
     # -- one read through a front-end; (state, None) or (state, wrong) --
 
@@ -508,14 +588,18 @@ class Crash:
 
     # -- writers --
 
-    def mount_write(self, mc, key, ver, data):
+    def mount_write(self, mc, key, ver, data, parent=None):
         """Write a file through the mount.  Acknowledged only after
         close() returned AND a memcache read of the key's first bytes
         shows this version: today the commit runs at FUSE RELEASE, which
         close() does not wait for (goblinfs(1), WRITING; issue 16 item
         3), so close() alone acknowledges nothing.  When close() is made
         to return only after the commit, tighten this to "acknowledged
-        when close() returns" (--mount-ack close, then its default)."""
+        when close() returns" (--mount-ack close, then its default).
+        With @parent, the file holds that version, and @ver is appended
+        to it (O_APPEND, issue 20: the store shares its extents).
+        Returns False when the open found no file (the kernel's name
+        cache, as in write_op's delete): nothing was done."""
         # a third of them rewrite the file in place (issue 20: O_RDWR
         # without O_TRUNC, written from offset 0, then cut to its
         # length): goblinfs's copy on write, published at close as a
@@ -523,7 +607,20 @@ class Crash:
         inplace = random.Random("inplace:%d:%s:%d" % (
             self.seed, key, ver)).random() < 1 / 3
         try:
-            if inplace:
+            if parent is not None:
+                try:
+                    fd = self.opener(key, os.O_WRONLY | os.O_APPEND)
+                except FileNotFoundError:
+                    return False
+                try:
+                    old = total_size(self.seed, key, parent,
+                                     self.a.max_size, self.appended)
+                    for off in range(old, len(data), 256 << 10):
+                        os.write(fd, data[off:off + (256 << 10)])
+                finally:
+                    os.close(fd)
+                self.stats.add("mount_appends")
+            elif inplace:
                 self.stats.add("mount_inplace_writes")
                 fd = self.opener(key, os.O_RDWR | os.O_CREAT)
                 try:
@@ -541,16 +638,18 @@ class Crash:
                 raise Gone("mount: %s" % e)
             raise ServerError("mount: %s" % e)
         if self.a.mount_ack == "close":
-            return
+            return True
         want = header(key, ver, len(data))
         end = time.monotonic() + self.a.timeout
         while time.monotonic() < end and not self.stop.is_set():
             try:
-                got = mc.head(key, len(want))
+                # an appended version starts as its parent does
+                got = mc.head(key, len(want)) if parent is None else \
+                    mc.get(key)
             except OSError as e:
                 raise Gone("mc: %s" % e)
-            if got == want:
-                return
+            if got == (want if parent is None else data):
+                return True
             time.sleep(0.002)
         raise ServerError("mount: version %d never seen through memcache"
                           % ver)
@@ -567,12 +666,15 @@ class Crash:
     def write_op(self, r, k, mc, ht):
         proto = r.choices(PROTOS, weights=(40, 35, 25))[0]
         delete = r.random() < 0.2
+        parent = None
         with k.lock:
             if delete:
                 st = ABSENT
             else:
                 st = k.next_ver
                 k.next_ver += 1
+                if proto == "mount":
+                    parent = self.append_to(k, st)
             op = [st, proto, self.now(), None, "in flight"]
             k.ops.append(op)
             idx = len(k.ops) - 1
@@ -599,8 +701,11 @@ class Crash:
                 mc.set(k.name, data)
             elif proto == "http":
                 ht.put(k.name, data)
-            else:
-                self.mount_write(mc, k.name, st, data)
+            elif not self.mount_write(mc, k.name, st, data, parent):
+                with k.lock:
+                    k.ops.pop(idx)
+                self.stats.add("mount_append_enoent")
+                return
         except (Gone, ServerError, OSError) as e:
             op[3], op[4] = self.now(), "%s: %s" % (type(e).__name__, e)
             if not self.killing and not isinstance(e, ServerError):
@@ -721,7 +826,7 @@ class Crash:
           (goblinfs(1), WRITING; the padded case is issue 16 item 2).
         """
         if st is not None and stale_size(self.seed, k.name, st, wrong.got,
-                                         self.a.max_size):
+                                         self.a.max_size, self.appended):
             return "earlier-size"
         with k.lock:	# a mount write in flight, or within the 1 s
             rewriting = any(	# the kernel keeps a size
@@ -772,6 +877,8 @@ class Crash:
                     conns["mc"].delete(k.name)
                     seen = {ABSENT}
                 st = seen.pop()
+                if (k.name, st) in self.appended and st in k.possible:
+                    self.stats.add("verified_appended")
                 k.base, k.possible = st, {st}
                 k.ops, k.acked = [], -1
                 if st is not ABSENT:
@@ -794,13 +901,27 @@ class Crash:
             self.stats.error("startup", "--plant: fewer than two objects")
             return
         lose, cut = r.sample(held, 2)
+        # an appended version, if one is held, is cut to its parent and
+        # half its segment: the old file and part of the append (a mix)
+        app = [k for k in held if k is not lose and
+               (k.name, next(iter(k.possible))) in self.appended]
+        if app:
+            cut = r.choice(app)
+        ver = next(iter(cut.possible))
+        data = self.val(cut.name, ver)
+        n = len(data) // 2 + 1
+        if app:
+            old = total_size(self.seed, cut.name,
+                             self.appended[(cut.name, ver)],
+                             self.a.max_size, self.appended)
+            n = old + (len(data) - old) // 2 + 1
         mc = MC(self.d.port, self.a.timeout)
         mc.delete(lose.name)
-        data = self.val(cut.name, next(iter(cut.possible)))
-        mc.set(cut.name, data[:len(data) // 2 + 1])
+        mc.set(cut.name, data[:n])
         mc.close()
-        log("planted: deleted %s, cut %s to %d of %d bytes" % (
-            lose.name, cut.name, len(data) // 2 + 1, len(data)))
+        log("planted: deleted %s, cut %s%s to %d of %d bytes" % (
+            lose.name, cut.name, " (an appended version: its parent and "
+            "part of the append)" if app else "", n, len(data)))
 
     # -- rounds --
 
@@ -936,7 +1057,8 @@ class Crash:
         acked = sum(v for c, v in s.c.items() if c.startswith("acked_"))
         log("%d acknowledged operations (%s), %d reads while running "
             "(mc %d, http %d, mount %d), %d mount writes in place, "
-            "%d mount unlinks answered ENOENT, "
+            "%d mount appends (%d appended versions found whole after a "
+            "restart), %d mount unlinks and %d appends answered ENOENT, "
             "%d server errors, %d failed before a kill; mount reads cut short or NUL-padded at a stale "
             "size (known bugs): %d at an earlier version's size, %d "
             "during a mount rewrite" % (
@@ -946,8 +1068,9 @@ class Crash:
                 s.get("reads_mc") + s.get("reads_http") +
                 s.get("reads_mount"), s.get("reads_mc"),
                 s.get("reads_http"), s.get("reads_mount"),
-                s.get("mount_inplace_writes"),
-                s.get("mount_unlink_enoent"), s.get("server_errors"),
+                s.get("mount_inplace_writes"), s.get("mount_appends"),
+                s.get("verified_appended"), s.get("mount_unlink_enoent"),
+                s.get("mount_append_enoent"), s.get("server_errors"),
                 s.get("dropped"),
                 s.get("mount_stale_earlier-size"),
                 s.get("mount_stale_rewrite")))
