@@ -7,13 +7,14 @@
 #   2. open + first 4 KiB of ART objects whose head is in RAM vs ext4
 #   3. 8 parallel readers of 8 large files through the mount vs fio
 #   4. WEB (1/64) copied into the mount, replayed vs the ext4 tree
+#   5. an append to an existing file vs writing a new one (issue 20)
 set -euo pipefail
 
 usage() {
 	cat >&2 <<USAGE
 usage: bench/goblinfs.sh [--quick] [--dir DIR] [--reps N] [--seq-size SIZE]
        [--par-size SIZE] [--art-count N] [--web-scale F] [--memory SIZE]
-       [--keep] [--out FILE]
+       [--append-size SIZE] [--keep] [--out FILE]
   --quick          smaller sizes, 1 repetition (~3 minutes); the report is
                    bench/results/goblinfs-quick-<date>.md and says so
   --dir DIR        scratch directory (default /var/tmp/goblin-fsbench)
@@ -24,6 +25,8 @@ usage: bench/goblinfs.sh [--quick] [--dir DIR] [--reps N] [--seq-size SIZE]
   --art-count N    ART objects for the first-4 KiB test (default 400;
                    quick 300)
   --web-scale F    WEB scale (default 1/64, also with --quick)
+  --append-size SIZE  5.: the file appended to, and what is appended
+                   (default: --seq-size)
   --memory SIZE    RAM head pool of the sequential and parallel stores
                    (default 256M); the ART and WEB stores get one large
                    enough for every head
@@ -40,7 +43,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 invocation="bench/goblinfs.sh${*:+ $*}"
 dir=/var/tmp/goblin-fsbench
 quick=0
-reps= seq_size= par_size= art_count=
+reps= seq_size= par_size= art_count= app_size=
 web_scale=1/64
 memory=256M
 keep=0
@@ -53,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--seq-size) seq_size=$2; shift 2 ;;
 	--par-size) par_size=$2; shift 2 ;;
 	--art-count) art_count=$2; shift 2 ;;
+	--append-size) app_size=$2; shift 2 ;;
 	--web-scale) web_scale=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
@@ -89,6 +93,8 @@ print(int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)])
 PY
 }
 seq_bytes=$(bytes_of "$seq_size")
+: "${app_size:=$seq_size}"
+app_bytes=$(bytes_of "$app_size")
 par_bytes=$(bytes_of "$par_size")
 [ "$reps" -ge 1 ] && [ "$art_count" -ge 1 ] || usage
 
@@ -433,6 +439,50 @@ unmount_fs
 	stats >"$logs/web-stats.txt"
 rm -rf "$wstore"
 
+# ---- 5. append vs a new file ---------------------------------------------------
+# issue 20: an append shares the committed version's extents, so appending
+# S bytes to an S-byte file should cost what writing a new S-byte file
+# does, not 2 S.  Both sides write the same cached source with cat (the
+# same write sizes); the bytes are goblinfs's write_bytes (/proc/PID/io:
+# what it sent to the SSD file, journal included) over the write and its
+# close.
+say "5. append $app_size to a $app_size file vs a new $app_size file, $reps reps"
+"$gen" --payload app/src.dat "$app_bytes" >"$src/app.dat"
+cat "$src/app.dat" >/dev/null
+appstore=$dir/store-app
+mount_fs "$appstore" app --memory "$memory"
+mkdir -p "$mnt/app"
+io_written() { awk '$1 == "write_bytes:" { print $2 }' "/proc/$gfs_pid/io"; }
+# app_side new|append REP: the timed write and the bytes it wrote
+app_side() {
+	local side=$1 i=$2 b0 b1 s
+	rm -f "$mnt/app/f"
+	[ "$side" = new ] || cat "$src/app.dat" >"$mnt/app/f"
+	sync
+	b0=$(io_written)
+	if [ "$side" = new ]; then
+		s=$(timed sh -c 'cat "$1" >"$2"' _ "$src/app.dat" "$mnt/app/f")
+	else
+		s=$(timed sh -c 'cat "$1" >>"$2"' _ "$src/app.dat" "$mnt/app/f")
+	fi
+	b1=$(io_written)
+	echo "$s $((b1 - b0))" >"$logs/app-$side-$i.txt"
+	say "  rep $i $side: $s s, $((b1 - b0)) bytes written"
+	if [ "$side" = append ]; then	# the file is both copies, whole
+		[ "$(stat -c %s "$mnt/app/f")" -eq $((2 * app_bytes)) ] &&
+			cmp -n "$app_bytes" "$src/app.dat" "$mnt/app/f" &&
+			tail -c "$app_bytes" "$mnt/app/f" | cmp - "$src/app.dat" ||
+			die "append: the mount's file is not the two copies"
+	fi
+	rm -f "$mnt/app/f"
+}
+for i in $(seq 1 "$reps"); do
+	if [ $((i % 2)) -eq 1 ]; then app_side append "$i"; app_side new "$i"
+	else app_side new "$i"; app_side append "$i"; fi
+done
+unmount_fs
+rm -rf "$appstore" "$src/app.dat"
+
 t_end=$(date +%s)
 
 # ---- the report ----------------------------------------------------------------
@@ -478,16 +528,20 @@ strip() { sed "s#$root/##g"; }
 	echo "build/bench/fsread replay $mnt $webw/WEB.measured"
 	echo "build/bench/fsread replay $websrc $webw/WEB.measured"
 	echo "build/goblinctl --store $dir/store-web --memory $web_mem --small-memory $web_small stats   # after unmounting"
+	echo "# 5. append vs new (write_bytes of goblinfs's /proc/PID/io around each)"
+	echo "build/bench/gen --payload app/src.dat $app_bytes > $src/app.dat"
+	echo "cat $src/app.dat > $mnt/app/f; sync; cat $src/app.dat >> $mnt/app/f   # append"
+	echo "sync; cat $src/app.dat > $mnt/app/f   # new"
 } | strip >"$logs/commands.txt"
 
 mkdir -p "$(dirname "$out")"
 python3 - "$logs" "$reps" "$out" "$date_tag" "$quick" "$seq_size" \
 	"$par_size" "$art_count" "$web_scale" "$web_n" "$web_bytes" \
-	"$((t_end - t_start))" <<'PY'
+	"$((t_end - t_start))" "$app_size" <<'PY'
 import datetime, json, os, re, statistics, sys
 
 (logs, reps, out, date_tag, quick, seq_size, par_size, art_count,
- web_scale, web_n, web_bytes, elapsed) = sys.argv[1:13]
+ web_scale, web_n, web_bytes, elapsed, app_size) = sys.argv[1:14]
 reps, quick = int(reps), quick == "1"
 web_n, web_bytes, elapsed = int(web_n), int(web_bytes), int(elapsed)
 R = range(1, reps + 1)
@@ -550,6 +604,14 @@ r_par = med([p["r"] for p in par])
 web = [(result("web-mount-%d.txt" % i), result("web-ext4-%d.txt" % i)) for i in R]
 copy_s = float(rd("web-copyin.txt"))
 
+# 5
+def app(side, i):
+    s, b = rd("app-%s-%d.txt" % (side, i)).split()
+    return float(s), int(b)
+apps = [(app("append", i), app("new", i)) for i in R]
+r_app_t = med([a[0] / n[0] for a, n in apps])
+r_app_b = med([a[1] / n[1] for a, n in apps])
+
 L = []
 w = L.append
 kind = "QUICK RUN (smaller sizes, %d repetition%s): not the benchmark of record" % (
@@ -591,6 +653,12 @@ w("| WEB (%s) replayed as file reads | %.0f MiB/s, TTFB p50 %.1f us "
       web_scale, med([a["mibps"] for a, _ in web]),
       med([a["ttfb_p50_us"] for a, _ in web]),
       med([b["mibps"] for _, b in web]), med([b["ttfb_p50_us"] for _, b in web])))
+w("| appending %s to a %s file costs no more than writing a new %s file "
+  "(append / new, time and bytes written, <= 1.10) | time %.3f (%.2f vs "
+  "%.2f s), bytes %.3f | %s |" % (
+      app_size, app_size, app_size, r_app_t, med([a[0] for a, _ in apps]),
+      med([n[0] for _, n in apps]), r_app_b,
+      yes(r_app_t <= 1.10 and r_app_b <= 1.10)))
 w("")
 w("Ratios are medians of per-repetition ratios: each pair ran back to back, "
   "which cancels most of the virtual disk's drift.")
@@ -722,6 +790,26 @@ w("Store after the WEB run (`goblinctl stats`): objects %s (small %s), "
                        ", ".join("%s %s" % (k, v) for k, v in sorted(st.items())
                                  if "evict" in k) or "?"))
 w("")
+w("## 5. Append vs a new file (%s)" % app_size)
+w("")
+w("Issue 20: an append (`cat src >> f`, O_APPEND) to a committed %s file "
+  "makes a version that shares its extents and writes only the new bytes; "
+  "a new file (`cat src > f`) writes all of its own. Each repetition "
+  "does both on one mount, in alternating order, from the same source in "
+  "the page cache; the time is the whole write and its close (the "
+  "commit), the bytes goblinfs's `write_bytes` over it (`/proc/PID/io`). "
+  "After each append the file is checked to be the two copies." % app_size)
+w("")
+w("| rep | append s | new s | append / new | append bytes | new bytes | bytes append / new |")
+w("|---|---|---|---|---|---|---|")
+for i, (a, n) in enumerate(apps, 1):
+    w("| %d | %.2f | %.2f | %.3f | %d | %d | %.3f |" % (
+        i, a[0], n[0], a[0] / n[0], a[1], n[1], a[1] / n[1]))
+if reps > 1:
+    w("| median | %.2f | %.2f | %.3f | | | %.3f |" % (
+        med([a[0] for a, _ in apps]), med([n[0] for _, n in apps]), r_app_t,
+        r_app_b))
+w("")
 open(out, "w").write("\n".join(L))
 print("goblinfs-bench: wrote %s" % out)
 print("  seq mount/embedded %.3f (>= 0.85: %s), mount/fio %.3f (>= 0.80: %s)" % (
@@ -730,4 +818,5 @@ print("  seq mount/embedded %.3f (>= 0.85: %s), mount/fio %.3f (>= 0.80: %s)" % 
 print("  first 4 KiB p50 %.1f us (< 100: %s), ext4 %.1f us" % (
     art50, "met" if art50 < 100 else "NOT met", ext50))
 print("  8 readers / fio8 %.3f (>= 0.90: %s)" % (r_par, "met" if r_par >= 0.9 else "NOT met"))
+print("  append / new: time %.3f, bytes %.3f" % (r_app_t, r_app_b))
 PY
