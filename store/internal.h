@@ -85,7 +85,8 @@ struct gs_obj {
 /* Up to a whole 4 KiB: O_DIRECT lengths and offsets. */
 #define ALIGN4K(x) (((x) + 4095) & ~(uint64_t)4095)
 
-#define NSTAT_SHARDS 16
+/* one per thread but the last, shared (stats.c): at most 64, a mask */
+#define NSTAT_SHARDS 64
 
 struct stat_shard {
 	_Alignas(64) _Atomic uint64_t v[sizeof(struct gs_stats) / 8];

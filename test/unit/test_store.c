@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 #include "goblin.h"
+#include "internal.h" /* stat_add(): test_stats_threads */
 #include <limits.h>
 
 #include "testdir.h"
@@ -1591,6 +1592,52 @@ static void test_small_puts_concurrent(void **state)
 		if (pass == 0)
 			s = open_store(&o);
 	}
+}
+
+/*
+ * Counters from more threads than there are shards (stats.c: a thread
+ * owns one alone, the rest share the last), started twice so that the
+ * second round takes over the shards the first gave back: no add lost.
+ * The adds are stat_add() itself, back to back, so that two threads on
+ * two CPUs race on a shared shard all the time.
+ */
+#define STAT_THREADS 100
+#define STAT_ADDS    1000000
+
+static pthread_barrier_t stat_start; /* every thread adds at once */
+
+static void *count_gets(void *arg)
+{
+	pthread_barrier_wait(&stat_start);
+	for (int i = 0; i < STAT_ADDS; i++)
+		stat_add((struct gs_store *)arg, gets, 1);
+	return NULL;
+}
+
+static void test_stats_threads(void **state)
+{
+	pthread_t tid[STAT_THREADS];
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_stats st0, st;
+	(void)state;
+
+	opts(&o);
+	s = open_store(&o);
+	gs_stats_get(s, &st0);
+	for (int round = 0; round < 2; round++) {
+		pthread_barrier_init(&stat_start, NULL, STAT_THREADS);
+		for (int t = 0; t < STAT_THREADS; t++)
+			assert_int_equal(pthread_create(&tid[t], NULL,
+							count_gets, s),
+					 0);
+		for (int t = 0; t < STAT_THREADS; t++)
+			pthread_join(tid[t], NULL);
+		pthread_barrier_destroy(&stat_start);
+	}
+	gs_stats_get(s, &st);
+	assert_int_equal(st.gets - st0.gets, 2 * STAT_THREADS * STAT_ADDS);
+	gs_close(s);
 }
 
 /* ---- read-while-fill ---- */
@@ -3173,6 +3220,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_puts_concurrent,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_threads, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_journal_write_fails, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_journal_rewritten_at_open,
