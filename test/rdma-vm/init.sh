@@ -26,7 +26,11 @@ CTL=/run/ctl
 exec 3>>$CTL/setup.log
 log() { echo "guest $(cut -d' ' -f1 /proc/uptime)s: $*" >&3; }
 give_up() { log "$*"; echo 125 >$CTL/rc; off; }
+log "init.sh: the guest booted"
 . $CTL/env # WORK TIMEOUT IP
+# A work tree in what the guest mounts afresh (/tmp, /run: a clone in
+# /tmp, as CI makes) has no directory there to mount it on: make one.
+[ -d "$WORK" ] || mkdir -p "$WORK" 2>&3
 mount -t 9p -o $P9,cache=none work "$WORK" 2>&3 || give_up "cannot mount $WORK"
 S=/run/scratch
 modprobe virtio_blk 2>&3
@@ -51,6 +55,7 @@ ulimit -l unlimited
 export RDMA_DEV=rxe0 RDMA_IP=$IP HOME=/tmp TMPDIR=$S/tmp LANG=C.UTF-8
 log "rxe0 up on eth0 $IP"
 cd "$WORK"
+: >$CTL/started # from here a lost result is the command's failure
 timeout -k 5 "$TIMEOUT" /bin/bash $CTL/cmd >$CTL/out 2>&1 </dev/null
 rc=$?
 [ $rc = 124 ] && log "command timed out after ${TIMEOUT}s"

@@ -14,8 +14,11 @@
 # Inside, COMMAND runs as root in the work tree with RDMA_DEV=rxe0,
 # RDMA_IP (the rxe netdev's IPv4), TMPDIR on the scratch disk and
 # ulimit -l unlimited.  The caller's environment is not passed (use env).
-# Exit status: COMMAND's; 124 when it timed out in the guest, 125 when the
-# guest could not be booted or gave no result (the reason on stderr).
+# Exit status: COMMAND's; 124 when it timed out in the guest; 125 when the
+# guest could not be booted or set up (no kernel, QEMU or initramfs that
+# works, no rxe0: the reason on stderr, first line "rdma-vm: ..."); 126
+# when the guest stopped while COMMAND ran and gave no status.
+# RDMAVM_KERNEL: the kernel image to boot (default /boot/vmlinuz-KVER).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 CACHE=${RDMAVM_CACHE:-/var/tmp/goblin-rdma-vm}
@@ -61,6 +64,7 @@ if [ "$CHECK" = 1 ]; then
 	exit 1
 fi
 [ -z "$reason" ] || fail "$reason"
+KERNEL=${RDMAVM_KERNEL:-/boot/vmlinuz-$KVER}
 [ $# -gt 0 ] || fail "no command; usage: vm.sh [--timeout S] -- COMMAND..."
 
 WORK=$(pwd -P)
@@ -100,7 +104,7 @@ truncate -s 4G "$CTL/scratch.img" || fail "cannot make the scratch disk"
 timeout -k 5 $((TIMEOUT + 120)) qemu-system-x86_64 -name goblin-rdma \
 	-accel tcg -cpu max -machine pc -m "$MEM" -smp "$SMP" \
 	-nodefaults -no-user-config -display none -no-reboot \
-	-kernel "/boot/vmlinuz-$KVER" -initrd "$INITRD" \
+	-kernel "$KERNEL" -initrd "$INITRD" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off goblin.init=$HERE/init.sh" \
 	-serial "file:$CTL/console" -monitor none \
 	-fsdev local,id=r,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -119,11 +123,19 @@ QRC=$?
 QPID=
 if [ -s "$CTL/rc" ]; then
 	RC=$(cat "$CTL/rc")
+	[ "$RC" = 125 ] && [ ! -e "$CTL/started" ] &&
+		echo "rdma-vm: the guest's setup failed: $(tail -n 1 "$CTL/setup.log" 2>/dev/null)" >&2
+elif [ -e "$CTL/started" ]; then
+	RC=126
+	echo "rdma-vm: the guest stopped while the command ran (qemu exit $QRC)" >&2
+elif [ -e "$CTL/setup.log" ]; then
+	RC=125
+	echo "rdma-vm: the guest booted but its setup stopped: $(tail -n 1 "$CTL/setup.log")" >&2
 else
 	RC=125
-	echo "rdma-vm: the guest gave no result (qemu exit $QRC)" >&2
+	echo "rdma-vm: the guest did not boot (qemu exit $QRC): $(grep -m1 -v '^$' "$CTL/qemu.log" 2>/dev/null)" >&2
 fi
-if [ "$RC" = 125 ] || [ "$CONSOLE" = 1 ]; then
+if [ "$RC" = 125 ] || [ "$RC" = 126 ] || [ "$CONSOLE" = 1 ]; then
 	echo "--- rdma-vm: guest setup ---" >&2
 	cat "$CTL/setup.log" >&2 2>/dev/null
 	echo "--- rdma-vm: qemu ---" >&2
