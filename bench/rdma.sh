@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # rdma: goblin's binary protocol transports against the stream sockets
-# (issue 22, item 6), on this host.  The ring part (this script, for now):
+# (issue 22, item 6; issue 23, item 6), on this host.  The ring part:
 #   1. a 32-byte GET's round trip, one request in flight, median and p99:
 #      goblind --ring (goblinctl bench --transport ring), Redis 7 over RESP
-#      on a Unix socket (Debian's redis-server, persistence off), goblind
-#      memcache over TCP and over its Unix socket (bench/lat); every client
-#      times with clock_gettime(CLOCK_MONOTONIC), from before the request
-#      is written to after the whole reply is read
+#      on a Unix socket (Debian's redis-server, persistence off), goblind's
+#      RESP on its Unix socket (--resp-unixsocket), goblind memcache over
+#      TCP and over its Unix socket (bench/lat); every client times with
+#      clock_gettime(CLOCK_MONOTONIC), from before the request is written
+#      to after the whole reply is read.  Under two conditions, three runs
+#      each (their medians are reported): the machine as it is (a vCPU
+#      with nothing to run halts, and a socket's wake-up of the other CPU
+#      waits for it), then "CPUs kept awake": a SCHED_IDLE spinner pinned
+#      to each CPU, so that no vCPU halts (a wake-up preempts a spinner)
 #   2. 256 KiB and 4 MiB values on the ring: response header and first
 #      window times
-# Prints "RESULT ring_p50_us=... redis_uds_p50_us=... ring_vs_redis_uds=..."
-# (Redis's median over the ring's) and writes bench/results/ring.md
+# Prints "RESULT ring_p50_us=... redis_uds_p50_us=... ring_vs_redis_uds=...
+# resp_vs_redis_uds=... ring_vs_redis_uds_awake=..." (Redis's median over
+# the ring's, over goblind RESP's) and writes bench/results/ring.md
 # (--quick: ring-quick.md) with the command, machine, date and commit.
 # --rxe runs the RDMA half instead: one boot of the Soft-RoCE guest
 # (test/rdma-vm) runs bench/rdma-rxe.sh, goblinctl bench --transport rdma
@@ -23,8 +29,8 @@ set -euo pipefail
 usage() {
 	cat >&2 <<USAGE
 usage: bench/rdma.sh [--quick] [--dir DIR] [--out FILE]
-  --quick      short: 2 s of ring bench, 20000 socket GETs (default 10 s,
-               200000)
+  --quick      short: 2 s of ring bench, 20000 socket GETs per run (default
+               5 s, 100000), three runs per condition
   --dir DIR    scratch directory (default: a new one under \$TMPDIR)
   --out FILE   report (default bench/results/ring[-quick].md)
   --rxe        the RDMA half in the Soft-RoCE guest (default report
@@ -51,8 +57,10 @@ if [ "$rxe" = 1 ]; then
 	secs=10 sfx=
 	[ "$quick" = 1 ] && secs=2 sfx=-quick
 	: "${out:=$root/bench/results/rdma-rxe$sfx.md}"
+	load_before=$(uptime)
 	rxe_out=$(cd "$root" && test/rdma-vm/vm.sh --timeout 900 -- \
 		bench/rdma-rxe.sh "$secs")
+	load_after=$(uptime)
 	{
 		echo "# goblind over RDMA on Soft-RoCE (issue 22): EMULATION figures"
 		echo
@@ -62,7 +70,37 @@ if [ "$rxe" = 1 ]; then
 		echo "Nothing here says how fast RDMA hardware is."
 		echo
 		echo "Command: \`$invocation\`, $(date -u +%Y-%m-%dT%H:%MZ),"
-		echo "commit $(git -C "$root" rev-parse --short HEAD), $(nproc) CPUs."
+		echo "commit $(git -C "$root" rev-parse --short HEAD), $(nproc) CPUs (a 2 vCPU VM; the guest"
+		echo "is QEMU TCG on them, -smp 2)."
+		echo "Load before: \`$load_before\`; after: \`$load_after\`."
+		echo
+		echo "goblinctl bench --transport rdma, one request in flight (p50 / p99 us):"
+		echo
+		echo "| size | header | first window | last byte |"
+		echo "|---:|---:|---:|---:|"
+		echo "$rxe_out" | awk '
+			function pp(line,   i, a, b) {
+				for (i = 1; i <= NF; i++) {
+					if ($i ~ /^p50=/) a = substr($i, 5)
+					if ($i ~ /^p99=/) b = substr($i, 5)
+				}
+				return a " / " b
+			}
+			/^== goblinctl/ { for (i = 1; i <= NF; i++) if ($i == "--size") size = $(i + 1) }
+			/^header / { h = pp() }
+			/^first window / { f = pp() }
+			/^completion / { print "| " size " | " h " | " f " | " pp() " |" }'
+		echo
+		echo "The ceiling, perftest on the same rxe0 in the same boot (ib_write_lat:"
+		echo "t_typical, half a round trip as perftest reports it; ib_write_bw:"
+		echo "BW average):"
+		echo
+		echo "| tool | size | figure |"
+		echo "|---|---:|---:|"
+		echo "$rxe_out" | awk '
+			/^== ib_write_(lat|bw)/ { tool = $2; next }
+			tool == "ib_write_lat" && $1 ~ /^[0-9]+$/ && NF >= 5 { print "| ib_write_lat | " $1 " | " $5 " us |"; tool = "" }
+			tool == "ib_write_bw" && $1 ~ /^[0-9]+$/ && NF >= 4 { print "| ib_write_bw | " $1 " | " $4 " MB/s |"; tool = "" }'
 		echo
 		echo '```'
 		echo "$rxe_out"
@@ -76,19 +114,21 @@ if [ "$quick" = 1 ]; then
 	secs=2 n=20000
 	: "${out:=$root/bench/results/ring-quick.md}"
 else
-	secs=10 n=200000
+	secs=5 n=100000
 	: "${out:=$root/bench/results/ring.md}"
 fi
 GD=$root/build/goblind GCTL=$root/build/goblinctl LAT=$root/build/bench/lat
-for b in "$GD" "$GCTL" "$LAT"; do
+PP=$root/build/bench/pingpong
+for b in "$GD" "$GCTL" "$LAT" "$PP"; do
 	[ -x "$b" ] || { echo "rdma: $b is not built (make)" >&2; exit 1; }
 done
 command -v redis-server >/dev/null || { echo "rdma: no redis-server" >&2; exit 1; }
 [ -n "$dir" ] || dir=$(mktemp -d "${TMPDIR:-/tmp}/goblin-rdma.XXXXXX")
 mkdir -p "$dir"
 pids=()
+spinners=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${spinners[@]}" "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	rm -rf "$dir/store"
 }
@@ -97,7 +137,8 @@ trap cleanup EXIT
 # goblind: the ring, memcache on TCP port 0 and on a Unix socket
 "$GD" --store "$dir/store" --memory 256M --small-memory 16M --no-hugetlb \
 	--no-mlock --ssd-size 2G --cores 1 --memcache-port 0 --http-port 0 \
-	--unixsocket "$dir/mc.sock" --ring "$dir/ring.sock" 2>"$dir/goblind.log" &
+	--unixsocket "$dir/mc.sock" --resp-unixsocket "$dir/resp.sock" \
+	--ring "$dir/ring.sock" 2>"$dir/goblind.log" &
 pids+=($!)
 for _ in $(seq 100); do
 	port=$(sed -n 's/.*memcache on [^ ]*:\([0-9]*\),.*/\1/p' "$dir/goblind.log")
@@ -113,19 +154,72 @@ for _ in $(seq 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.1; done
 [ -S "$dir/redis.sock" ] || { cat "$dir/redis.log" >&2; exit 1; }
 
 val() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+med() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-ring_out=$("$GCTL" --transport ring --host "$dir/ring.sock" bench --size 32 \
-	--keys 100 --duration "$secs" --verify)
-ring_p50=$(echo "$ring_out" | grep '^RESULT' | val p50_us)
-ring_p99=$(echo "$ring_out" | grep '^RESULT' | val p99_us)
-redis_out=$("$LAT" resp "unix:$dir/redis.sock" 32 "$n")
-mct_out=$("$LAT" mc "tcp:127.0.0.1:$port" 32 "$n")
-mcu_out=$("$LAT" mc "unix:$dir/mc.sock" 32 "$n")
-redis_p50=$(echo "$redis_out" | val p50_us)
-redis_p99=$(echo "$redis_out" | val p99_us)
-mct_p50=$(echo "$mct_out" | val p50_us) mct_p99=$(echo "$mct_out" | val p99_us)
-mcu_p50=$(echo "$mcu_out" | val p50_us) mcu_p99=$(echo "$mcu_out" | val p99_us)
-ratio=$(awk -v r="$redis_p50" -v g="$ring_p50" 'BEGIN { printf "%.1f", r / g }')
+# one run of every row: "ROW p50 p99" lines, and the clients' output in
+# $dir/raw (appended)
+rows() {
+	local o
+	o=$("$PP" --mode ring --secs 1)
+	echo "floor $o" >>"$dir/raw"
+	echo "floor $(echo "$o" | val p50_ns | awk '{ printf "%.3f", $1 / 1e3 }')" \
+		"$(echo "$o" | val p99_ns | awk '{ printf "%.3f", $1 / 1e3 }')"
+	o=$("$GCTL" --transport ring --host "$dir/ring.sock" bench --size 32 \
+		--keys 100 --duration "$secs" --verify | grep '^RESULT')
+	echo "$o" >>"$dir/raw"
+	echo "ring $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
+	for r in "redis resp unix:$dir/redis.sock" \
+		"resp resp unix:$dir/resp.sock" \
+		"mct mc tcp:127.0.0.1:$port" "mcu mc unix:$dir/mc.sock"; do
+		set -- $r
+		o=$("$LAT" "$2" "$3" 32 "$n")
+		echo "$1 $o" >>"$dir/raw"
+		echo "$1 $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
+	done
+}
+
+# condition COND: three runs of rows(), the medians as ROW_COND_p50 and
+# ROW_COND_p99 variables (and the runs' p50s as ROW_COND_runs)
+condition() {
+	local c=$1 all row
+	echo "== $c" >>"$dir/raw"
+	all=$(rows; rows; rows)
+	for row in floor ring redis resp mct mcu; do
+		printf -v "${row}_${c}_p50" %s "$(echo "$all" | awk -v r=$row '$1 == r { print $2 }' | med)"
+		printf -v "${row}_${c}_p99" %s "$(echo "$all" | awk -v r=$row '$1 == r { print $3 }' | med)"
+		printf -v "${row}_${c}_runs" %s "$(echo "$all" | awk -v r=$row '$1 == r { printf "%s%s", s, $2; s = ", " }')"
+	done
+}
+
+# CPUs kept awake: a spinner per CPU that any other task preempts
+spin_start() {
+	for c in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$c" chrt --idle 0 nice -n 19 \
+			bash -c 'while :; do :; done' &
+		spinners+=($!)
+	done
+}
+spin_stop() {
+	for p in "${spinners[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${spinners[@]}"; do wait "$p" 2>/dev/null || true; done
+	spinners=()
+}
+
+: >"$dir/raw"
+load_before=$(uptime)
+condition asis
+spin_start
+sleep 0.5
+condition awake
+spin_stop
+load_after=$(uptime)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+ring_p50=$ring_asis_p50 ring_p99=$ring_asis_p99
+redis_p50=$redis_asis_p50 redis_p99=$redis_asis_p99
+ratio=$(ratio "$redis_asis_p50" "$ring_asis_p50")
+ratio_awake=$(ratio "$redis_awake_p50" "$ring_awake_p50")
+resp_ratio=$(ratio "$redis_asis_p50" "$resp_asis_p50")
+resp_ratio_awake=$(ratio "$redis_awake_p50" "$resp_awake_p50")
 
 big() {	# big SIZE KEYS: header and first window p50/p99 on the ring
 	"$GCTL" --transport ring --host "$dir/ring.sock" bench --size "$1" \
@@ -142,35 +236,65 @@ pct() {	# pct WHAT OUTPUT: "p50 / p99" of one line of the ring bench
 		print p50 " / " p99 }'
 }
 
-result="RESULT ring_p50_us=$ring_p50 ring_p99_us=$ring_p99 redis_uds_p50_us=$redis_p50 redis_uds_p99_us=$redis_p99 mc_tcp_p50_us=$mct_p50 mc_tcp_p99_us=$mct_p99 mc_uds_p50_us=$mcu_p50 mc_uds_p99_us=$mcu_p99 ring_vs_redis_uds=$ratio"
+result="RESULT ring_p50_us=$ring_p50 ring_p99_us=$ring_p99 redis_uds_p50_us=$redis_p50 redis_uds_p99_us=$redis_p99 mc_tcp_p50_us=$mct_asis_p50 mc_tcp_p99_us=$mct_asis_p99 mc_uds_p50_us=$mcu_asis_p50 mc_uds_p99_us=$mcu_asis_p99 ring_vs_redis_uds=$ratio resp_uds_p50_us=$resp_asis_p50 resp_uds_p99_us=$resp_asis_p99 resp_vs_redis_uds=$resp_ratio ring_awake_p50_us=$ring_awake_p50 redis_uds_awake_p50_us=$redis_awake_p50 resp_uds_awake_p50_us=$resp_awake_p50 ring_vs_redis_uds_awake=$ratio_awake resp_vs_redis_uds_awake=$resp_ratio_awake"
+row() {	# row LABEL VAR: a table row, both conditions
+	local a50=${2}_asis_p50 a99=${2}_asis_p99 w50=${2}_awake_p50 w99=${2}_awake_p99
+	local ar=${2}_asis_runs wr=${2}_awake_runs
+	echo "| $1 | ${!a50} | ${!a99} | ${!w50} | ${!w99} | ${!ar} / ${!wr} |"
+}
 mkdir -p "$(dirname "$out")"
 {
-	echo "# goblind --ring against Redis and memcache sockets (issue 22)"
+	echo "# goblind --ring against Redis and memcache sockets (issues 22, 23)"
 	echo
-	echo "Command: \`$invocation\`, $(date -u '+%Y-%m-%d %H:%M UTC')."
-	echo "This machine is shared by several sessions at once (2 cores,"
-	echo "other builds and tests running): the tails (p99) are mostly"
-	echo "theirs; medians are the figures to read, and even they are noisy."
+	echo "Command: \`$invocation\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
+	echo "commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- netd store cli bench/lat.c || echo ' (with uncommitted changes)')."
+	echo "Load before: \`$load_before\`; after: \`$load_after\`."
+	echo "This machine is shared by several sessions at once (2 vCPUs,"
+	echo "other builds, tests and benchmarks running): the tails (p99) are"
+	echo "mostly theirs; medians are the figures to read, and even they move."
 	echo
 	echo "One request in flight, a 32-byte value, round trip from before the"
 	echo "request is written to after the whole reply is read,"
 	echo "clock_gettime(CLOCK_MONOTONIC) in every client: the ring's is"
-	echo "\`goblinctl bench --transport ring\` (${secs} s), the sockets'"
-	echo "is bench/lat ($n GETs after $((n / 10)) warm-up ones)."
+	echo "\`goblinctl bench --transport ring\` (${secs} s a run), the sockets'"
+	echo "is bench/lat ($n GETs after $((n / 10)) warm-up ones a run)."
 	echo "goblind runs with --cores 1; Redis is Debian's $(redis-server --version | awk '{print $3}'),"
 	echo "\`--save '' --appendonly no\`, on a Unix socket only."
 	echo
-	echo "| transport | p50 us | p99 us |"
-	echo "|---|---:|---:|"
-	echo "| goblind ring | $ring_p50 | $ring_p99 |"
-	echo "| Redis RESP, Unix socket | $redis_p50 | $redis_p99 |"
-	echo "| goblind memcache, TCP loopback | $mct_p50 | $mct_p99 |"
-	echo "| goblind memcache, Unix socket | $mcu_p50 | $mcu_p99 |"
+	echo "The floor row is no server: bench/pingpong --mode ring, two pinned"
+	echo "threads handing over the cache lines a ring GET moves, with the"
+	echo "same clock, for a second in each run.  It moves with the host's"
+	echo "placement of our two vCPUs (150 ns, or 600 ns and more, from one"
+	echo "second to the next): read the ring against the floor of its run."
 	echo
-	echo "Redis UDS median over the ring's: **${ratio}x** (target: >= 20x,"
-	echo "and a ring median under 1 us)."
+	echo "Two conditions, three runs each, every row in each run; the table"
+	echo "gives the medians of the runs' p50 and p99, and each run's p50:"
 	echo
-	echo "Big values on the ring (p50 / p99 us from the send):"
+	echo "- **as is**: nothing else of ours runs.  A vCPU with nothing to"
+	echo "  run halts; a socket's reply wakes a task on the other vCPU, and"
+	echo "  that wake-up (an IPI to a halted vCPU, through the hypervisor) is"
+	echo "  most of a socket round trip here."
+	echo "- **awake**: a spinner per CPU (\`taskset -c N chrt --idle 0\`, a"
+	echo "  shell loop), which any woken task preempts at once, so that no"
+	echo "  vCPU halts: a wake-up is an IPI to a running vCPU and a"
+	echo "  reschedule.  The ring, which never sleeps while it works, should"
+	echo "  not care; the sockets show what a wake-up costs without the halt."
+	echo
+	echo "| transport | as is p50 us | as is p99 us | awake p50 us | awake p99 us | runs' p50 (as is / awake) |"
+	echo "|---|---:|---:|---:|---:|---|"
+	row "floor: two threads, the ring's six lines (bench/pingpong)" floor
+	row "goblind ring" ring
+	row "Redis RESP, Unix socket" redis
+	row "goblind RESP, Unix socket" resp
+	row "goblind memcache, TCP loopback" mct
+	row "goblind memcache, Unix socket" mcu
+	echo
+	echo "Redis UDS median over the ring's: **${ratio}x** as is, **${ratio_awake}x**"
+	echo "awake (target: >= 20x, and a ring median under 1 us).  Redis UDS"
+	echo "median over goblind RESP UDS's: **${resp_ratio}x** as is, **${resp_ratio_awake}x**"
+	echo "awake (target: >= 1.0, goblind's no higher)."
+	echo
+	echo "Big values on the ring (p50 / p99 us from the send), as is:"
 	echo
 	echo "| size | header | first window | last byte |"
 	echo "|---|---:|---:|---:|"
@@ -179,10 +303,7 @@ mkdir -p "$(dirname "$out")"
 	echo
 	echo '```'
 	echo "$result"
-	echo "$ring_out"
-	echo "$redis_out"
-	echo "$mct_out"
-	echo "$mcu_out"
+	cat "$dir/raw"
 	echo "$b256"
 	echo "$b4m"
 	echo '```'
