@@ -156,6 +156,8 @@ for _ in $(seq 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.1; done
 val() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 med() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+first_cpu() { taskset -pc $$ | sed 's/.*: *//; s/[-,].*//'; }
+
 # one run of every row: "ROW p50 p99" lines, and the clients' output in
 # $dir/raw (appended)
 rows() {
@@ -168,6 +170,13 @@ rows() {
 		--keys 100 --duration "$secs" --verify | grep '^RESULT')
 	echo "$o" >>"$dir/raw"
 	echo "ring $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
+	# the client on the CPU of goblind's one worker (worker 0: the first
+	# CPU), as on a machine with more runnable threads than CPUs
+	o=$(taskset -c "$(first_cpu)" "$GCTL" --transport ring \
+		--host "$dir/ring.sock" bench --size 32 --keys 100 \
+		--duration 1 --verify | grep '^RESULT')
+	echo "ring1cpu $o" >>"$dir/raw"
+	echo "ring1cpu $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
 	for r in "redis resp unix:$dir/redis.sock" \
 		"resp resp unix:$dir/resp.sock" \
 		"mct mc tcp:127.0.0.1:$port" "mcu mc unix:$dir/mc.sock"; do
@@ -184,7 +193,7 @@ condition() {
 	local c=$1 all row
 	echo "== $c" >>"$dir/raw"
 	all=$(rows; rows; rows)
-	for row in floor ring redis resp mct mcu; do
+	for row in floor ring ring1cpu redis resp mct mcu; do
 		printf -v "${row}_${c}_p50" %s "$(echo "$all" | awk -v r=$row '$1 == r { print $2 }' | med)"
 		printf -v "${row}_${c}_p99" %s "$(echo "$all" | awk -v r=$row '$1 == r { print $3 }' | med)"
 		printf -v "${row}_${c}_runs" %s "$(echo "$all" | awk -v r=$row '$1 == r { printf "%s%s", s, $2; s = ", " }')"
@@ -284,6 +293,7 @@ mkdir -p "$(dirname "$out")"
 	echo "|---|---:|---:|---:|---:|---|"
 	row "floor: two threads, the ring's six lines (bench/pingpong)" floor
 	row "goblind ring" ring
+	row "goblind ring, the client on the worker's CPU (1 s)" ring1cpu
 	row "Redis RESP, Unix socket" redis
 	row "goblind RESP, Unix socket" resp
 	row "goblind memcache, TCP loopback" mct

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,11 @@
 #include "goblin_client.h"
 #include "rdma_client.h"
 
-#define GC_SPIN_NS (200 * 1000) /* busy-poll a reply this long, then park */
-#define GC_PARK_MS 1000		/* a parked wait looks at the socket */
-#define RING_HELLO "GBRING1\n"
-#define RING_READY "GBREADY\n"
+#define GC_SPIN_NS  (200 * 1000) /* busy-poll a reply this long, then park */
+#define GC_PARK_MS  1000	 /* a parked wait looks at the socket */
+#define GC_YIELD_NS 500	 /* spinning longer, yield the CPU too */
+#define RING_HELLO  "GBRING1\n"
+#define RING_READY  "GBREADY\n"
 
 struct goblin_client {
 	int sock;    /* the setup socket: its EOF is the server gone */
@@ -295,11 +297,17 @@ static bool reply_ready(struct goblin_client *c)
 				    memory_order_acquire) != c->rep_head;
 }
 
-/* Spin, then park, until @ready. */
+/*
+ * Spin, then park, until @ready.  Past GC_YIELD_NS the spin yields the
+ * CPU at each look at the clock: a server worker on our CPU (a machine
+ * with more runnable threads than CPUs) then runs at once instead of
+ * after our spin, and the ring does not settle into both sides spinning
+ * out their bounds in turn and parking, ~65 us a round trip here.
+ */
 static int wait_for(struct goblin_client *c,
 		    bool (*ready)(struct goblin_client *))
 {
-	int64_t start = 0;
+	int64_t start = 0, t;
 
 	for (unsigned i = 0;; i++) {
 		if (ready(c))
@@ -308,10 +316,15 @@ static int wait_for(struct goblin_client *c,
 			__builtin_ia32_pause();
 		if (i % 64)
 			continue;
-		if (!start)
+		if (!start) {
 			start = now_ns();
-		else if (now_ns() - start > GC_SPIN_NS)
+			continue;
+		}
+		t = now_ns() - start;
+		if (t > GC_SPIN_NS)
 			return park(c, ready);
+		if (t > GC_YIELD_NS)
+			sched_yield();
 	}
 }
 
