@@ -26,7 +26,7 @@
 
 #define GC_SPIN_NS  (200 * 1000) /* busy-poll a reply this long, then park */
 #define GC_PARK_MS  1000	 /* a parked wait looks at the socket */
-#define GC_YIELD_NS 500	 /* spinning longer, yield the CPU too */
+#define GC_YIELD_NS 500		 /* spinning longer, yield the CPU too */
 #define RING_HELLO  "GBRING1\n"
 #define RING_READY  "GBREADY\n"
 
@@ -752,11 +752,13 @@ static int to_grow(void *arg, const void *data, size_t len, uint64_t off)
 	return 0;
 }
 
-/* RDMA's "name value" lines as the ring's "STAT name value" ones */
-static int rdma_stats(struct goblin_client *c, char **text, size_t *len)
+/*
+ * The binary protocol's "name value" lines (@raw, freed here) as
+ * memcache's "STAT name value" ones, in a NUL-terminated *@text.
+ */
+static int stat_lines(struct grow raw, int ret, char **text, size_t *len)
 {
-	struct grow raw = { 0 }, g = { 0 };
-	int ret = grc_stats(c->rdma, to_grow, &raw) < 0 ? -EIO : 0;
+	struct grow g = { 0 };
 	size_t i = 0;
 
 	while (ret == 0 && i < raw.len) {
@@ -782,6 +784,14 @@ static int rdma_stats(struct goblin_client *c, char **text, size_t *len)
 	return 0;
 }
 
+static int rdma_stats(struct goblin_client *c, char **text, size_t *len)
+{
+	struct grow raw = { 0 };
+	int ret = grc_stats(c->rdma, to_grow, &raw) < 0 ? -EIO : 0;
+
+	return stat_lines(raw, ret, text, len);
+}
+
 int gc_stats(struct goblin_client *c, const char *group, char **text,
 	     size_t *len)
 {
@@ -804,12 +814,9 @@ int gc_stats(struct goblin_client *c, const char *group, char **text,
 		goto fail;
 	}
 	ret = read_data(c, inl, r.length, to_grow, &g, &cb_err);
-	if (ret < 0 || (ret = cb_err) < 0 || (ret = to_grow(&g, "", 0, 0)))
+	if (ret < 0 || (ret = cb_err) < 0)
 		goto fail;
-	g.p[g.len] = '\0';
-	*text = g.p;
-	*len = g.len;
-	return 0;
+	return stat_lines(g, 0, text, len);
 fail:
 	free(g.p);
 	return ret;

@@ -644,8 +644,14 @@ __attribute__((format(printf, 2, 3))) void gd_buf_printf(struct gd_buf *b,
 /* The counters of "stats" (and tiers) as JSON, or in Prometheus text. */
 void gd_stats_json(struct gd *gd, struct gd_buf *b);
 void gd_stats_prom(struct gd *gd, struct gd_buf *b);
-/* ... as "name value\n" lines, memcache's names (the binary protocol's
- * stats reply) */
-void gd_stats_text(struct gd *gd, struct gd_buf *b);
+/*
+ * ... as "name value\n" lines, memcache's names: the binary protocol's
+ * stats reply, the same on the ring and over RDMA.  @group (@len bytes)
+ * empty: the general counters and the tiers' (what /_goblin/stats has);
+ * "settings" or "tiers": memcache's "stats GROUP".  0, or -1 for another
+ * group; b->oom when memory ran out.
+ */
+int gd_stats_text(struct gd *gd, const char *group, size_t len,
+		  struct gd_buf *b);
 
 #endif

@@ -219,7 +219,11 @@ static void start_other(struct rd_conn *rc, struct gp_resp *resp)
 				 ret == -ENOENT ? GP_S_NOT_FOUND : GP_S_ERROR);
 		break;
 	case GP_T_STATS:
-		gd_stats_text(gd, &q->text);
+		if (gd_stats_text(gd, (const char *)q->m.key, r->key_len,
+				  &q->text) < 0) {
+			resp_set(resp, GP_S_BAD_REQUEST);
+			break;
+		}
 		if (q->text.oom) {
 			resp_set(resp, GP_S_BUSY);
 			break;

@@ -397,38 +397,31 @@ static enum ring_step req_touch(struct conn *c, const struct gp_msg *m)
 	return reply_status(c, ret == 0 ? GP_S_OK : GP_S_NOT_FOUND);
 }
 
-/*
- * stats: memcache's "stats [GROUP]" text, built in the connection's
- * output buffer (which a ring connection does not use otherwise) and
- * moved out of it at once, so nothing is left there for the socket.
- */
+/* stats: "name value" lines, as over RDMA (gd_stats_text()) */
 static enum ring_step req_stats(struct conn *c, const struct gp_msg *m)
 {
 	struct ring_state *rs = ring_of(c);
-	size_t n;
+	struct gd_buf b = { 0 };
 
-	c->wstart = c->wend = 0;
-	if (gd_stats(c->w->gd, c, (const char *)m->key, m->req.key_len) < 0) {
-		c->wstart = c->wend = 0;
+	if (gd_stats_text(c->w->gd, (const char *)m->key, m->req.key_len, &b) <
+	    0) {
+		free(b.p);
 		return reply_status(c, GP_S_BAD_REQUEST);
 	}
-	n = c->wend;
-	rs->mem = malloc(n ? n : 1);
-	if (!rs->mem) {
-		c->wstart = c->wend = 0;
+	if (b.oom) {
+		free(b.p);
 		return reply_status(c, GP_S_BUSY);
 	}
-	memcpy(rs->mem, c->wbuf, n);
-	c->wstart = c->wend = 0;
+	rs->mem = (uint8_t *)b.p; /* send_done() frees it */
 	memset(&rs->resp, 0, sizeof(rs->resp));
-	rs->resp.flags = GP_RS_VALUE;
+	rs->resp.flags = b.len ? GP_RS_VALUE : 0;
 	rs->resp.credits = 1;
-	rs->resp.value_size = rs->resp.length = n;
+	rs->resp.value_size = rs->resp.length = b.len;
 	rs->ch.data = rs->mem;
-	rs->ch.len = n;
+	rs->ch.len = b.len;
 	rs->ch_off = 0;
 	rs->have_ch = true;
-	rs->total = n;
+	rs->total = b.len;
 	rs->sent = 0;
 	rs->resp_sent = false;
 	rs->job = RJ_SEND;

@@ -833,11 +833,29 @@ void gd_stats_json(struct gd *gd, struct gd_buf *b)
 	gd_buf_printf(b, "\n}\n");
 }
 
-void gd_stats_text(struct gd *gd, struct gd_buf *b)
+int gd_stats_text(struct gd *gd, const char *group, size_t len,
+		  struct gd_buf *b)
 {
 	struct sink k = { .kind = SINK_TEXT, .b = b };
+	struct gs_stats *st;
 
-	stats_all(gd, &k);
+	if (!len) {
+		stats_all(gd, &k);
+		return 0;
+	}
+	if (!arg_is(group, len, "settings") && !arg_is(group, len, "tiers"))
+		return -1;
+	if (!(st = malloc(sizeof(*st)))) {
+		b->oom = true;
+		return 0;
+	}
+	gs_stats_get(gd->s, st);
+	if (arg_is(group, len, "settings"))
+		stats_settings(gd, &k, st);
+	else
+		stats_tiers(&k, st);
+	free(st);
+	return 0;
 }
 
 void gd_stats_prom(struct gd *gd, struct gd_buf *b)

@@ -202,6 +202,16 @@ cpu_ticks() {
 	[ $((t1 - t0)) -le 5 ]
 }
 
+@test "issue 22: ring stats have the names of /_goblin/stats, the tiers' included (RDMA's are the same text: gd_stats_text)" {
+	ring stats | awk '{ print $1 }' | sort >"$T/ring.names"
+	curl -s "http://127.0.0.1:$HPORT/_goblin/stats" |
+		"$PY" -c 'import json, sys; print("\n".join(json.load(sys.stdin)))' |
+		sort >"$T/http.names"
+	[ "$(wc -l <"$T/ring.names")" -gt 100 ]
+	diff "$T/ring.names" "$T/http.names"
+	grep -qx 'ram:capacity' "$T/ring.names" # memcache's "stats" has no tiers
+}
+
 @test "issue 22: goblinctl --transport: rdma needs a port (and here an RDMA device), ring needs a socket path" {
 	run -129 "$GCTL" --transport rdma --host 127.0.0.1 get x
 	[[ "$output" == *"--transport rdma needs --host ADDR and --port P"* ]]
