@@ -123,6 +123,22 @@ for b in "$GD" "$GCTL" "$LAT" "$PP"; do
 	[ -x "$b" ] || { echo "rdma: $b is not built (make)" >&2; exit 1; }
 done
 command -v redis-server >/dev/null || { echo "rdma: no redis-server" >&2; exit 1; }
+# Servers on the first CPU (goblind's one worker pins itself there; Redis
+# is pinned to it), every client on the second: where the scheduler puts
+# an unpinned client decides between a cross-CPU wake-up and a context
+# switch on one CPU, a factor of four on a socket's round trip here, and
+# each row must get the same.
+cpus=$(taskset -pc $$ | sed 's/.*: *//')
+first_cpu() { echo "$cpus" | sed 's/[-,].*//'; }
+second_cpu() {
+	local a b
+	a=$(first_cpu)
+	b=$(echo "$cpus" | tr ',' '\n' | awk -F- -v a="$a" '{
+		lo = $1; hi = NF > 1 ? $2 : $1
+		for (c = lo; c <= hi; c++) if (c != a) { print c; exit } }' | head -1)
+	echo "${b:-$a}"
+}
+C0=$(first_cpu) C1=$(second_cpu)
 [ -n "$dir" ] || dir=$(mktemp -d "${TMPDIR:-/tmp}/goblin-rdma.XXXXXX")
 mkdir -p "$dir"
 pids=()
@@ -147,7 +163,7 @@ for _ in $(seq 100); do
 done
 [ -n "$port" ] || { cat "$dir/goblind.log" >&2; exit 1; }
 # Redis 7, persistence off, on a Unix socket only
-redis-server --port 0 --unixsocket "$dir/redis.sock" --save '' \
+taskset -c "$C0" redis-server --port 0 --unixsocket "$dir/redis.sock" --save '' \
 	--appendonly no --daemonize no >"$dir/redis.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.1; done
@@ -156,7 +172,6 @@ for _ in $(seq 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.1; done
 val() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 med() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-first_cpu() { taskset -pc $$ | sed 's/.*: *//; s/[-,].*//'; }
 
 # one run of every row: "ROW p50 p99" lines, and the clients' output in
 # $dir/raw (appended)
@@ -166,13 +181,14 @@ rows() {
 	echo "floor $o" >>"$dir/raw"
 	echo "floor $(echo "$o" | val p50_ns | awk '{ printf "%.3f", $1 / 1e3 }')" \
 		"$(echo "$o" | val p99_ns | awk '{ printf "%.3f", $1 / 1e3 }')"
-	o=$("$GCTL" --transport ring --host "$dir/ring.sock" bench --size 32 \
-		--keys 100 --duration "$secs" --verify | grep '^RESULT')
+	o=$(taskset -c "$C1" "$GCTL" --transport ring --host "$dir/ring.sock" \
+		bench --size 32 --keys 100 --duration "$secs" --verify |
+		grep '^RESULT')
 	echo "$o" >>"$dir/raw"
 	echo "ring $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
 	# the client on the CPU of goblind's one worker (worker 0: the first
 	# CPU), as on a machine with more runnable threads than CPUs
-	o=$(taskset -c "$(first_cpu)" "$GCTL" --transport ring \
+	o=$(taskset -c "$C0" "$GCTL" --transport ring \
 		--host "$dir/ring.sock" bench --size 32 --keys 100 \
 		--duration 1 --verify | grep '^RESULT')
 	echo "ring1cpu $o" >>"$dir/raw"
@@ -181,7 +197,15 @@ rows() {
 		"resp resp unix:$dir/resp.sock" \
 		"mct mc tcp:127.0.0.1:$port" "mcu mc unix:$dir/mc.sock"; do
 		set -- $r
-		o=$("$LAT" "$2" "$3" 32 "$n")
+		o=$(taskset -c "$C1" "$LAT" "$2" "$3" 32 "$n")
+		echo "$1 $o" >>"$dir/raw"
+		echo "$1 $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
+	done
+	# RESP with the client on the server's CPU: no cross-CPU wake-up, a
+	# context switch each way, so the servers' own costs weigh more
+	for r in "redis1cpu unix:$dir/redis.sock" "resp1cpu unix:$dir/resp.sock"; do
+		set -- $r
+		o=$(taskset -c "$C0" "$LAT" resp "$2" 32 "$n")
 		echo "$1 $o" >>"$dir/raw"
 		echo "$1 $(echo "$o" | val p50_us) $(echo "$o" | val p99_us)"
 	done
@@ -193,7 +217,7 @@ condition() {
 	local c=$1 all row
 	echo "== $c" >>"$dir/raw"
 	all=$(rows; rows; rows)
-	for row in floor ring ring1cpu redis resp mct mcu; do
+	for row in floor ring ring1cpu redis resp mct mcu redis1cpu resp1cpu; do
 		printf -v "${row}_${c}_p50" %s "$(echo "$all" | awk -v r=$row '$1 == r { print $2 }' | med)"
 		printf -v "${row}_${c}_p99" %s "$(echo "$all" | awk -v r=$row '$1 == r { print $3 }' | med)"
 		printf -v "${row}_${c}_runs" %s "$(echo "$all" | awk -v r=$row '$1 == r { printf "%s%s", s, $2; s = ", " }')"
@@ -227,11 +251,13 @@ ring_p50=$ring_asis_p50 ring_p99=$ring_asis_p99
 redis_p50=$redis_asis_p50 redis_p99=$redis_asis_p99
 ratio=$(ratio "$redis_asis_p50" "$ring_asis_p50")
 ratio_awake=$(ratio "$redis_awake_p50" "$ring_awake_p50")
+resp_ratio_1cpu=$(ratio "$redis1cpu_asis_p50" "$resp1cpu_asis_p50")
 resp_ratio=$(ratio "$redis_asis_p50" "$resp_asis_p50")
 resp_ratio_awake=$(ratio "$redis_awake_p50" "$resp_awake_p50")
 
 big() {	# big SIZE KEYS: header and first window p50/p99 on the ring
-	"$GCTL" --transport ring --host "$dir/ring.sock" bench --size "$1" \
+	taskset -c "$C1" "$GCTL" --transport ring --host "$dir/ring.sock" \
+		bench --size "$1" \
 		--keys "$2" --duration "$secs" --verify --key-prefix "big$1:"
 }
 b256=$(big 256K 8)
@@ -245,7 +271,7 @@ pct() {	# pct WHAT OUTPUT: "p50 / p99" of one line of the ring bench
 		print p50 " / " p99 }'
 }
 
-result="RESULT ring_p50_us=$ring_p50 ring_p99_us=$ring_p99 redis_uds_p50_us=$redis_p50 redis_uds_p99_us=$redis_p99 mc_tcp_p50_us=$mct_asis_p50 mc_tcp_p99_us=$mct_asis_p99 mc_uds_p50_us=$mcu_asis_p50 mc_uds_p99_us=$mcu_asis_p99 ring_vs_redis_uds=$ratio resp_uds_p50_us=$resp_asis_p50 resp_uds_p99_us=$resp_asis_p99 resp_vs_redis_uds=$resp_ratio ring_awake_p50_us=$ring_awake_p50 redis_uds_awake_p50_us=$redis_awake_p50 resp_uds_awake_p50_us=$resp_awake_p50 ring_vs_redis_uds_awake=$ratio_awake resp_vs_redis_uds_awake=$resp_ratio_awake"
+result="RESULT ring_p50_us=$ring_p50 ring_p99_us=$ring_p99 redis_uds_p50_us=$redis_p50 redis_uds_p99_us=$redis_p99 mc_tcp_p50_us=$mct_asis_p50 mc_tcp_p99_us=$mct_asis_p99 mc_uds_p50_us=$mcu_asis_p50 mc_uds_p99_us=$mcu_asis_p99 ring_vs_redis_uds=$ratio resp_uds_p50_us=$resp_asis_p50 resp_uds_p99_us=$resp_asis_p99 resp_vs_redis_uds=$resp_ratio ring_awake_p50_us=$ring_awake_p50 redis_uds_awake_p50_us=$redis_awake_p50 resp_uds_awake_p50_us=$resp_awake_p50 ring_vs_redis_uds_awake=$ratio_awake resp_vs_redis_uds_awake=$resp_ratio_awake resp_vs_redis_uds_1cpu=$resp_ratio_1cpu"
 row() {	# row LABEL VAR: a table row, both conditions
 	local a50=${2}_asis_p50 a99=${2}_asis_p99 w50=${2}_awake_p50 w99=${2}_awake_p99
 	local ar=${2}_asis_runs wr=${2}_awake_runs
@@ -276,6 +302,11 @@ mkdir -p "$(dirname "$out")"
 	echo "placement of our two vCPUs (150 ns, or 600 ns and more, from one"
 	echo "second to the next): read the ring against the floor of its run."
 	echo
+	echo "goblind's worker and Redis run on CPU $C0, every client on CPU $C1"
+	echo "(but the row that says otherwise): an unpinned client lands on"
+	echo "either, and a socket's round trip is ~4x longer across CPUs than"
+	echo "on one here, so each row gets the same placement."
+	echo
 	echo "Two conditions, three runs each, every row in each run; the table"
 	echo "gives the medians of the runs' p50 and p99, and each run's p50:"
 	echo
@@ -298,11 +329,14 @@ mkdir -p "$(dirname "$out")"
 	row "goblind RESP, Unix socket" resp
 	row "goblind memcache, TCP loopback" mct
 	row "goblind memcache, Unix socket" mcu
+	row "Redis RESP, Unix socket, the client on Redis's CPU" redis1cpu
+	row "goblind RESP, Unix socket, the client on the worker's CPU" resp1cpu
 	echo
 	echo "Redis UDS median over the ring's: **${ratio}x** as is, **${ratio_awake}x**"
 	echo "awake (target: >= 20x, and a ring median under 1 us).  Redis UDS"
 	echo "median over goblind RESP UDS's: **${resp_ratio}x** as is, **${resp_ratio_awake}x**"
-	echo "awake (target: >= 1.0, goblind's no higher)."
+	echo "awake, **${resp_ratio_1cpu}x** as is with each client on its server's"
+	echo "CPU (target: >= 1.0, goblind's no higher)."
 	echo
 	echo "Big values on the ring (p50 / p99 us from the send), as is:"
 	echo
