@@ -246,14 +246,15 @@ sleep 0.5
 condition awake
 spin_stop
 load_after=$(uptime)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+# ratio A B [DECIMALS]: A / B
+ratio() { awk -v a="$1" -v b="$2" -v d="${3:-1}" 'BEGIN { printf "%.*f", d, a / b }'; }
 ring_p50=$ring_asis_p50 ring_p99=$ring_asis_p99
 redis_p50=$redis_asis_p50 redis_p99=$redis_asis_p99
 ratio=$(ratio "$redis_asis_p50" "$ring_asis_p50")
 ratio_awake=$(ratio "$redis_awake_p50" "$ring_awake_p50")
-resp_ratio_1cpu=$(ratio "$redis1cpu_asis_p50" "$resp1cpu_asis_p50")
-resp_ratio=$(ratio "$redis_asis_p50" "$resp_asis_p50")
-resp_ratio_awake=$(ratio "$redis_awake_p50" "$resp_awake_p50")
+resp_ratio_1cpu=$(ratio "$redis1cpu_asis_p50" "$resp1cpu_asis_p50" 3)
+resp_ratio=$(ratio "$redis_asis_p50" "$resp_asis_p50" 3)
+resp_ratio_awake=$(ratio "$redis_awake_p50" "$resp_awake_p50" 3)
 
 big() {	# big SIZE KEYS: header and first window p50/p99 on the ring
 	taskset -c "$C1" "$GCTL" --transport ring --host "$dir/ring.sock" \
