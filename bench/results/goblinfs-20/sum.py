@@ -14,10 +14,13 @@ def grab(path):
     m = row(r"loadavg at the end: (\S+ \S+ \S+)"); d["load_end"] = m.group(1)
     return d
 keys = ["seq_mount","seq_emb","seq_r_emb","seq_fio","seq_r_fio","seq_copyin","first4k","first4k_ext4","par_mount","par_fio8","par_r","web","web_ttfb","web_ext4","web_copyin","web_files_s"]
-N = range(1, 7)
-A = [grab("/tmp/b20/A%d.md" % i) for i in N]
-B = [grab("/tmp/b20/B%d.md" % i) for i in N]
-print("| figure | h20-rest (A1 ... A6) | 731cc94 (B1 ... B6) | median A | median B | A / B |")
+# sum.py [DIR [N [A_NAME B_NAME]]]: the reports DIR/A1.md ... DIR/BN.md
+d = sys.argv[1] if len(sys.argv) > 1 else "/tmp/b20"
+N = range(1, (int(sys.argv[2]) if len(sys.argv) > 2 else 6) + 1)
+an, bn = sys.argv[3:5] if len(sys.argv) > 4 else ("h20-rest (A1 ... A6)", "731cc94 (B1 ... B6)")
+A = [grab("%s/A%d.md" % (d, i)) for i in N]
+B = [grab("%s/B%d.md" % (d, i)) for i in N]
+print("| figure | %s | %s | median A | median B | A / B |" % (an, bn))
 print("|---|---|---|---|---|---|")
 for k in keys:
     a = [x[k] for x in A]; b = [x[k] for x in B]
