@@ -930,20 +930,24 @@ int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,
 		return ret;
 	}
 	/*
-	 * truncate(2) by name (or of a descriptor open for reading, which
-	 * the kernel refuses before us): an open, the resize, a close.
+	 * truncate(2) by name: an open, the resize, a close, on the node
+	 * the kernel's inode is (the reply's size becomes the inode's).  If
+	 * the name is another node's, or must be (node_fork), ESTALE: the
+	 * kernel looks it up again and retries once (do_sys_truncate), as
+	 * for gfs_open; truncating the new node left stat the old size.
 	 */
 	pthread_mutex_lock(&fs->lock);
 	wait_commit(fs, n);
-	n = node_current(n);
 	if (fs->mirror)
 		ret = -EROFS;
+	else if (!n->attached && n->successor)
+		ret = node_estale(fs, node_current(n));
 	else if (!n->attached || !n->committed)
 		ret = n->writers ? -EBUSY : -ENOENT;
 	else if (n->size == size && !n->writers)
 		ret = 0;
-	else if (n->cached_readers && !(n = node_fork(fs, n)))
-		ret = -ENOMEM; /* the name goes to a node of its own */
+	else if (n->cached_readers)
+		ret = node_fork(fs, n) ? -ESTALE : -ENOMEM;
 	else
 		ret = ns_key(n, false, key);
 	if (ret > 0) {

@@ -10,6 +10,10 @@
       readers, appenders and in-place writers on the same files at once:
       every read of a whole file must be one whole version (never a mix,
       never a torn append); prints the counts, exits 1 on a bad read
+  goblinfs_write.py truncstat DIR N
+      N rounds of: read the file whole and close it, truncate(2) it by
+      name to another size, stat it: prints the rounds whose stat gave
+      another size than the truncate's, and exits 1 if there were any
 """
 import hashlib
 import os
@@ -211,10 +215,30 @@ def stress(d, seconds):
     return 0 if ok else 1
 
 
+def truncstat(d, rounds):
+    """a reader's release comes after its close(): truncate(2) by name may
+    meet a node readers still hold, and must still show its new size"""
+    p = os.path.join(d, 'ts')
+    with open(p, 'wb') as f:
+        f.write(b'x' * 7777)
+    bad = 0
+    for i in range(rounds):
+        size = 12345 if i % 2 else 7777 - i % 3
+        digest(p)
+        os.truncate(p, size)
+        got = os.path.getsize(p)
+        if got != size:
+            bad += 1
+    print('truncstat: %d of %d rounds stat another size' % (bad, rounds))
+    return 1 if bad else 0
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'ops':
         ops(sys.argv[2])
     elif sys.argv[1] == 'stress':
         sys.exit(stress(sys.argv[2], float(sys.argv[3])))
+    elif sys.argv[1] == 'truncstat':
+        sys.exit(truncstat(sys.argv[2], int(sys.argv[3])))
     else:
         sys.exit(__doc__)
