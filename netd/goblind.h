@@ -43,7 +43,11 @@
  * else to do, poll its sockets for --busy-poll microseconds before it
  * sleeps: the client of a long answer asks again as soon as it has read
  * it, and a worker woken from sleep answers that request late (issue
- * 21: on this VM a sleeping CPU took 25-45 us to wake).
+ * 21: on this VM a sleeping CPU took 25-45 us to wake).  Only while no
+ * other connection of the worker waits on its socket or on the disk:
+ * then the worker is not idle but waiting on streams in flight, and
+ * polling only takes the CPU from the softirqs that move them (case 1n
+ * of bench/vs-memcached.sh, bench/results/case1-21.md).
  */
 #define GD_BUSY_POLL_MIN     (1u << 20)
 /* A yield that took longer ran another task: the poll stops. */
@@ -363,6 +367,7 @@ struct worker {
 	int64_t polled_ns;  /* the last look at the sockets (poll_events) */
 	int64_t busy_until; /* monotonic ns: poll, do not sleep, until then
 			     * (--busy-poll); 0: sleep when idle */
+	unsigned nout;	    /* connections waiting for EPOLLOUT */
 	void *pstate[GD_PROTOS_MAX];		/* each protocol's, by its id */
 	struct wlistener lis[GD_LISTENERS_MAX]; /* epoll data: &lis[i] */
 	unsigned nlis;

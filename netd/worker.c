@@ -58,8 +58,15 @@ static void conn_events(struct conn *c, uint32_t ev)
 
 	if (c->events == ev)
 		return;
-	if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &e) == 0)
-		c->events = ev;
+	if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &e) < 0)
+		return;
+	if ((c->events ^ ev) & EPOLLOUT) {
+		if (ev & EPOLLOUT)
+			c->w->nout++;
+		else
+			c->w->nout--;
+	}
+	c->events = ev;
 }
 
 static void conn_close(struct conn *c)
@@ -93,6 +100,8 @@ static void conn_close(struct conn *c)
 		if (w->batch[i].data.ptr == c)
 			w->batch[i].data.ptr = NULL;
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->events & EPOLLOUT)
+		w->nout--;
 	close(c->fd);
 	w->nconns--;
 	atomic_fetch_sub(&w->gd->curr_conns, 1);
@@ -559,7 +568,9 @@ static void *worker_main(void *arg)
 		int n;
 
 		if (!w->ready && w->busy_until) {
-			busy = gs_mono_ns() < w->busy_until;
+			/* streams in flight: not idle (GD_BUSY_POLL_MIN) */
+			busy = gs_mono_ns() < w->busy_until && !w->nout &&
+			       !w->disk_wait;
 			if (!busy)
 				w->busy_until = 0;
 			else
