@@ -496,12 +496,18 @@ def ceiling(tag, case, rival, label=""):
 # mem_rows TAG CASE TARGETS: case 1's rows (and 1n's); returns the
 # ratios: throughput, p50 and p99 (goblind's over memcached's), RSS
 # (memcached's over goblind's), values served over the device's ceiling
+# mem_ratios TAG: throughput, completion p50 and p99 (goblind's over
+# memcached's), RSS (memcached's over goblind's) of case 1's run TAG
+def mem_ratios(tag):
+    mc, gd = result(tag + "-memcached"), result(tag + "-goblind")
+    return (gd["ops_per_s"] / mc["ops_per_s"],
+            gd["completion_us"][0] / mc["completion_us"][0],
+            gd["completion_us"][2] / mc["completion_us"][2],
+            mem(tag + "-memcached")[0] / mem(tag + "-goblind")[0])
 def mem_rows(tag, case, t_tput, t_lat, t_rss):
     mc, gd = result(tag + "-memcached"), result(tag + "-goblind")
     mc_rss, gd_rss = mem(tag + "-memcached")[0], mem(tag + "-goblind")[0]
-    tput = gd["ops_per_s"] / mc["ops_per_s"]
-    p50 = gd["completion_us"][0] / mc["completion_us"][0]
-    p99 = gd["completion_us"][2] / mc["completion_us"][2]
+    tput, p50, p99, _ = mem_ratios(tag)
     w("| %s | requests/s | %.0f | %.0f | %.2f | >= %s |" % (case, gd["ops_per_s"], mc["ops_per_s"], tput, t_tput))
     w("| %s | completion p50 us | %.1f | %.1f | %.2f | goblind <= %sx |" % (
         case, gd["completion_us"][0], mc["completion_us"][0], 1 / p50, t_lat))
@@ -531,12 +537,7 @@ for rate in ("10g", "1g"):
     case = "1n. ART in RAM over a %s Gbit/s link" % rate[:-1]
     per = []
     for tag in reps:
-        mc, gd = result(tag + "-memcached"), result(tag + "-goblind")
-        per.append((gd["ops_per_s"] / mc["ops_per_s"],
-                    gd["completion_us"][0] / mc["completion_us"][0],
-                    gd["completion_us"][2] / mc["completion_us"][2],
-                    mem(tag + "-memcached")[0] / mem(tag + "-goblind")[0],
-                    tag))
+        per.append(mem_ratios(tag) + (tag,))
         net_logs += [tag + "-memcached", tag + "-goblind"]
     med_tag = sorted(per)[(len(per) - 1) // 2][4]
     w("| %s | the repetition whose throughput ratio is the median: %s | | | | |" % (case, med_tag))

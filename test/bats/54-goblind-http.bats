@@ -432,6 +432,7 @@ PY
 	head -c 67108864 /dev/zero >"$T/huge"
 	gd_start on --cores 1 --busy-poll 1000000
 	run -0 code PUT "http://127.0.0.1:$HPORT/big" --data-binary "@$T/big"
+	[ "$output" = 201 ]
 	run -0 code PUT "http://127.0.0.1:$HPORT/huge" --data-binary "@$T/huge"
 	[ "$output" = 201 ]
 	run -0 pause_states 4 huge
