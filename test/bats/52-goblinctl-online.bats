@@ -16,6 +16,7 @@ setup() {
 
 teardown() {
 	gd_teardown
+	[ -z "${SHM:-}" ] || rm -rf "$SHM"
 }
 
 @test "issue 5: online put/get/del round trips, small and multi-MiB, a pipe, misses" {
@@ -243,6 +244,34 @@ result_of() {
 	b=$(stat_of io_buffer_bytes tiers)
 	echo "io_buffer_bytes $b"
 	[ "$b" -gt 0 ] && [ $((b % 2097152)) = 0 ]
+}
+
+@test "issue 21: a streaming answer goes on in its turn after the worker looked for new requests, and gives way after 4 MiB" {
+	# the SSD tier on tmpfs: its reads complete at once, so the tail's
+	# chunks are ready and only the worker's turns decide how it goes out
+	SHM=$(mktemp -d /dev/shm/goblin-turns.XXXXXX)
+	head -c 33554432 /dev/urandom >"$T/big"
+	gd_stop
+	gd_start one --cores 1 --memory 8M --ram-head 64K --io-depth 32 \
+		--ssd-dir "$SHM"
+	"$GCTL" --host 127.0.0.1 --port "$PORT" put big "$T/big"
+	gd_stop
+	gd_start one --cores 1 --memory 8M --ram-head 64K --io-depth 32 \
+		--ssd-dir "$SHM"
+	"$GCTL" --host 127.0.0.1 --port "$PORT" get big | cmp - "$T/big"
+	for _ in 1 2 3; do
+		"$GCTL" --host 127.0.0.1 --port "$PORT" get big >/dev/null
+	done
+	ended=$(stat_of tail_turns_ended)
+	resumed=$(stat_of tail_turns_resumed)
+	echo "tail_turns_ended $ended tail_turns_resumed $resumed"
+	[ "$(stat_of ssd:bytes_read tiers)" -gt 100000000 ]
+	# 4 x 32 MiB: at most one end of a turn per 4 MiB (a turn that ended
+	# after each 256 KiB chunk would give 512)
+	[ "$ended" -le 32 ]
+	# 4 MiB take over a millisecond to write: the sockets were looked at
+	# (every 50 us) within turns, and the same answer went on
+	[ "$resumed" -ge 4 ]
 }
 
 @test "issue 19: lru_crawler metadump streams: a 25 MB listing to a client that does not read holds goblind's memory flat; listings race writes and closes (3 s)" {
