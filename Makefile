@@ -178,9 +178,11 @@ $(B)/libgoblin-origin.a: $(ORIGIN_OBJ)
 	$(QAR)rm -f $@ && ar rcs $@ $^
 
 # goblinctl speaks goblin's binary protocol through netd's codec (issue 22)
-$(B)/goblinctl: $(CLI_OBJ) $(B)/netd/gproto.o $(B)/libgoblin.a
+# and encodes memcache's base64 keys with goblind's
+$(B)/goblinctl: $(CLI_OBJ) $(B)/netd/gproto.o $(B)/netd/mc_proto.o \
+		$(B)/libgoblin.a
 	$(QLD)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/netd/gproto.o \
-	    $(B)/libgoblin.a $(LIBS) $(RDMA_LIBS) -lm
+	    $(B)/netd/mc_proto.o $(B)/libgoblin.a $(LIBS) $(RDMA_LIBS) -lm
 
 $(B)/fs/%.o: fs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../netd/mc_proto.h"
 #include "ctl.h"
 #include "mc_client.h"
 
@@ -360,7 +361,7 @@ static struct mcc_reply goblin_cmd(struct ctl *c, struct mcc_conn *m,
 		n = sprintf(line, "goblin %s %s\r\n", cmd, key);
 	} else {
 		n = sprintf(line, "goblin %s ", cmd);
-		n += (int)mcc_b64_encode(key, klen, line + n);
+		n += (int)mc_b64_encode(key, klen, line + n);
 		n += sprintf(line + n, " b\r\n");
 	}
 	net_send(c, m, line, (size_t)n);

@@ -135,29 +135,6 @@ bool mcc_key_valid(const char *key, size_t klen)
 	return true;
 }
 
-size_t mcc_b64_encode(const void *in, size_t len, char *out)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *p = in;
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16;
-
-		if (i + 1 < len)
-			v |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < len)
-			v |= p[i + 2];
-		out[n++] = tab[v >> 18 & 63];
-		out[n++] = tab[v >> 12 & 63];
-		out[n++] = i + 1 < len ? tab[v >> 6 & 63] : '=';
-		out[n++] = i + 2 < len ? tab[v & 63] : '=';
-	}
-	out[n] = 0;
-	return n;
-}
-
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')

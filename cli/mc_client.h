@@ -54,11 +54,6 @@ int mcc_reply_parse(const char *buf, size_t len, struct mcc_reply *r,
 /* A key memcache accepts: 1..MCC_KEY_MAX bytes, no control or space. */
 bool mcc_key_valid(const char *key, size_t klen);
 
-/*
- * Standard base64 (with padding) of @len bytes into @out, which has room
- * for 4 * ceil(len / 3) + 1 bytes; NUL-terminated.  Returns its length.
- */
-size_t mcc_b64_encode(const void *in, size_t len, char *out);
 
 /* One entry of "lru_crawler metadump": the decoded key and its fields. */
 struct mcc_dump {

@@ -136,20 +136,6 @@ static void test_dump_long_key(void **state)
 	assert_true(strlen(line) + 100 < MCC_LINE_MAX);
 }
 
-static void test_b64(void **state)
-{
-	char out[16];
-
-	(void)state;
-	assert_int_equal(mcc_b64_encode("", 0, out), 0);
-	assert_int_equal(mcc_b64_encode("a b", 3, out), 4);
-	assert_string_equal(out, "YSBi");
-	assert_int_equal(mcc_b64_encode("a b/", 4, out), 8);
-	assert_string_equal(out, "YSBiLw==");
-	assert_int_equal(mcc_b64_encode("a b/c", 5, out), 8);
-	assert_string_equal(out, "YSBiL2M=");
-}
-
 static void test_key_valid(void **state)
 {
 	char k[MCC_KEY_MAX + 1];
@@ -172,7 +158,6 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_dump),
 		cmocka_unit_test(test_dump_long_key),
-		cmocka_unit_test(test_b64),
 		cmocka_unit_test(test_key_valid),
 	};
 

@@ -406,6 +406,14 @@ static void test_base64(void **state)
 		assert_memory_equal(out, bin, len);
 	}
 	assert_int_equal(mc_b64_decode("YWJj", 4, out, 2), -1);
+	/* RFC 4648's padding, as goblinctl sends the keys memcache cannot carry */
+	assert_int_equal(mc_b64_encode("", 0, enc), 0);
+	assert_int_equal(mc_b64_encode("a b", 3, enc), 4);
+	assert_string_equal(enc, "YSBi");
+	assert_int_equal(mc_b64_encode("a b/", 4, enc), 8);
+	assert_string_equal(enc, "YSBiLw==");
+	assert_int_equal(mc_b64_encode("a b/c", 5, enc), 8);
+	assert_string_equal(enc, "YSBiL2M=");
 }
 
 /* issue 19: goblind's admin commands, keys of any store length in b */
