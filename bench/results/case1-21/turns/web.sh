@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # web.sh ROUNDS BUILD...: vs-vinyl --quick's WEB part for goblind --mirror
 # alone (bench/gen WEB at 1/64 served by nginx as the origin, goblind with
-# vs-vinyl.sh's WEB flags, population at 32 connections, then the measured
+# vs-vinyl.sh's WEB flags (its GD_PART and start_goblind), population at 32 connections, then the measured
 # manifest at $CONNS connections, default "16 1024"), the goblind of each
 # BUILD (a worktree with build/) in turn, ROUNDS times; one goblinctl (the
 # first build's) for all.  Prints each run's MiB/s and completion p50/p99
@@ -17,7 +17,8 @@ rm -rf "$d"
 mkdir -p "$d/origin"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # free_port
 wait_port() {
 	for _ in $(seq 1200); do
 		nc -z 127.0.0.1 "$1" 2>/dev/null && return 0
@@ -31,7 +32,7 @@ wait_port() {
 	--manifest "$d/web/WEB.population" >/dev/null
 n=$(wc -l <"$d/web/WEB.population")
 req=$(wc -l <"$d/web/WEB.measured")
-oport=$(port)
+oport=$(free_port)
 cat >"$d/origin/nginx.conf" <<NGX
 daemon off;
 user root;
@@ -58,7 +59,7 @@ pids+=($!)
 wait_port "$oport"
 for r in $(seq "$rounds"); do
 	for b in "$@"; do
-		cport=$(port)
+		cport=$(free_port)
 		"$b/build/goblind" --store "$d/store" --http-port "$cport" \
 			--no-memcache --mirror "http://127.0.0.1:$oport" \
 			--max-item 8G --ssd-size 2G --memory 2G \
