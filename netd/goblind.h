@@ -175,10 +175,8 @@ struct gd_counters {
 					 * came while it polled */
 	uint64_t busy_poll_ceded;	/* polls stopped early: another task
 					 * wanted the CPU */
-	uint64_t tail_turns_ended;	/* a tail gave way to the others after
-					 * TAIL_TURN_BYTES in its turn */
-	uint64_t tail_turns_resumed;	/* ... went on in its turn after the
-					 * sockets were looked at */
+	uint64_t tail_turns_ended;	/* a tail gave way to new requests
+					 * and the others (HEAD_POLL_NS) */
 	uint64_t conn_closed_long_line; /* a line without newline too long */
 	/* HTTP */
 	uint64_t http_requests; /* request heads parsed */
@@ -560,8 +558,6 @@ struct conn {
 	int64_t last_active;	   /* monotonic seconds */
 	uint64_t sent_since_input; /* bytes written since input last came */
 	bool busy_polled;	   /* its worker polls for its next input */
-	bool turn_resumed;	   /* its tail yields only to new requests: */
-	uint64_t turn_bytes;	   /* written in its turn so far */
 };
 
 /* The protocol's state of @c's worker (proto_ops.worker_init). */

@@ -344,13 +344,9 @@ static void stats_commands(struct gd *gd, struct sink *c,
 		"... stopped early, since another task wanted the CPU",
 		cn->busy_poll_ceded);
 	COUNTER(c, "tail_turns_ended",
-		"times a streaming answer gave way to the worker's other "
-		"connections after 4 MiB in its turn",
+		"times a streaming answer gave way to new requests and the "
+		"worker's other connections",
 		cn->tail_turns_ended);
-	COUNTER(c, "tail_turns_resumed",
-		"... went on in its turn after the worker looked for new "
-		"requests",
-		cn->tail_turns_resumed);
 	COUNTER(c, "bytes_read", "bytes read from client sockets",
 		cn->bytes_read);
 	COUNTER(c, "bytes_written", "bytes written to client sockets",

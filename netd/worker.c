@@ -31,23 +31,22 @@
 #include "goblind.h"
 #include "worker.h"
 
-#define RING_ENTRIES	256 /* store reads in flight on one worker */
-#define MAX_EVENTS	64
-#define DRIVE_ROUNDS	32 /* steps per connection before others */
+#define RING_ENTRIES 256 /* store reads in flight on one worker */
+#define MAX_EVENTS   64
+#define DRIVE_ROUNDS 32 /* steps per connection before others */
 /*
  * Head-first under load: between the chunks a tail is written in (a store
  * read, 256 KiB by default: ~65 us here) the loop looks at the sockets at
  * least every HEAD_POLL_NS, so a new request's header and head go out
- * within about a chunk's time, not after the tails in flight.  Then the
- * same tail goes on, up to TAIL_TURN_BYTES a turn before the others' turn:
- * tails served one after the other finish, and their clients ask again,
- * sooner than tails served a chunk each in turn, which all finish late
- * together and leave the device idle while they do (issue 21, case 1).
+ * within about a chunk's time, not after the tails in flight.  A tail
+ * writes the chunks it has in its turn until the sockets are due, then
+ * goes to the back of the ready queue, after the worker's other streams
+ * (going back to the front instead, up to 4 MiB a turn, gave WEB at 1024
+ * connections 2-5x the completion p99: issue 21, item 6).
  */
-#define TAIL_TURN_BYTES (4u << 20)
-#define HEAD_POLL_NS	50000
-#define STOP_GRACE	30 /* seconds in-flight requests get at exit */
-#define LINGER_SECS	2  /* a lingering close drains input this long */
+#define HEAD_POLL_NS 50000
+#define STOP_GRACE   30 /* seconds in-flight requests get at exit */
+#define LINGER_SECS  2	/* a lingering close drains input this long */
 
 /* epoll data of the loop's own fds: no conn is at these addresses (nor
  * at a listener's, w->lis[]) */
@@ -147,21 +146,6 @@ static void ready_add(struct conn *c)
 	w->nready++;
 }
 
-/* To the front: @c goes on first once the sockets were looked at. */
-static void ready_add_front(struct conn *c)
-{
-	struct worker *w = c->w;
-
-	if (c->in_ready)
-		return;
-	c->in_ready = true;
-	c->rnext = w->ready;
-	w->ready = c;
-	if (!w->ready_tail)
-		w->ready_tail = c;
-	w->nready++;
-}
-
 static struct conn *ready_pop(struct worker *w)
 {
 	struct conn *c = w->ready;
@@ -254,7 +238,6 @@ static void busy_poll_yield(struct worker *w)
 static void conn_drive(struct conn *c)
 {
 	struct worker *w = c->w;
-	uint64_t turn;
 
 	if (c->lingering) {
 		if (linger_drain(c) < 0)
@@ -262,14 +245,12 @@ static void conn_drive(struct conn *c)
 		return;
 	}
 	c->last_active = gs_mono_sec();
-	turn = c->turn_resumed ? c->turn_bytes : 0;
-	c->turn_resumed = false;
 	for (int round = 0; round < DRIVE_ROUNDS; round++) {
 		enum conn_run st;
 		int ret;
 
 		if (conn_pending(c)) {
-			size_t chunk = c->chunk_len;
+			bool chunk = c->chunk_len;
 
 			if (conn_flush(c) < 0)
 				goto close;
@@ -277,21 +258,12 @@ static void conn_drive(struct conn *c)
 				conn_events(c, EPOLLOUT | EPOLLRDHUP);
 				return;
 			}
-			if (chunk && (turn += chunk) >= TAIL_TURN_BYTES) {
-				/* the others' turn; the queue brings it back */
+			if (chunk &&
+			    gs_mono_ns() - w->polled_ns >= HEAD_POLL_NS) {
+				/* new requests, the others, then this tail */
 				conn_events(c, EPOLLRDHUP);
 				CNT(w, tail_turns_ended);
 				break;
-			}
-			if (chunk &&
-			    gs_mono_ns() - w->polled_ns >= HEAD_POLL_NS) {
-				/* new requests first, then this tail again */
-				conn_events(c, EPOLLRDHUP);
-				CNT(w, tail_turns_resumed);
-				c->turn_bytes = turn;
-				c->turn_resumed = true;
-				ready_add_front(c);
-				return;
 			}
 		}
 		if (c->closing) {
