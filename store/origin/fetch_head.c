@@ -567,6 +567,8 @@ static int head_done(struct job *j)
 		j->late = true; /* stored or passed: known at the end */
 	else
 		STAT(f, passed);
+	if (!j->storable) /* kept by no cache: later ones ask themselves */
+		job_unpublish(j);
 readers:
 	pthread_mutex_lock(&f->lock);
 	j->delivered = true;

@@ -609,6 +609,40 @@ static void test_join_during_body(void **state)
 	assert_int_equal(origin_requests(), 1);
 }
 
+/*
+ * ... but one that comes while a response that is not stored flows (a
+ * 202, a no-store) asks the origin itself: it must not be handed another
+ * client's answer that no cache keeps (RFC 9111 sec. 3).
+ */
+static void test_no_join_of_a_pass(void **state)
+{
+	struct fx *x = *state;
+	uint64_t size = 512 * KiB;
+	const char *hdrs[] = {
+		"Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\n",
+		"Cache-Control: no-store\r\n"
+	};
+	int status[] = { 202, 200 };
+
+	for (int i = 0; i < 2; i++) {
+		struct tw a, b;
+		const char *key = i ? "ns" : "acc";
+		unsigned n0 = origin_requests();
+
+		origin_set(status[i], hdrs[i], size);
+		org.delay_ms = 20;
+		tw_get(x, &a, key, NULL);
+		assert_int_equal(a.fw.kind, FETCH_PASS);
+		tw_get(x, &b, key, NULL);
+		assert_int_equal(b.fw.kind, FETCH_PASS);
+		check_body(b.fw.r, size);
+		check_body(a.fw.r, size);
+		gs_reader_close(a.fw.r);
+		gs_reader_close(b.fw.r);
+		assert_int_equal(origin_requests(), n0 + 2);
+	}
+}
+
 static void check_pass(struct fx *x, const char *key, int status,
 		       const char *headers, uint64_t size)
 {
@@ -1310,6 +1344,8 @@ int main(void)
 			test_miss_stored_read_while_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collapse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_during_body, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_no_join_of_a_pass, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_uncacheable_passed, setup,
 						teardown),
