@@ -549,8 +549,9 @@ static int head_done(struct job *j)
 	}
 	if (hi.clen != GS_SIZE_UNKNOWN)
 		j->storable = false; /* too large to store */
-	if (!j->storable && !j->forward && job_unpublish_if_unwanted(j)) {
-		j->drop = true; /* nobody wants it and we keep none */
+	/* kept by no cache: later misses ask the origin themselves */
+	if (!j->storable && !j->forward && !job_unpublish_wanted(j)) {
+		j->drop = true; /* and nobody wants this one */
 		return -1;
 	}
 	ret = begin_pass(j, &hi.a, hi.clen);
@@ -567,8 +568,6 @@ static int head_done(struct job *j)
 		j->late = true; /* stored or passed: known at the end */
 	else
 		STAT(f, passed);
-	if (!j->storable) /* kept by no cache: later ones ask themselves */
-		job_unpublish(j);
 readers:
 	pthread_mutex_lock(&f->lock);
 	j->delivered = true;

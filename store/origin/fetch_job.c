@@ -180,17 +180,17 @@ void job_unpublish(struct job *j)
 	pthread_mutex_unlock(&j->f->lock);
 }
 
-/* The same, if @j has no waiters (atomically: none can join after). */
-bool job_unpublish_if_unwanted(struct job *j)
+/* The same, saying whether @j had waiters then (atomically: none can
+ * join after). */
+bool job_unpublish_wanted(struct job *j)
 {
-	bool unwanted;
+	bool wanted;
 
 	pthread_mutex_lock(&j->f->lock);
-	unwanted = j->waiters == NULL;
-	if (unwanted)
-		job_table_remove(j->f, j);
+	wanted = j->waiters != NULL;
+	job_table_remove(j->f, j);
 	pthread_mutex_unlock(&j->f->lock);
-	return unwanted;
+	return wanted;
 }
 
 static void waiter_add(struct job *j, struct fetch_waiter *fw)

@@ -163,8 +163,8 @@ void job_table_remove(struct fshard *f, struct job *j);
 void job_unkick(struct fshard *f, struct job *j);
 /* Take @j out of the table: a later fetcher_get starts a new fetch. */
 void job_unpublish(struct job *j);
-/* The same, if @j has no waiters (atomically: none can join after). */
-bool job_unpublish_if_unwanted(struct job *j);
+/* The same, saying whether it had waiters (atomically: none join after). */
+bool job_unpublish_wanted(struct job *j);
 void job_release_handle(struct job *j);
 void job_free(struct job *j);
 /* @fw NULL: a background fetch (fetcher_refresh), unless one runs */
