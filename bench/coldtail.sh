@@ -150,3 +150,4 @@ for p, t, b, b10, ss, n, e in summary:
     print("RESULT prefix=%s ttfb_p50_us=%.1f obj_mbps_p50=%.1f obj_mbps_p10=%.1f seek_stalls=%d hdd_objects=%d errors=%d" % (
         p, t, b, b10, ss, n, e))
 PY
+stamp_report "$out"

@@ -157,3 +157,4 @@ python3 "$root/bench/vsrocks-report.py" "$logs" "$out" "$reps" "$engines" \
 	"$(printf '%q ' "${vs_cmd[@]}" | sed "s#$root/##g")--engine ENGINE" \
 	"$(printf '%q ' "${serial_cmd[@]}" | sed "s#$root/##g")--engine ENGINE" \
 	"$(printf '%q ' "$netsim" "${rate_args[@]}" | sed "s#$root/##g")$chunks"
+stamp_report "$out"

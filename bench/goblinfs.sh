@@ -828,3 +828,4 @@ print("  first 4 KiB p50 %.1f us (< 100: %s), ext4 %.1f us" % (
 print("  8 readers / fio8 %.3f (>= 0.90: %s)" % (r_par, "met" if r_par >= 0.9 else "NOT met"))
 print("  append / new: time %.3f, bytes %.3f" % (r_app_t, r_app_b))
 PY
+stamp_report "$out"

@@ -93,7 +93,30 @@ machine_info() {
 	echo "df -h $1:"; df -h "$1"
 	echo "fs: $(findmnt -n -o FSTYPE,OPTIONS -T "$1" 2>/dev/null || true)"
 	echo "fio: $(fio --version)"
-	echo "git: $(git -C "$2" rev-parse --short HEAD 2>/dev/null || echo 'no commit yet') $(git -C "$2" status --porcelain 2>/dev/null | grep -q . && echo '(working tree has uncommitted changes)')"
+	echo "git: $(bench_commit "$2") (at the end; at the start: $bench_started_on)"
+}
+
+# bench_commit ROOT: ROOT's commit, and the files of its work tree that
+# differ from it, bench/results/ (the reports themselves) not counted:
+# "2326b6a" or "2326b6a with uncommitted changes to netd/worker.c"
+bench_commit() {
+	local c changed
+	c=$(git -C "$1" rev-parse --short HEAD 2>/dev/null) ||
+		{ echo "no commit yet"; return; }
+	changed=$(git -C "$1" status --porcelain -- . ':!bench/results' \
+		2>/dev/null | cut -c4- | tr '\n' ' ' | sed 's/ $//; s/ /, /g')
+	echo "$c${changed:+ with uncommitted changes to $changed}"
+}
+
+# The commit of the work tree a benchmark started on, and when: the
+# caller sets root before it sources this file
+bench_started_on="$(bench_commit "${root:-.}"), $(date -u '+%Y-%m-%d %H:%M') UTC"
+
+# stamp_report FILE: put the commit the run measured (as it started)
+# under a report's title, its second line, where bench/stale.sh and the
+# report's readers find it
+stamp_report() {
+	sed -i "1a\\\nMeasured on commit $bench_started_on." "$1"
 }
 
 # mem_cgroup NAME BYTES: a memory cgroup (v1) NAME below this shell's

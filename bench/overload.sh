@@ -49,7 +49,7 @@ elapsed=$(( $(date +%s) - t0 ))
 rm -rf "$dir/store"
 
 python3 - "$log" "$out" "$invocation" "${cmd[*]}" "$elapsed" \
-	"$(machine_info "$dir" "$root")" <<'PY'
+	"$(machine_info "$dir" "$root")" <<'PY' || rc=$?
 import datetime, re, sys
 log, out, inv, cmd, elapsed, machine = sys.argv[1:]
 text = open(log).read()
@@ -87,3 +87,5 @@ print("RESULT objects=%d errors=%d mismatches=%d evictions=%d lost=%s" % (
     objects, errors, mism, evict, "0" if ok else "?"))
 sys.exit(0 if ok else 1)
 PY
+stamp_report "$out"
+exit "${rc:-0}"

@@ -674,3 +674,4 @@ open(out, "w").write("\n".join(L) + "\n")
 print("vs-memcached: wrote %s" % out)
 print("RESULT " + " ".join(res))
 PY
+stamp_report "$out"

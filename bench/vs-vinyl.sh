@@ -826,3 +826,4 @@ for s in systems:
           " ".join("C%d:%.0f" % (c, web[s]["pts"][c]["r"]["mib_per_s"]) for c in conns)))
 print(res)
 PY
+stamp_report "$out"
