@@ -14,7 +14,7 @@
 # (and their --quick reports), the newest coldtail-* and overload-*.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-res=bench/results
+res=$root/bench/results
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
 
@@ -32,7 +32,6 @@ code() {
 	esac
 }
 
-cd "$root"
 if [ $# -eq 0 ]; then
 	for f in vs-vinyl vs-vinyl-quick vs-memcached vs-memcached-quick \
 		engine-vs-rocksdb engine-vs-rocksdb-quick goblinfs; do
@@ -49,17 +48,18 @@ older=0
 for r in "$@"; do
 	paths=$(code "$r") || { echo "stale: $r: not a report of record" >&2; exit 2; }
 	c=$(sed -n 's/^Measured on commit \([0-9a-f]\{7,\}\).*/\1/p; s/^git: \([0-9a-f]\{7,\}\).*/\1/p' "$r" | head -1)
-	if [ -z "$c" ] || ! git rev-parse -q --verify "$c^{commit}" >/dev/null; then
+	if [ -z "$c" ] || ! git -C "$root" rev-parse -q --verify "$c^{commit}" >/dev/null; then
 		echo "stale: $r: names no commit of this repository" >&2
 		exit 2
 	fi
+	# the later commits that change it, newest first
 	# shellcheck disable=SC2086 # $paths: a list of paths
-	n=$(git rev-list --count "$c..HEAD" -- $paths)
+	later=$(git -C "$root" log --format='%h (%cs)' "$c..HEAD" -- $paths)
+	n=$(printf '%s' "$later" | grep -c . || true)
 	line=
 	if [ "$n" -gt 0 ]; then
 		older=1
-		# shellcheck disable=SC2086
-		last=$(git log -1 --format='%h (%cs)' "$c..HEAD" -- $paths)
+		last=${later%%$'\n'*}
 		line="> **Older than the code it measures:** measured on $c; $n later commits change what it runs (${paths// /, }), the newest $last. \`bench/stale.sh\`, $(date -u +%Y-%m-%d)."
 		echo "stale: $r: $n commits since $c"
 	else
