@@ -1,6 +1,7 @@
 #!/bin/bash
 # ab.sh ROUNDS OLD NEW: engine-vs-rocksdb.sh --engines goblin --reps 1 of
 # each worktree's own build, alternating; prints each run's goblin SUMMARY
+mkdir -p /tmp/engab
 for r in $(seq "$1"); do for b in "$2" "$3"; do
 	t=/tmp/engab/$(basename "$b")-$r
 	(cd "$b" && bash bench/engine-vs-rocksdb.sh --engines goblin --reps 1 \

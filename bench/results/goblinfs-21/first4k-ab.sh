@@ -3,11 +3,11 @@
 # bench/goblinfs.sh --quick alone (300 ART objects, the same shuffled order,
 # a head pool for every head, promoted by one pass, then REPS passes each
 # after drop_caches) through BUILD_DIR/goblinfs; the ART set, gen and fsread
-# are /work/main/build/bench's, the same for every build; prints each
+# are this tree's build/bench's, the same for every build; prints each
 # pass's p50 in us
 set -e
 b=$1; reps=${2:-3}
-m=/work/main/build/bench
+m=$(cd "$(dirname "$0")/../../.." && pwd)/build/bench
 d=/tmp/bis
 if [ ! -d $d/artsrc ]; then
 	$m/gen ART --count 300 --out $d/artw >/dev/null
