@@ -544,7 +544,8 @@ struct conn {
 	struct conn *rnext;	  /* in w->ready, toward its tail */
 	struct conn *mnext;	  /* in w->mail */
 	bool in_disk_wait, in_ready;
-	char *rbuf;		   /* GD_RBUF, or more for a long line */
+	int64_t aseq; /* when its request came (ns): w->ready's order */
+	char *rbuf;   /* GD_RBUF, or more for a long line */
 	size_t rcap, rstart, rend; /* unparsed input: [rstart, rend) */
 	char *wbuf;
 	size_t wcap, wstart, wend; /* unsent output: [wstart, wend) */

@@ -40,9 +40,10 @@
  * least every HEAD_POLL_NS, so a new request's header and head go out
  * within about a chunk's time, not after the tails in flight.  A tail
  * writes the chunks it has in its turn until the sockets are due, then
- * goes to the back of the ready queue, after the worker's other streams
- * (going back to the front instead, up to 4 MiB a turn, gave WEB at 1024
- * connections 2-5x the completion p99: issue 21, item 6).
+ * takes its place in the ready queue by its request's age (ready_insert):
+ * the oldest answer whose bytes are read goes on.  (The one that last
+ * streamed going first, up to 4 MiB a turn, gave WEB at 1024 connections
+ * 2-5x the completion p99: issue 21, item 6.)
  */
 #define HEAD_POLL_NS 50000
 #define STOP_GRACE   30 /* seconds in-flight requests get at exit */
@@ -129,21 +130,62 @@ static void disk_wait_add(struct conn *c)
 	c->w->disk_wait = c;
 }
 
-/* To the back of the worker's queue of connections with more to do. */
-static void ready_add(struct conn *c)
+/*
+ * The worker's queue of connections with more to do is in the order their
+ * requests came (conn.aseq), so the oldest answer goes on first and
+ * answers finish one after the other: written a chunk each in turn, all
+ * of them finished together at the end of a round, their clients asked
+ * again together, and the device idled while the worker wrote (issue 21).
+ * Insert @c at or after *@p, where its age puts it (most are the newest:
+ * the back is tried first); returns the link after it.
+ */
+static struct conn **ready_insert(struct conn *c, struct conn **p)
 {
 	struct worker *w = c->w;
 
-	if (c->in_ready)
-		return;
 	c->in_ready = true;
-	c->rnext = NULL;
-	if (w->ready_tail)
-		w->ready_tail->rnext = c;
-	else
-		w->ready = c;
-	w->ready_tail = c;
 	w->nready++;
+	if (w->ready_tail && w->ready_tail->aseq <= c->aseq)
+		p = &w->ready_tail->rnext;
+	else
+		while (*p && (*p)->aseq <= c->aseq)
+			p = &(*p)->rnext;
+	c->rnext = *p;
+	*p = c;
+	if (!c->rnext)
+		w->ready_tail = c;
+	return &c->rnext;
+}
+
+static void ready_add(struct conn *c)
+{
+	if (!c->in_ready)
+		ready_insert(c, &c->w->ready);
+}
+
+/* A list of connections linked by dnext, oldest request first. */
+static struct conn *by_age(struct conn *l)
+{
+	struct conn *a = NULL, *b = NULL, *n, **t;
+	bool odd = false;
+
+	if (!l || !l->dnext)
+		return l;
+	for (; l; l = n, odd = !odd) {
+		n = l->dnext;
+		l->dnext = odd ? b : a;
+		*(odd ? &b : &a) = l;
+	}
+	a = by_age(a);
+	b = by_age(b);
+	for (t = &l; a && b; t = &(*t)->dnext) {
+		struct conn **min = a->aseq <= b->aseq ? &a : &b;
+
+		*t = *min;
+		*min = (*min)->dnext;
+	}
+	*t = a ? a : b;
+	return l;
 }
 
 static struct conn *ready_pop(struct worker *w)
@@ -260,10 +302,12 @@ static void conn_drive(struct conn *c)
 			}
 			if (chunk &&
 			    gs_mono_ns() - w->polled_ns >= HEAD_POLL_NS) {
-				/* new requests, the others, then this tail */
+				/* new requests' heads, then the answers in
+				 * their requests' order: this one again,
+				 * unless an older one has its bytes */
 				conn_events(c, EPOLLRDHUP);
 				CNT(w, tail_turns_ended);
-				break;
+				goto queue;
 			}
 		}
 		if (c->closing) {
@@ -296,6 +340,8 @@ static void conn_drive(struct conn *c)
 		case RUN_INPUT:
 			if (conn_pending(c))
 				continue;
+			if (conn_idle(c) && c->rstart == c->rend)
+				c->aseq = gs_mono_ns(); /* a new request */
 			ret = conn_read(c);
 			if (ret < 0)
 				goto close;
@@ -307,7 +353,9 @@ static void conn_drive(struct conn *c)
 			continue;
 		}
 	}
-	ready_add(c); /* more to do: after the others had a turn */
+	c->aseq = gs_mono_ns(); /* DRIVE_ROUNDS steps: after the others */
+queue:
+	ready_add(c);
 	return;
 close:
 	conn_close(c);
@@ -398,12 +446,13 @@ static void disk_wake(struct worker *w)
 	for (unsigned i = 0; i < w->nsrc; i++)
 		if (w->src[i].disk)
 			w->src[i].disk(w, w->src[i].arg);
-	list = w->disk_wait;
+	list = by_age(w->disk_wait);
 	w->disk_wait = NULL;
-	while ((c = list)) {
+	for (struct conn **p = &w->ready; (c = list);) {
 		list = c->dnext;
 		c->in_disk_wait = false;
-		ready_add(c);
+		if (!c->in_ready)
+			p = ready_insert(c, p);
 	}
 }
 
