@@ -137,7 +137,9 @@ static void disk_wait_add(struct conn *c)
  * of them finished together at the end of a round, their clients asked
  * again together, and the device idled while the worker wrote (issue 21).
  * Insert @c at or after *@p, where its age puts it (most are the newest:
- * the back is tried first); returns the link after it.
+ * the back is tried first); returns the link after it.  A queued
+ * connection driven straight from epoll keeps its place, even if it was
+ * stamped anew meanwhile: the order is the requests' as queued.
  */
 static struct conn **ready_insert(struct conn *c, struct conn **p)
 {

@@ -246,18 +246,21 @@ result_of() {
 	[ "$b" -gt 0 ] && [ $((b % 2097152)) = 0 ]
 }
 
+# a one-worker goblind whose SSD tier is on tmpfs ($SHM, which teardown
+# removes): its reads complete at once, so only the worker's turns decide
+# how a tail goes out
+tmpfs_tier_start() {
+	[ -n "${SHM:-}" ] || SHM=$(mktemp -d /dev/shm/goblin-tier.XXXXXX)
+	gd_stop
+	gd_start one --cores 1 --memory 8M --ram-head 64K --io-depth 32 \
+		--ssd-dir "$SHM"
+}
+
 @test "issue 21: a streaming answer gives way to the worker's other streams whenever its sockets are due, and comes back whole" {
-	# the SSD tier on tmpfs: its reads complete at once, so the tail's
-	# chunks are ready and only the worker's turns decide how it goes out
-	SHM=$(mktemp -d /dev/shm/goblin-turns.XXXXXX)
 	head -c 33554432 /dev/urandom >"$T/big"
-	gd_stop
-	gd_start one --cores 1 --memory 8M --ram-head 64K --io-depth 32 \
-		--ssd-dir "$SHM"
+	tmpfs_tier_start
 	"$GCTL" --host 127.0.0.1 --port "$PORT" put big "$T/big"
-	gd_stop
-	gd_start one --cores 1 --memory 8M --ram-head 64K --io-depth 32 \
-		--ssd-dir "$SHM"
+	tmpfs_tier_start
 	# two at once on the one worker, each whole
 	"$GCTL" --host 127.0.0.1 --port "$PORT" get big >"$T/a" &
 	"$GCTL" --host 127.0.0.1 --port "$PORT" get big >"$T/b"
@@ -277,14 +280,11 @@ result_of() {
 }
 
 @test "issue 21: answers go out in their requests' order: the older of two streams finishes well before the younger" {
-	# tmpfs tier: the reads are ready at once, and the client takes all
-	# into its socket buffers: only the worker's order decides.  One
-	# chunk each in turn (8b678dc) lands both near together
-	SHM=$(mktemp -d /dev/shm/goblin-order.XXXXXX)
+	# the client takes both answers into its socket buffers: only the
+	# worker's order decides.  One chunk each in turn (8b678dc) lands
+	# both near together
 	head -c 67108864 /dev/urandom >"$T/big"
-	gd_stop
-	gd_start one --cores 1 --memory 8M --ram-head 64K --io-depth 32 \
-		--ssd-dir "$SHM"
+	tmpfs_tier_start
 	"$GCTL" --host 127.0.0.1 --port "$PORT" put big "$T/big"
 	run -0 "$PY" - "$PORT" <<'EOF2'
 import fcntl, socket, struct, sys, termios, time
