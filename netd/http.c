@@ -193,7 +193,8 @@ static int head_run(struct conn *c)
 {
 	struct http_state *h = h_of(c);
 	struct worker *w = c->w;
-	struct http_req *q = &http_worker_of(c)->hreq;
+	struct http_worker *hw = http_worker_of(c);
+	struct http_req *q = &hw->hreq;
 	const char *buf = c->rbuf + c->rstart;
 	size_t len = c->rend - c->rstart, used = 0;
 
@@ -225,6 +226,11 @@ static int head_run(struct conn *c)
 	h->head = buf;
 	h->head_len = used;
 	c->rstart += used;
+	if ((q->method == HTTP_M_GET || q->method == HTTP_M_HEAD) &&
+	    used <= sizeof(hw->last)) {
+		memcpy(hw->last, buf, used);
+		hw->last_len = used;
+	}
 	if (w->gd->fetcher && http_mirror_key(q) < 0) {
 		CNT(w, http_bad_requests);
 		if (q->origin_form.len > HTTP_KEY_MAX)
@@ -306,16 +312,67 @@ static bool http_conn_expired(struct conn *c, int64_t now)
 	return true;
 }
 
+/*
+ * proto_ops.warm: the worker's last GET or HEAD again, dry, on its scratch
+ * connection, before the last bytes of a long answer (GD_WARM_TAIL).
+ * The head is parsed again, its key looked up (gs_stat: no pin, no
+ * counter, no recency), its attributes decoded and freshness judged, and
+ * its reply's head built and dropped (http_serve_dry).
+ */
+static void http_warm(struct conn *c)
+{
+	struct http_worker *hw = http_worker_of(c);
+	struct gd *gd = c->w->gd;
+	struct http_req *q = &hw->hreq;
+	struct gs_attr a;
+	size_t used;
+
+	if (!hw->last_len ||
+	    http_parse_head(hw->last, hw->last_len, q, &used) != HTTP_PARSE_OK)
+		return;
+	if (gd->fetcher && http_mirror_key(q) < 0)
+		return;
+	if (!q->klen || gs_stat(gd->s, q->key, q->klen, hw->meta) < 0 ||
+	    gs_attr_kind(hw->meta->attr, hw->meta->attr_len) > GS_KIND_DIR)
+		return;
+	http_meta_attr(hw->meta, &a);
+	if (gd->fetcher &&
+	    ((a.flags & GS_ATTR_VARY) || !http_fresh_enough(q, &a)))
+		return; /* a variant, or stale: the next request's own way */
+	if (!hw->dry) {
+		if (!(hw->dry = calloc(1, sizeof(*hw->dry))))
+			return;
+		hw->dry->c.w = c->w;
+		hw->dry->c.ops = c->ops;
+		hw->dry->c.proto = c->proto;
+		hw->dry->c.fd = -1;
+	}
+	http_serve_dry(&hw->dry->c, q, hw->meta, &a,
+		       gd->fetcher ? "HIT" : NULL);
+}
+
 static void *http_worker_init(struct worker *w)
 {
+	struct http_worker *hw = calloc(1, sizeof(*hw));
+
 	(void)w;
-	return calloc(1, sizeof(struct http_worker));
+	if (hw && !(hw->meta = malloc(sizeof(*hw->meta)))) {
+		free(hw);
+		return NULL;
+	}
+	return hw;
 }
 
 static void http_worker_fini(struct worker *w, void *pstate)
 {
+	struct http_worker *hw = pstate;
+
 	(void)w;
-	free(pstate);
+	if (hw->dry)
+		free(hw->dry->c.wbuf);
+	free(hw->dry);
+	free(hw->meta);
+	free(hw);
 }
 
 const struct proto_ops http_ops = {
@@ -326,6 +383,7 @@ const struct proto_ops http_ops = {
 	.idle = http_conn_idle,
 	.expired = http_conn_expired,
 	.posted = http_posted,
+	.warm = http_warm,
 	.worker_init = http_worker_init,
 	.worker_fini = http_worker_fini,
 	.busy_reply = "HTTP/1.1 503 Service Unavailable\r\n"

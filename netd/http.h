@@ -102,10 +102,18 @@ struct http_conn {
 	struct http_state h;
 };
 
+/* The longest request head kept for http_warm(); longer ones are not. */
+#define HTTP_WARM_HEAD 2048
+
 /* A worker's HTTP state (http_ops.worker_init). */
 struct http_worker {
 	struct http_req hreq; /* the HTTP head being parsed */
-	int64_t date_sec;     /* the second date[] was formatted for */
+	/* the last GET or HEAD parsed, and where http_warm() looks it up */
+	char last[HTTP_WARM_HEAD];
+	size_t last_len;
+	struct gs_meta *meta;
+	struct http_conn *dry; /* a connection of no client's, for it */
+	int64_t date_sec;      /* the second date[] was formatted for */
 	char date[HTTP_DATE_LEN + 1];
 };
 
@@ -172,6 +180,10 @@ struct http_cond http_cond_of(const struct http_req *q);
 /* Answer a GET or HEAD from the pinned version @r (ours now). */
 int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	       const struct gs_attr *a, const char *xcache);
+/* Its reply's head for @m, built and dropped: http_warm(). */
+void http_serve_dry(struct conn *c, const struct http_req *q,
+		    const struct gs_meta *m, const struct gs_attr *a,
+		    const char *xcache);
 /* HP_SEND: the body, head first. */
 int http_send_run(struct conn *c);
 void http_send_close_reader(struct conn *c);

@@ -192,11 +192,11 @@ static const char *unlisted_block(const struct gs_attr *a, bool fresh,
  * else the whole object.  @xcache is the X-Cache header's word in mirror
  * mode (NULL: none).
  */
-int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
-	       const struct gs_attr *a, const char *xcache)
+static int serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
+		 const struct gs_meta *m, const struct gs_attr *a,
+		 const char *xcache)
 {
 	struct http_state *h = h_of(c);
-	const struct gs_meta *m = gs_reader_meta(r);
 	char etag[GS_ATTR_ETAG_MAX + 48];
 	bool known = m->size != GS_SIZE_UNKNOWN;
 	bool cached = xcache &&
@@ -295,6 +295,31 @@ int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
 	return STEP_NEXT;
 }
 
+int http_serve(struct conn *c, const struct http_req *q, struct gs_reader *r,
+	       const struct gs_attr *a, const char *xcache)
+{
+	return serve(c, q, r, gs_reader_meta(r), a, xcache);
+}
+
+/*
+ * http_serve's work for http_warm(), on @c, a connection of no client's:
+ * the reply's head for @q and @m is built and dropped, no reader held.
+ */
+void http_serve_dry(struct conn *c, const struct http_req *q,
+		    const struct gs_meta *m, const struct gs_attr *a,
+		    const char *xcache)
+{
+	struct http_state *h = h_of(c);
+
+	h->keep_alive = q->keep_alive;
+	h->http10 = q->minor == 0;
+	h->head_only = true; /* no body: http_send_run is not reached */
+	serve(c, q, NULL, m, a, xcache);
+	c->wstart = c->wend = 0;
+	c->closing = false;
+	http_request_done(c);
+}
+
 static int send_done(struct conn *c)
 {
 	http_send_close_reader(c);
@@ -374,6 +399,15 @@ int http_send_run(struct conn *c)
 			}
 			c->chunk = ch.data;
 			c->chunk_len = ch.len;
+			if (!h->nranges && !h->chunked_out &&
+			    h->size >= GD_BUSY_POLL_MIN) {
+				uint64_t tail = h->size - GD_WARM_TAIL;
+
+				if (ch.off <= tail && ch.off + ch.len > tail)
+					c->warm_hold =
+						(uint32_t)(ch.off + ch.len -
+							   tail);
+			}
 			h->crlf_due = h->chunked_out;
 			/*
 			 * The first write of a response with a tail to come:

@@ -343,6 +343,11 @@ static void stats_commands(struct gd *gd, struct sink *c,
 	COUNTER(c, "busy_poll_ceded",
 		"... stopped early, since another task wanted the CPU",
 		cn->busy_poll_ceded);
+	COUNTER(c, "warm_passes",
+		"times the last request ran again dry before the end of such "
+		"an answer, to bring its code and data back into the CPU's "
+		"caches",
+		cn->warm_passes);
 	COUNTER(c, "tail_turns_ended",
 		"times a streaming answer gave way to new requests and the "
 		"worker's other connections",

@@ -259,6 +259,37 @@ static void busy_poll_arm(struct conn *c)
 }
 
 /*
+ * conn_flush() for @c, whose chunk holds the start of a long answer's
+ * last GD_WARM_TAIL bytes (conn.warm_hold): if the worker has nothing
+ * else to do, the bytes before them go out, then the protocol's warm
+ * pass runs while the client reads, then the rest.  0 or -1.
+ */
+static int flush_warm(struct conn *c)
+{
+	struct worker *w = c->w;
+	const uint8_t *end = c->chunk + c->chunk_len;
+	size_t hold = c->warm_hold;
+	unsigned nout = w->nout - !!(c->events & EPOLLOUT);
+
+	c->warm_hold = 0;
+	if (!w->gd->set.busy_poll_us || hold > c->chunk_len || w->ready ||
+	    nout || w->disk_wait)
+		return conn_flush(c);
+	c->chunk_len -= hold;
+	if (conn_flush(c) < 0)
+		return -1;
+	if (conn_pending(c)) { /* the client is slow: no pass */
+		c->chunk_len = (size_t)(end - c->chunk);
+		return 0;
+	}
+	c->chunk = end - hold;
+	c->chunk_len = hold;
+	c->ops->warm(c);
+	CNT(w, warm_passes);
+	return conn_flush(c);
+}
+
+/*
  * Polling, nothing came: whatever else may run on this CPU (the client
  * of the answer, perhaps) goes first.  If something did, the CPU is
  * wanted: polling on would leave the request waiting behind it for a
@@ -296,7 +327,8 @@ static void conn_drive(struct conn *c)
 		if (conn_pending(c)) {
 			bool chunk = c->chunk_len;
 
-			if (conn_flush(c) < 0)
+			if ((c->warm_hold && c->ops->warm ? flush_warm(c) :
+							    conn_flush(c)) < 0)
 				goto close;
 			if (conn_pending(c)) { /* the client is slow */
 				conn_events(c, EPOLLOUT | EPOLLRDHUP);

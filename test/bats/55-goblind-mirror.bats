@@ -334,3 +334,22 @@ hstat() {
 	[ "$(hstat mirror_aborted_fills)" = 1 ]
 	[ "$(hstat curr_items)" = 0 ]	# nothing partial was stored
 }
+
+@test "issue 21: a hit's warm pass (the request run again dry) asks the origin nothing and counts no hit" {
+	synth
+	gd_start s --mirror "http://127.0.0.1:$OPORT" --cores 1
+	local u="http://127.0.0.1:$HPORT/obj@3000000?v=1" i
+	curl -s -o "$T/want" "http://127.0.0.1:$OPORT/obj@3000000?v=1"
+	for i in 1 2 3 4; do
+		curl -s -D "$T/h$i" -o "$T/got" "$u"
+		cmp "$T/want" "$T/got"
+	done
+	grep -q '^X-Cache: MISS' "$T/h1"
+	grep -q '^X-Cache: HIT' "$T/h4"
+	echo "warm_passes $(hstat warm_passes) http_hits $(hstat http_hits) origin $(origin_requests)"
+	[ "$(hstat warm_passes)" -ge 2 ] # the hits' passes: it can fail
+	[ "$(hstat http_hits)" = 3 ]
+	echo "store:gets $(hstat store:gets)"
+	[ "$(hstat store:gets)" = 5 ] # the miss: its lookup and its fill
+	[ "$(origin_requests)" = 2 ] # the direct one and the miss
+}
