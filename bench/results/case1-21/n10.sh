@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# n10.sh [SERVER OPTIONS...]: vs-memcached.sh's case 1n for one server
+# alone, for diagnosis: the server in namespace N-s on CPU 1 with case 1's
+# flags (MC=1: memcached holding every value), populated over the
+# server's loopback, then read for $DUR s (12) by goblinctl bench on CPU 0
+# in N-c across the veth pair shaped to $RATE (10gbit) by net_up
+# (bench/lib.sh).  Prints the RESULT figures, then the server side's tbf
+# drops and overlimits and TCP counters (retransmitted segments, SACK
+# recoveries), and each side's veth receive drops and TCP queue counters
+# (TCPOFOQueue: segments that came out of order).  RPS=1: the client's
+# veth hands its receive work to CPU 0 and the server's to CPU 1 (rps_cpus).
+# SYSCTL="KEY=VALUE ...": sysctl -w them in the server's namespace first.
+# PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$root/bench/lib.sh"
+gd=${GD:-$root/build/goblind} gctl=$root/build/goblinctl
+d=${DIR:-/var/tmp/n10}
+rm -rf "$d"
+mkdir -p "$d"
+N=gsn$$ port=21211 pid=
+art=pareto:262144,583208,0.3,8388608
+net_up $N "${RATE:-10gbit}"
+trap '[ -z "$pid" ] || kill $pid 2>/dev/null; sleep 0.5; net_down $N' EXIT
+for kv in ${SYSCTL:-}; do
+	ip netns exec $N-s sysctl -qw "$kv"
+done
+if [ -n "${RPS:-}" ]; then
+	ip netns exec $N-c sh -c "echo 1 >/sys/class/net/$N-vc/queues/rx-0/rps_cpus"
+	ip netns exec $N-s sh -c "echo 2 >/sys/class/net/$N-vs/queues/rx-0/rps_cpus"
+fi
+if [ -n "${MC:-}" ]; then
+	ip netns exec $N-s taskset -c 1 memcached -u root -l 0.0.0.0 -p $port \
+		-U 0 -t 1 -m 3328 -I 8m -c 1024 2>"$d/server.log" &
+else
+	ip netns exec $N-s taskset -c 1 "$gd" --store "$d/s" \
+		--memcache-port $port --no-http --listen-address 0.0.0.0 \
+		--cores 1 --max-item 8M --memory 128M --ram-head 64K \
+		--small-memory 16M --no-hugetlb "$@" 2>"$d/server.log" &
+fi
+pid=$!
+sleep 1.5
+ip netns exec $N-s taskset -c 0 "$gctl" bench --host 127.0.0.1 --port $port \
+	--threads 1 --server-pid $pid --keys 2048 --size $art --populate-only \
+	--conns 16 >"$d/pop.txt"
+[ -z "${PERF:-}" ] || (sleep 4; perf record -a -g -C 1 -o "$d/perf.data" \
+	-- sleep "$PERF" >/dev/null 2>&1) &
+ip netns exec $N-c taskset -c 0 "$gctl" bench --host 10.252.0.1 --port $port \
+	--threads 1 --server-pid $pid --keys 2048 --size $art --no-store \
+	--conns 16 --duration "${DUR:-12}" | grep ^RESULT |
+	sed 's/.*ops_per_s=\([0-9]*\) mib_per_s=\([0-9.]*\).*completion_us=\([^ ]*\).*server_cpu_s=\(.*\)/ops \1 mib \2 compl \3 srvcpu \4/'
+ip netns exec $N-s tc -s qdisc show dev $N-vs |
+	grep -o 'dropped [0-9]*, overlimits [0-9]*' | tr '\n' ' '
+ip netns exec $N-s nstat -a 2>/dev/null |
+	awk '/TcpRetransSegs|TcpExtTCPLostRetransmit|TcpOutSegs|TcpExtTCPSackRecovery /{ printf "%s=%s ", $1, $2 }'
+echo
+for e in s c; do
+	echo "$e: $(ip netns exec $N-$e ip -s link show dev $N-v$e |
+		awk 'f { print "rx drop", $4; f = 0 } /RX:/ { f = 1 }') $(ip netns exec $N-$e nstat -a 2>/dev/null |
+		awk '/Drop|Prune|Collapse|OFO/ { printf "%s=%s ", $1, $2 }')"
+done
