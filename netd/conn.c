@@ -80,20 +80,32 @@ void conn_out(struct conn *c, const void *buf, size_t len)
 enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 			      const char *proto)
 {
+	static const char crlf[2] = "\r\n";
+
 	for (;;) {
-		struct gs_chunk ch;
+		struct gs_chunk ch[GD_ZQ];
 		int ret;
 
 		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
-		ret = gs_reader_poll(*r, &ch);
-		if (ret == 1) {
-			if (ch.len <= GD_COPY_MAX) {
-				conn_out(c, ch.data, ch.len);
-				continue;
+		/* one slot of zq is kept for the "\r\n" */
+		ret = gs_reader_pollv(*r, ch, GD_ZQ);
+		if (ret == 1 && ch[0].len <= GD_COPY_MAX && !ch[0].last) {
+			conn_out(c, ch[0].data, ch[0].len);
+			continue;
+		}
+		if (ret > 0) {
+			c->chunk = ch[0].data;
+			c->chunk_len = ch[0].len;
+			for (int i = 1; i < ret; i++)
+				c->zq[c->nzq++] =
+					(struct iovec){ (void *)ch[i].data,
+							ch[i].len };
+			if (ch[ret - 1].last) {
+				c->zq[c->nzq++] =
+					(struct iovec){ (void *)crlf, 2 };
+				c->trailed = true;
 			}
-			c->chunk = ch.data;
-			c->chunk_len = ch.len;
 			return RUN_OUTPUT;
 		}
 		if (ret == -EAGAIN)
@@ -107,7 +119,9 @@ enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 			       proto, gs_strerror(ret));
 			return RUN_CLOSE;
 		}
-		conn_out(c, "\r\n", 2);
+		if (!c->trailed)
+			conn_out(c, crlf, 2);
+		c->trailed = false;
 		return RUN_INPUT;
 	}
 }
@@ -127,20 +141,44 @@ void conn_printf(struct conn *c, const char *fmt, ...)
 		 (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-/* Write what is queued: wbuf, then the zero-copy chunk.  0 or -1. */
+void conn_chunks_drop(struct conn *c)
+{
+	c->chunk = NULL;
+	c->chunk_len = 0;
+	c->nzq = 0;
+	c->trailed = false;
+}
+
+/* @c's chunk went out: the next zero-copy piece takes its place. */
+static void chunk_next(struct conn *c)
+{
+	if (!c->nzq) {
+		c->chunk = NULL;
+		c->chunk_len = 0;
+		return;
+	}
+	c->chunk = c->zq[0].iov_base;
+	c->chunk_len = c->zq[0].iov_len;
+	memmove(c->zq, c->zq + 1, --c->nzq * sizeof(c->zq[0]));
+}
+
+/* Write what is queued: wbuf, then the zero-copy pieces.  0 or -1. */
 int conn_flush(struct conn *c)
 {
 	while (conn_pending(c)) {
-		struct iovec iov[2];
+		struct iovec iov[2 + GD_ZQ];
 		int n = 0;
 		ssize_t got;
 		size_t wl = c->wend - c->wstart;
 
 		if (wl)
 			iov[n++] = (struct iovec){ c->wbuf + c->wstart, wl };
-		if (c->chunk_len)
+		if (c->chunk_len) {
 			iov[n++] = (struct iovec){ (void *)c->chunk,
 						   c->chunk_len };
+			memcpy(iov + n, c->zq, c->nzq * sizeof(c->zq[0]));
+			n += (int)c->nzq;
+		}
 		got = writev(c->fd, iov, n);
 		if (got < 0) {
 			if (errno == EINTR)
@@ -151,17 +189,19 @@ int conn_flush(struct conn *c)
 		}
 		CNT_ADD(c->w, bytes_written, (uint64_t)got);
 		c->sent_since_input += (uint64_t)got;
-		if ((size_t)got >= wl) {
-			c->wstart = c->wend = 0;
-			got -= (ssize_t)wl;
-			if (got) { /* no pointer arithmetic on a NULL chunk */
-				c->chunk += got;
-				c->chunk_len -= (size_t)got;
-				if (!c->chunk_len)
-					c->chunk = NULL;
-			}
-		} else {
+		if ((size_t)got < wl) {
 			c->wstart += (size_t)got;
+			continue;
+		}
+		c->wstart = c->wend = 0;
+		got -= (ssize_t)wl;
+		while (got && (size_t)got >= c->chunk_len) {
+			got -= (ssize_t)c->chunk_len;
+			chunk_next(c);
+		}
+		if (got) { /* no pointer arithmetic on a NULL chunk */
+			c->chunk += got;
+			c->chunk_len -= (size_t)got;
 		}
 	}
 	return 0;

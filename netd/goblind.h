@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <liburing.h>
 
@@ -37,6 +38,14 @@
 #define GD_GET_LINE_MAX	     (16u << 10) /* rbuf's growth past GD_RBUF (a head) */
 #define GD_WBUF_HIGH	     (64u << 10) /* stop taking commands above this */
 #define GD_COPY_MAX	     (16u << 10) /* chunks this small are copied to wbuf */
+/*
+ * Zero-copy pieces queued behind conn.chunk: the chunks of a value whose
+ * reads are done go out in one writev, with the value's "\r\n".  With a
+ * write for each chunk goblind wrote a value 6 times where memcached
+ * writes once, and a write into an idle socket sends from the worker's
+ * CPU (bench/results/case1-21.md, case 1n).
+ */
+#define GD_ZQ		     8
 /*
  * A connection that was sent at least this many bytes since its last
  * input and now waits for more makes its worker, when it has nothing
@@ -572,6 +581,10 @@ struct conn {
 	size_t wcap, wstart, wend; /* unsent output: [wstart, wend) */
 	const uint8_t *chunk;	   /* zero-copy value bytes, after wbuf */
 	size_t chunk_len;
+	struct iovec zq[GD_ZQ]; /* more pieces, after chunk (none
+				    * while chunk is empty) */
+	unsigned nzq;
+	bool trailed;		   /* zq holds the value's "\r\n" */
 	uint32_t events;	   /* the epoll mask */
 	bool closing;		   /* close once the output is out */
 	bool lingering;		   /* output shut, input drained until
@@ -612,6 +625,8 @@ void conn_out(struct conn *c, const void *buf, size_t len);
  */
 enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 			      const char *proto);
+/* Forget @c's zero-copy pieces: their reader is closed or closing. */
+void conn_chunks_drop(struct conn *c);
 /* printf-style reply. */
 __attribute__((format(printf, 2, 3))) void conn_printf(struct conn *c,
 						       const char *fmt, ...);

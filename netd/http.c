@@ -283,8 +283,7 @@ static void http_conn_release(struct conn *c)
 		gs_put_abort(h->wr);
 	h->wr = NULL;
 	http_saved_free(h);
-	c->chunk = NULL;
-	c->chunk_len = 0;
+	conn_chunks_drop(c);
 	h->phase = HP_HEAD;
 }
 

@@ -435,8 +435,7 @@ static void mc_conn_release(struct conn *c)
 	mc_dump_release(c);
 	mc_value_drop(m);
 	m->job = JOB_NONE;
-	c->chunk = NULL;
-	c->chunk_len = 0;
+	conn_chunks_drop(c);
 	free(m->line);
 	m->line = NULL;
 }

@@ -370,7 +370,7 @@ static int next_chunk(struct rd_conn *rc)
 	if (q->writes) /* the reader reuses the chunk's buffer */
 		return 0;
 	if (q->mem) {
-		q->ch = (struct gs_chunk){ q->mem, q->total, 0 };
+		q->ch = (struct gs_chunk){ q->mem, q->total, 0, true };
 	} else {
 		ret = gs_reader_poll(q->rd, &q->ch);
 		if (ret == -EAGAIN) {

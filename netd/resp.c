@@ -569,8 +569,7 @@ static void resp_conn_release(struct conn *c)
 	s->r = NULL;
 	resp_str_release(s);
 	s->job = RJ_NONE;
-	c->chunk = NULL;
-	c->chunk_len = 0;
+	conn_chunks_drop(c);
 	free(s->buf);
 	s->buf = NULL;
 	s->buf_cap = s->buf_len = 0;

@@ -278,6 +278,7 @@ struct gs_chunk {
 	const void *data;
 	size_t len;
 	uint64_t off; /* object offset of data[0] */
+	bool last;    /* it ends the range: the next call returns 0 */
 };
 
 /*
@@ -315,6 +316,12 @@ int gs_reader_attach(struct gs_reader *r, struct io_uring *ring,
 		     void (*notify)(void *arg), void *arg);
 bool gs_handle_cqe(struct io_uring_cqe *cqe);
 int gs_reader_poll(struct gs_reader *r, struct gs_chunk *c);
+/*
+ * gs_reader_poll() for up to @n chunks at once: those ready now, in
+ * order, all valid until the next call on @r (one writev can send them).
+ * Returns how many (at least 1), or what gs_reader_poll() would.
+ */
+int gs_reader_pollv(struct gs_reader *r, struct gs_chunk *c, unsigned n);
 
 /* Unpin; frees @r.  In-flight reads are waited for. */
 void gs_reader_close(struct gs_reader *r);

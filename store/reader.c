@@ -412,7 +412,8 @@ static void submit(struct gs_reader *r)
 }
 
 /*
- * The next chunk, at most @max bytes.  Blocking (@block) or not.
+ * The next chunk, at most @max bytes.  Blocking (@block) or not; @keep:
+ * the chunks handed out before stay valid (gs_reader_pollv).
  * 1: chunk in *c; 0: end of range; <0: error or -EAGAIN.
  * Over 100 lines: the get's hot path, one loop over its states (a small
  * value, the RAM head, a fill's wait, the tiers' read rings) that share
@@ -421,7 +422,7 @@ static void submit(struct gs_reader *r)
  * is benchmarked with it.
  */
 static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
-		       bool block)
+		       bool block, bool keep)
 {
 	struct gs_store *s = r->s;
 	struct gs_obj *o = r->o;
@@ -430,6 +431,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		struct rqueue *q;
 		struct rslot *sl;
 		uint64_t avail, n;
+		unsigned i = 0;
 		int t;
 
 		submit(r); /* reads queued by the previous call */
@@ -440,7 +442,8 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		if (r->pos >= r->end)
 			return 0;
 		pthread_mutex_lock(&s->lock);
-		release_consumed(r, false);
+		if (!keep)
+			release_consumed(r, false);
 		if (r->end > o->size) { /* a fill of unknown size ended */
 			r->end = o->size;
 			if (r->pos >= r->end) {
@@ -488,6 +491,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 			c->len = n;
 			c->off = r->pos;
 			r->pos += n;
+			c->last = r->pos >= r->end;
 			pthread_mutex_unlock(&s->lock);
 			/*
 			 * The tail reads are queued but go to the kernel on the
@@ -500,6 +504,16 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		pump(r, r->depth);
 		t = obj_tier_of(o, r->pos);
 		q = &r->q[t];
+		/* kept slots that were handed out whole come first */
+		for (i = 0; keep && i < q->n; i++) {
+			sl = &q->slot[(q->first + i) % GS_MAX_DEPTH];
+			if (sl->off + sl->len > r->pos)
+				break;
+		}
+		if (keep && i == q->n) { /* the next read is not queued */
+			pthread_mutex_unlock(&s->lock);
+			return -EAGAIN;
+		}
 		if (q->n == 0) {
 			if (o->state != OBJ_FILLING) {
 				r->err = -EIO; /* no buffer or sqe to be had */
@@ -512,7 +526,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		}
 		pthread_mutex_unlock(&s->lock);
 		submit(r);
-		sl = &q->slot[q->first];
+		sl = &q->slot[(q->first + i) % GS_MAX_DEPTH];
 		if (!sl->io.done) {
 			int ret;
 
@@ -549,6 +563,7 @@ static int reader_step(struct gs_reader *r, struct gs_chunk *c, uint64_t max,
 		c->len = n;
 		c->off = r->pos;
 		r->pos += n;
+		c->last = r->pos >= r->end;
 		if (t == TIER_HDD)
 			stat_add(s, bytes_read_hdd, n);
 		else
@@ -562,13 +577,30 @@ int gs_reader_next(struct gs_reader *r, struct gs_chunk *c)
 	FAULT_STEP(FS_READ);
 	if (r->attached)
 		return -EINVAL;
-	return reader_step(r, c, UINT64_MAX, true);
+	return reader_step(r, c, UINT64_MAX, true, false);
 }
 
 int gs_reader_poll(struct gs_reader *r, struct gs_chunk *c)
 {
 	FAULT_STEP(FS_READ);
-	return reader_step(r, c, UINT64_MAX, false);
+	return reader_step(r, c, UINT64_MAX, false, false);
+}
+
+int gs_reader_pollv(struct gs_reader *r, struct gs_chunk *c, unsigned n)
+{
+	int ret;
+	unsigned got = 1;
+
+	FAULT_STEP(FS_READ);
+	ret = reader_step(r, c, UINT64_MAX, false, false);
+	if (ret != 1)
+		return ret;
+	/* the rest only while they are ready; an end or an error that
+	 * stops them is the next call's answer */
+	while (got < n && !c[got - 1].last &&
+	       reader_step(r, &c[got], UINT64_MAX, false, true) == 1)
+		got++;
+	return (int)got;
 }
 
 int gs_reader_attach(struct gs_reader *r, struct io_uring *ring,
@@ -638,7 +670,7 @@ ssize_t gs_read(struct gs_reader *r, void *buf, size_t len, uint64_t off)
 	}
 	while (done < len) {
 		struct gs_chunk c;
-		int ret = reader_step(r, &c, len - done, true);
+		int ret = reader_step(r, &c, len - done, true, false);
 
 		if (ret < 0) /* what was copied is not handed back */
 			return ret;
