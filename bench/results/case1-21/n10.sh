@@ -12,6 +12,7 @@
 # veth hands its receive work to CPU 0 and the server's to CPU 1 (rps_cpus).
 # SYSCTL="KEY=VALUE ...": sysctl -w them in the server's namespace first.
 # PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
+# STAT=S: the count of writev, sendmsg and epoll_wait calls in S s of it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/bench/lib.sh"
@@ -40,15 +41,22 @@ else
 		--small-memory 16M --no-hugetlb "$@" 2>"$d/server.log" &
 fi
 pid=$!
-sleep 1.5
+for _ in $(seq 400); do
+	ip netns exec $N-s nc -z 127.0.0.1 $port 2>/dev/null && break
+	kill -0 $pid 2>/dev/null || { cat "$d/server.log" >&2; exit 1; }
+	sleep 0.05
+done
 ip netns exec $N-s taskset -c 0 "$gctl" bench --host 127.0.0.1 --port $port \
 	--threads 1 --server-pid $pid --keys 2048 --size $art --populate-only \
 	--conns 16 >"$d/pop.txt"
 [ -z "${PERF:-}" ] || (sleep 4; perf record -a -g -C 1 -o "$d/perf.data" \
 	-- sleep "$PERF" >/dev/null 2>&1) &
+[ -z "${STAT:-}" ] || (sleep 4; perf stat -a -x, -e syscalls:sys_enter_writev \
+	-e syscalls:sys_enter_sendmsg -e syscalls:sys_enter_epoll_wait \
+	-- sleep "$STAT" 2>&1 >/dev/null | awk -F, '{ printf "%s %s ", $3, $1 } END { print "" }') &
 ip netns exec $N-c taskset -c 0 "$gctl" bench --host 10.252.0.1 --port $port \
 	--threads 1 --server-pid $pid --keys 2048 --size $art --no-store \
-	--conns 16 --duration "${DUR:-12}" | grep ^RESULT |
+	--conns 16 --duration "${DUR:-12}" | grep ^RESULT | tee "$d/result.txt" |
 	sed 's/.*ops_per_s=\([0-9]*\) mib_per_s=\([0-9.]*\).*completion_us=\([^ ]*\).*server_cpu_s=\(.*\)/ops \1 mib \2 compl \3 srvcpu \4/'
 ip netns exec $N-s tc -s qdisc show dev $N-vs |
 	grep -o 'dropped [0-9]*, overlimits [0-9]*' | tr '\n' ' '
