@@ -88,9 +88,11 @@ enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 
 		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
-		/* one slot of zq is kept for the "\r\n" */
+		/* ch[0] goes to chunk: zq has a slot left for "\r\n" */
 		ret = gs_reader_pollv(*r, ch, GD_ZQ);
-		if (ret == 1 && ch[0].len <= GD_COPY_MAX && !ch[0].last) {
+		if (ret == 1 && ch[0].len <= GD_COPY_MAX) {
+			/* a small value and its "\r\n" join what else is in
+			 * wbuf: the replies of a multi-get, a pipeline */
 			conn_out(c, ch[0].data, ch[0].len);
 			continue;
 		}
