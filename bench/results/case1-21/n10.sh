@@ -12,6 +12,7 @@
 # veth hands its receive work to CPU 0 and the server's to CPU 1 (rps_cpus).
 # SYSCTL="KEY=VALUE ...": sysctl -w them in the server's namespace first.
 # PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
+# Each request's row is kept in $DIR/req.csv (goblinctl bench --csv).
 # STAT=S: the count of writev, sendmsg and epoll_wait calls in S s of it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -56,7 +57,7 @@ ip netns exec $N-s taskset -c 0 "$gctl" bench --host 127.0.0.1 --port $port \
 	-- sleep "$STAT" 2>&1 >/dev/null | awk -F, '{ printf "%s %s ", $3, $1 } END { print "" }') &
 ip netns exec $N-c taskset -c 0 "$gctl" bench --host 10.252.0.1 --port $port \
 	--threads 1 --server-pid $pid --keys 2048 --size $art --no-store \
-	--conns 16 --duration "${DUR:-12}" | grep ^RESULT | tee "$d/result.txt" |
+	--conns 16 --duration "${DUR:-12}" --csv "$d/req.csv" | grep ^RESULT | tee "$d/result.txt" |
 	sed 's/.*ops_per_s=\([0-9]*\) mib_per_s=\([0-9.]*\).*completion_us=\([^ ]*\).*server_cpu_s=\(.*\)/ops \1 mib \2 compl \3 srvcpu \4/'
 ip netns exec $N-s tc -s qdisc show dev $N-vs |
 	grep -o 'dropped [0-9]*, overlimits [0-9]*' | tr '\n' ' '
