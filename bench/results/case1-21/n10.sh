@@ -12,7 +12,8 @@
 # veth hands its receive work to CPU 0 and the server's to CPU 1 (rps_cpus).
 # SYSCTL="KEY=VALUE ...": sysctl -w them in the server's namespace first.
 # PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
-# Each request's row is kept in $DIR/req.csv (goblinctl bench --csv).
+# Each request's row is kept in $DIR/req.csv (goblinctl bench --csv); the
+# store is removed at exit.
 # STAT=S: the count of writev, sendmsg and epoll_wait calls in S s of it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -24,7 +25,7 @@ mkdir -p "$d"
 N=gsn$$ port=21211 pid=
 art=pareto:262144,583208,0.3,8388608
 net_up $N "${RATE:-10gbit}"
-trap '[ -z "$pid" ] || kill $pid 2>/dev/null; sleep 0.5; net_down $N' EXIT
+trap '[ -z "$pid" ] || kill $pid 2>/dev/null; sleep 0.5; net_down $N; rm -rf "$d/s"' EXIT
 for kv in ${SYSCTL:-}; do
 	ip netns exec $N-s sysctl -qw "$kv"
 done
