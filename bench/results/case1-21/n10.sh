@@ -10,6 +10,13 @@
 # recoveries), and each side's veth receive drops and TCP queue counters
 # (TCPOFOQueue: segments that came out of order).  RPS=1: the client's
 # veth hands its receive work to CPU 0 and the server's to CPU 1 (rps_cpus).
+# NAPI=1: each veth receives through NAPI (GRO on) in a thread (threaded),
+# the client's thread pinned to CPU 0 and the server's to CPU 1, so that
+# a sender wakes the receiving side's thread once a batch rather than
+# running its TCP receive itself.  TSO goes off with it: veth hands a TSO
+# packet of a TCP socket to the peer's NAPI only when the sending device
+# has no TSO (veth_skb_is_eligible_for_gro); with TSO on, the threads
+# never run.
 # SYSCTL="KEY=VALUE ...": sysctl -w them in the server's namespace first.
 # PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
 # Each request's row is kept in $DIR/req.csv (goblinctl bench --csv); the
@@ -32,6 +39,18 @@ done
 if [ -n "${RPS:-}" ]; then
 	ip netns exec $N-c sh -c "echo 1 >/sys/class/net/$N-vc/queues/rx-0/rps_cpus"
 	ip netns exec $N-s sh -c "echo 2 >/sys/class/net/$N-vs/queues/rx-0/rps_cpus"
+fi
+if [ -n "${NAPI:-}" ]; then
+	# the threads' names hold the device's name cut to 15 bytes: each
+	# side's are the napi/ threads that setting threaded starts
+	for e in c s; do
+		before=$(pgrep '^napi/' || true)
+		ip netns exec $N-$e ethtool -K $N-v$e gro on tso off
+		ip netns exec $N-$e sh -c "echo 1 >/sys/class/net/$N-v$e/threaded"
+		new=$(pgrep '^napi/' | grep -vxF "${before:-none}" || true)
+		[ -n "$new" ] || { echo "n10.sh: no NAPI thread for $N-v$e" >&2; exit 1; }
+		for t in $new; do taskset -pc $([ $e = c ] && echo 0 || echo 1) $t >/dev/null; done
+	done
 fi
 if [ -n "${MC:-}" ]; then
 	ip netns exec $N-s taskset -c 1 memcached -u root -l 0.0.0.0 -p $port \
