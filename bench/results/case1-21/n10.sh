@@ -21,7 +21,8 @@
 # PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
 # Each request's row is kept in $DIR/req.csv (goblinctl bench --csv); the
 # store is removed at exit.
-# STAT=S: the count of writev, sendmsg and epoll_wait calls in S s of it.
+# STAT=S: the count of writev, sendmsg, epoll_wait and io_uring_enter calls
+# in S s of it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/bench/lib.sh"
@@ -74,6 +75,7 @@ ip netns exec $N-s taskset -c 0 "$gctl" bench --host 127.0.0.1 --port $port \
 	-- sleep "$PERF" >/dev/null 2>&1) &
 [ -z "${STAT:-}" ] || (sleep 4; perf stat -a -x, -e syscalls:sys_enter_writev \
 	-e syscalls:sys_enter_sendmsg -e syscalls:sys_enter_epoll_wait \
+	-e syscalls:sys_enter_io_uring_enter \
 	-- sleep "$STAT" 2>&1 >/dev/null | awk -F, '{ printf "%s %s ", $3, $1 } END { print "" }') &
 ip netns exec $N-c taskset -c 0 "$gctl" bench --host 10.252.0.1 --port $port \
 	--threads 1 --server-pid $pid --keys 2048 --size $art --no-store \
