@@ -78,20 +78,18 @@ void conn_out(struct conn *c, const void *buf, size_t len)
 }
 
 enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
-			      const char *proto)
+			      const char *trail, const char *proto)
 {
-	static const char crlf[2] = "\r\n";
-
 	for (;;) {
 		struct gs_chunk ch[GD_ZQ];
 		int ret;
 
 		if (c->chunk_len || c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;
-		/* ch[0] goes to chunk: zq has a slot left for "\r\n" */
+		/* ch[0] goes to chunk: zq has a slot left for the trail */
 		ret = gs_reader_pollv(*r, ch, GD_ZQ);
 		if (ret == 1 && ch[0].len <= GD_COPY_MAX) {
-			/* a small value and its "\r\n" join what else is in
+			/* a small value and its trail join what else is in
 			 * wbuf: the replies of a multi-get, a pipeline */
 			conn_out(c, ch[0].data, ch[0].len);
 			continue;
@@ -104,8 +102,9 @@ enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 					(struct iovec){ (void *)ch[i].data,
 							ch[i].len };
 			if (ch[ret - 1].last) {
-				c->zq[c->nzq++] =
-					(struct iovec){ (void *)crlf, 2 };
+				c->zq[c->nzq++] = (struct iovec){
+					(void *)trail, strlen(trail)
+				};
 				c->trailed = true;
 			}
 			return RUN_OUTPUT;
@@ -122,7 +121,7 @@ enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 			return RUN_CLOSE;
 		}
 		if (!c->trailed)
-			conn_out(c, crlf, 2);
+			conn_out(c, trail, strlen(trail));
 		c->trailed = false;
 		return RUN_INPUT;
 	}

@@ -584,7 +584,7 @@ struct conn {
 	struct iovec zq[GD_ZQ]; /* more pieces, after chunk (none
 				    * while chunk is empty) */
 	unsigned nzq;
-	bool trailed;		   /* zq holds the value's "\r\n" */
+	bool trailed;		   /* zq holds the value's trail */
 	uint32_t events;	   /* the epoll mask */
 	bool closing;		   /* close once the output is out */
 	bool lingering;		   /* output shut, input drained until
@@ -616,15 +616,19 @@ bool gd_addr_equal(const struct gd_addr *a, const struct gd_addr *b);
 /* Append @len bytes of reply to @c's output buffer. */
 void conn_out(struct conn *c, const void *buf, size_t len);
 /*
- * Send the rest of the value reader *@r holds, then "\r\n" (memcache's and
- * RESP's data blocks end so): small chunks copied into the output buffer,
- * big ones zero-copy from the store's (the head from its RAM slot).
- * RUN_INPUT once all is queued (the reader closed, *@r NULL), what the
- * connection waits for meanwhile, or RUN_CLOSE when a read fails: the
- * header promised bytes that cannot be sent (@proto names it in the log).
+ * Send the rest of the value reader *@r holds, then @trail, a string that
+ * lives as long as the program: "\r\n" (memcache's and RESP's data blocks
+ * end so), or that and what follows the value in the reply (memcache's
+ * "END\r\n" after a get's last key), so that the value's last bytes and
+ * the reply's end go out in one write.  Small chunks are copied into the
+ * output buffer, big ones sent zero-copy from the store's (the head from
+ * its RAM slot).  RUN_INPUT once all is queued (the reader closed, *@r
+ * NULL), what the connection waits for meanwhile, or RUN_CLOSE when a read
+ * fails: the header promised bytes that cannot be sent (@proto names it in
+ * the log).
  */
 enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
-			      const char *proto);
+			      const char *trail, const char *proto);
 /* Forget @c's zero-copy pieces: their reader is closed or closing. */
 void conn_chunks_drop(struct conn *c);
 /* printf-style reply. */

@@ -25,10 +25,19 @@ static void shrink_line(struct mc_state *m)
 	}
 }
 
-/* Send the value of m->r and its "\r\n" (conn_send_value). */
-enum conn_run mc_stream_value(struct conn *c)
+/* Send the value of m->r and @trail (conn_send_value). */
+enum conn_run mc_stream_value(struct conn *c, const char *trail)
 {
-	return conn_send_value(c, &mc_of(c)->r, "memcache");
+	return conn_send_value(c, &mc_of(c)->r, trail, "memcache");
+}
+
+/* No key follows the one being sent: its value ends the reply. */
+static bool get_last_key(const struct mc_state *m)
+{
+	const char *p = m->kpos, *key;
+	size_t klen;
+
+	return !m->stream && !mc_next_key(&p, m->kend, &key, &klen);
 }
 
 /* ---- retrieval: get gets gat gats ---- */
@@ -90,10 +99,15 @@ enum conn_run mc_get_run(struct conn *c)
 		int ret;
 
 		if (m->r) {
-			enum conn_run st = mc_stream_value(c);
+			/* the last value takes END along: one write */
+			bool last = get_last_key(m);
+			enum conn_run st = mc_stream_value(
+				c, last ? "\r\nEND\r\n" : "\r\n");
 
 			if (st != RUN_INPUT)
 				return st;
+			if (last)
+				break;
 		}
 		if (c->wend - c->wstart > GD_WBUF_HIGH)
 			return RUN_OUTPUT;

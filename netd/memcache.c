@@ -231,7 +231,7 @@ static enum conn_run run_job(struct conn *c)
 	switch (m->job) {
 	case JOB_GET:
 		if (m->mg) {
-			enum conn_run st = mc_stream_value(c);
+			enum conn_run st = mc_stream_value(c, "\r\n");
 
 			if (st == RUN_INPUT)
 				m->job = JOB_NONE;

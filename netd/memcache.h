@@ -144,8 +144,8 @@ int mc_put_buf(struct gs_store *s, const char *key, size_t klen,
 
 /* ---- mc_get.c ---- */
 
-/* Stream the value of mc_of(c)->r; RUN_INPUT once it is queued. */
-enum conn_run mc_stream_value(struct conn *c);
+/* Stream the value of mc_of(c)->r, then @trail; RUN_INPUT once queued. */
+enum conn_run mc_stream_value(struct conn *c, const char *trail);
 /* JOB_GET of get/gets/gat/gats: the next keys. */
 enum conn_run mc_get_run(struct conn *c);
 /* JOB_SKIPLINE: drop input up to the end of the line. */

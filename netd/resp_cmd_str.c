@@ -81,7 +81,7 @@ static bool key_ok(struct conn *c, const struct resp_arg *k)
 /* Send the rest of s->r and its "\r\n" (conn_send_value). */
 static enum conn_run stream_value(struct conn *c)
 {
-	return conn_send_value(c, &resp_of(c)->r, "resp");
+	return conn_send_value(c, &resp_of(c)->r, "\r\n", "resp");
 }
 
 enum conn_run resp_value_run(struct conn *c)

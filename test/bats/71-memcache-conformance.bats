@@ -60,6 +60,15 @@ vm() {
 	[ "$(grep -c '| same |' "$T/table.md")" -gt 80 ]
 }
 
+@test "issue 21: gets of values past the RAM head, END in the last value's write, come back as memcached's" {
+	memcached_start
+	gd_start s
+	run "$PY" "$CONF" --big "$PORT" "$MPORT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "12 big cases, 0 mismatched" ]
+}
+
 @test "issue 19: a get of 100,000 keys in one line comes back byte for byte, the connection's memory bounded" {
 	gd_start s
 	"$PY" - "$PORT" "$GPID" <<'PYEOF'

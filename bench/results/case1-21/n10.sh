@@ -17,6 +17,8 @@
 # packet of a TCP socket to the peer's NAPI only when the sending device
 # has no TSO (veth_skb_is_eligible_for_gro); with TSO on, the threads
 # never run.
+# MTU=BYTES: both veths' MTU (65535 with NAPI=1: each segment the size of
+# a TSO one, so the receive needs no more packets than with TSO on).
 # SYSCTL="KEY=VALUE ...": sysctl -w them in the server's namespace first.
 # PERF=S: perf record -a -g of CPU 1 for S s of the measured phase.
 # Each request's row is kept in $DIR/req.csv (goblinctl bench --csv); the
@@ -40,6 +42,11 @@ done
 if [ -n "${RPS:-}" ]; then
 	ip netns exec $N-c sh -c "echo 1 >/sys/class/net/$N-vc/queues/rx-0/rps_cpus"
 	ip netns exec $N-s sh -c "echo 2 >/sys/class/net/$N-vs/queues/rx-0/rps_cpus"
+fi
+if [ -n "${MTU:-}" ]; then
+	for e in s c; do
+		ip -n $N-$e link set $N-v$e mtu "$MTU"
+	done
 fi
 if [ -n "${NAPI:-}" ]; then
 	# the threads' names hold the device's name cut to 15 bytes: each
