@@ -102,9 +102,9 @@ enum conn_run conn_send_value(struct conn *c, struct gs_reader **r,
 					(struct iovec){ (void *)ch[i].data,
 							ch[i].len };
 			if (ch[ret - 1].last) {
-				c->zq[c->nzq++] = (struct iovec){
-					(void *)trail, strlen(trail)
-				};
+				c->zq[c->nzq++] =
+					(struct iovec){ (void *)trail,
+							strlen(trail) };
 				c->trailed = true;
 			}
 			return RUN_OUTPUT;
