@@ -293,14 +293,17 @@ def big_value(n, seed):
     return bytes((i * 7 + seed) % 251 for i in range(n))
 
 
-# (name, input): keys b1 (300,000 bytes), b2 (900,000), b3 (40,000) and
-# b4 (10,000) are set first, on a connection of their own
-BIG_SETS = b"".join(b"set %s %d 0 %d\r\n%s\r\n" %
-                    (k, f, len(v), v)
+def big_sets():
+    """The sets of BIG_CASES' keys: b1 (300,000 bytes), b2 (900,000), b3
+    (40,000) and b4 (10,000), built only for --big."""
+    return b"".join(b"set %s %d 0 %d\r\n%s\r\n" % (k, f, len(v), v)
                     for k, f, v in ((b"b1", 1, big_value(300000, 1)),
                                     (b"b2", 2, big_value(900000, 2)),
                                     (b"b3", 3, big_value(40000, 3)),
                                     (b"b4", 4, big_value(10000, 4))))
+
+
+# (name, input), each on a connection of its own after big_sets()
 BIG_CASES = [
     ("get tail", b"get b1\r\n"),
     ("get longer tail, a space after the key", b"get b2 \r\n"),
@@ -318,8 +321,9 @@ BIG_CASES = [
 
 
 def run_big(gport, mport):
+    sets = big_sets()
     for p in (gport, mport):
-        if exchange(p, BIG_SETS, True).count(b"STORED\r\n") != 4:
+        if exchange(p, sets, True).count(b"STORED\r\n") != 4:
             print("the sets of the big values failed on port %d" % p)
             return 1
     bad = 0
