@@ -223,6 +223,20 @@ void bufpool_release(struct bufpool *p);
  */
 #define GS_RAMP_BYTES (8ull << 20)
 #define GS_LONG_READ  (1ull << 20)
+/*
+ * A long stream reads deeper while the store has few of them: up to
+ * GS_LONG_DEEP long reads in flight, for as long as the long reads of the
+ * whole store stay under GS_LONG_SHARED bytes; past that, each long stream
+ * keeps the depth above.  The chunks that wait for a socket hold their
+ * buffers, so at 4 deep one BIG stream here had 2 reads in flight on
+ * average and left the device idle 28% of the time; 32 deep served it
+ * 1.15x as fast as 16 deep and 1.2-1.3x as fast as 4
+ * (bench/results/bw-21.md).  Many streams keep the device busy without
+ * it, and the long pool stays bounded: it grows to GS_LONG_SHARED or to
+ * what the readers' own depth asks, whichever is more.
+ */
+#define GS_LONG_DEEP   GS_MAX_DEPTH
+#define GS_LONG_SHARED (64ull << 20)
 
 /*
  * The rooms, lowest first (store/README.md): a room calls only rooms

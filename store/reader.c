@@ -277,9 +277,20 @@ static void release_consumed(struct gs_reader *r, bool all)
 	}
 }
 
+/* May a long stream keep more than its own depth of long reads in flight
+ * (GS_LONG_DEEP, GS_LONG_SHARED)?  Lock held. */
+static bool long_deeper(const struct gs_store *s, unsigned n)
+{
+	const struct bufpool *p = &s->rbufs_long;
+
+	return n < GS_LONG_DEEP &&
+	       (uint64_t)(p->n - p->nfree) * p->size < GS_LONG_SHARED;
+}
+
 /* Queue reads ahead of the reader, up to @depth in flight on each tier it
  * reads (long reads: @depth io_chunks' worth, at least io_depth, never
- * more than @depth: one during the head).  Lock held. */
+ * more than @depth: one during the head; more while long_deeper()).
+ * Lock held. */
 static void pump(struct gs_reader *r, unsigned depth)
 {
 	struct gs_store *s = r->s;
@@ -318,7 +329,9 @@ static void pump(struct gs_reader *r, unsigned depth)
 			struct rslot *sl;
 			uint8_t *buf;
 
-			if (q->n >= (lng ? ldepth : depth))
+			if (q->n >= (lng ? ldepth : depth) &&
+			    !(lng && depth >= s->o.io_depth &&
+			      long_deeper(s, q->n)))
 				break;
 			/* a read of the whole head lets it be promoted to
 			 * RAM, even when the range ends inside it */

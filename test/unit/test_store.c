@@ -354,11 +354,11 @@ static void test_multi_gib(void **state)
 	assert_int_equal(check_gen(s, "big", 99, size), 0);
 	gs_stats_get(s, &st);
 	assert_true(st.bytes_read_ssd >= size - H);
-	/* its buffers stayed a few 2 MiB slabs: a reader's depth of read
-	 * buffers, a writer's two, the journal's */
+	/* its buffers stayed a few 2 MiB slabs: a lone long stream's
+	 * GS_LONG_DEEP read buffers, a writer's two, the journal's */
 	assert_true(st.io_buffer_bytes > 0);
 	assert_int_equal(st.io_buffer_bytes % (2 * MiB), 0);
-	assert_true(st.io_buffer_bytes <= 8 * MiB);
+	assert_true(st.io_buffer_bytes <= GS_LONG_DEEP * GS_LONG_READ + 8 * MiB);
 	gs_close(s);
 }
 
@@ -1976,6 +1976,116 @@ static void test_async_reader_pollv(void **state)
 	free(ref);
 }
 
+/* Long buffers in use: the long reads the store has in flight or held. */
+static uint32_t long_in_use(const struct gs_store *s)
+{
+	return s->rbufs_long.n - s->rbufs_long.nfree;
+}
+
+/* Stream @r (attached to @ring) until it has handed out its first long
+ * read's bytes: the reads it keeps past that are long ones. */
+static void stream_to_long(struct io_uring *ring, struct gs_reader *r)
+{
+	struct gs_chunk c;
+	int ret;
+
+	for (;;) {
+		ret = gs_reader_poll(r, &c);
+		if (ret == -EAGAIN) {
+			io_uring_submit_and_wait(ring, 1);
+			reap_quiet(ring);
+			continue;
+		}
+		assert_int_equal(ret, 1);
+		if (c.len == GS_LONG_READ)
+			break;
+	}
+	/* the next step queues what the depth allows, and submits it */
+	ret = gs_reader_poll(r, &c);
+	assert_true(ret == 1 || ret == -EAGAIN);
+	io_uring_submit(ring);
+}
+
+/*
+ * A lone long stream keeps up to GS_LONG_DEEP long reads in flight, not
+ * io_depth's worth; once the store's long reads reach GS_LONG_SHARED, a
+ * new stream keeps only io_depth, and goes deeper when another one's
+ * buffers come back.  Every byte stays right.
+ */
+static void test_long_stream_reads_deeper(void **state)
+{
+	struct gs_options o;
+	struct gs_store *s;
+	struct gs_reader *r[3];
+	struct io_uring ring;
+	struct gs_chunk c;
+	uint64_t size = H + GS_RAMP_BYTES + 48 * MiB, off = 0;
+	uint32_t before;
+	uint8_t *ref = malloc(size);
+	const char *keys[3] = { "d0", "d1", "d2" };
+	int ret;
+	(void)state;
+
+	opts(&o);
+	o.ssd_size = 3 * size + 64 * MiB;
+	s = open_store(&o);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(put_gen(s, keys[i], 21, size, 1 * MiB), 0);
+	gen(21, 0, ref, size);
+	assert_int_equal(io_uring_queue_init(256, &ring, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(gs_get_open(s, keys[i], 2, 0, &r[i]), 0);
+		assert_int_equal(gs_reader_attach(r[i], &ring, NULL, NULL), 0);
+	}
+	/* alone: deeper than io_depth, at most GS_LONG_DEEP */
+	stream_to_long(&ring, r[0]);
+	assert_true(long_in_use(s) > 2 * o.io_depth);
+	assert_true(long_in_use(s) <= GS_LONG_DEEP);
+	/* a second one while there is room: deep as well, up to the share */
+	before = long_in_use(s);
+	stream_to_long(&ring, r[1]);
+	assert_true(long_in_use(s) - before > 2 * o.io_depth);
+	assert_true(long_in_use(s) * GS_LONG_READ <= GS_LONG_SHARED + GS_LONG_READ);
+	/* the share is taken: the third keeps its own depth */
+	assert_true(long_in_use(s) * GS_LONG_READ >= GS_LONG_SHARED);
+	before = long_in_use(s);
+	stream_to_long(&ring, r[2]);
+	assert_true(long_in_use(s) - before <= o.io_depth);
+	/* the first gives its buffers back: the third goes deeper */
+	gs_reader_close(r[0]);
+	reap_quiet(&ring);
+	before = long_in_use(s);
+	ret = gs_reader_poll(r[2], &c);
+	assert_true(ret == 1 || ret == -EAGAIN);
+	io_uring_submit(&ring);
+	assert_true(long_in_use(s) > before + o.io_depth);
+	gs_reader_close(r[1]);
+	gs_reader_close(r[2]);
+	reap_quiet(&ring);
+	/* and a deep stream's bytes are all right, from the start */
+	reap_quiet(&ring);
+	assert_int_equal(gs_get_open(s, keys[2], 2, 0, &r[2]), 0);
+	assert_int_equal(gs_reader_attach(r[2], &ring, NULL, NULL), 0);
+	while ((ret = gs_reader_poll(r[2], &c)) != 0) {
+		if (ret == -EAGAIN) {
+			io_uring_submit_and_wait(&ring, 1);
+			reap_quiet(&ring);
+			continue;
+		}
+		assert_int_equal(ret, 1);
+		assert_int_equal(c.off, off);
+		assert_memory_equal(c.data, ref + off, c.len);
+		off += c.len;
+	}
+	assert_int_equal(off, size);
+	gs_reader_close(r[2]);
+	reap_quiet(&ring);
+	assert_int_equal(long_in_use(s), 0);
+	io_uring_queue_exit(&ring);
+	gs_close(s);
+	free(ref);
+}
+
 /* ---- concurrency ---- */
 
 struct conc_arg {
@@ -3300,6 +3410,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_async_reader, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_long_stream_reads_deeper,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_reader_pollv, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_readers_writers,
