@@ -62,6 +62,13 @@
 /* A yield that took longer ran another task: the poll stops. */
 #define GD_BUSY_POLL_CEDE_NS 20000
 /*
+ * The poll's --busy-poll starts again while the answer's bytes are still
+ * in its socket's send queue (SIOCOUTQ): its client reads them for a few
+ * more milliseconds when the answer ended faster than the client reads,
+ * and asks again only after.  At most this long in all.
+ */
+#define GD_BUSY_POLL_OUTQ_NS 20000000
+/*
  * Such an answer's last GD_WARM_TAIL bytes go out after the rest: if the
  * worker has nothing else to do, its protocol's warm pass
  * (proto_ops.warm) runs between, while the client reads (conn.warm_hold,
@@ -194,6 +201,8 @@ struct gd_counters {
 					 * came while it polled */
 	uint64_t busy_poll_ceded;	/* polls stopped early: another task
 					 * wanted the CPU */
+	uint64_t busy_poll_extended;	/* polls started again: the answer
+					 * was still in its send queue */
 	uint64_t warm_passes;		/* requests run again dry before a
 					 * long answer's end (proto_ops.warm) */
 	uint64_t tail_turns_ended;	/* a tail gave way to new requests
@@ -396,10 +405,12 @@ struct worker {
 	struct conn *ready;	 /* connections with more to do, in turn */
 	struct conn *ready_tail; /* (a queue: they go to the back) */
 	unsigned nready;
-	int64_t polled_ns;  /* the last look at the sockets (poll_events) */
-	int64_t busy_until; /* monotonic ns: poll, do not sleep, until then
+	int64_t polled_ns;	/* the last look at the sockets (poll_events) */
+	int64_t busy_until;	/* monotonic ns: poll, do not sleep, until then
 			     * (--busy-poll); 0: sleep when idle */
-	unsigned nout;	    /* connections waiting for EPOLLOUT */
+	struct conn *busy_conn; /* whose answer armed it (GD_BUSY_POLL_OUTQ_NS) */
+	int64_t busy_armed;	/* when */
+	unsigned nout;		/* connections waiting for EPOLLOUT */
 	void *pstate[GD_PROTOS_MAX];		/* each protocol's, by its id */
 	struct wlistener lis[GD_LISTENERS_MAX]; /* epoll data: &lis[i] */
 	unsigned nlis;

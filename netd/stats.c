@@ -343,6 +343,10 @@ static void stats_commands(struct gd *gd, struct sink *c,
 	COUNTER(c, "busy_poll_ceded",
 		"... stopped early, since another task wanted the CPU",
 		cn->busy_poll_ceded);
+	COUNTER(c, "busy_poll_extended",
+		"... started again, since the answer was still in its "
+		"socket's send queue",
+		cn->busy_poll_extended);
 	COUNTER(c, "warm_passes",
 		"times the last request ran again dry before the end of such "
 		"an answer, to bring its code and data back into the CPU's "

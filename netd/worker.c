@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -105,6 +107,8 @@ static void conn_close(struct conn *c)
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	if (c->events & EPOLLOUT)
 		w->nout--;
+	if (w->busy_conn == c)
+		w->busy_conn = NULL;
 	close(c->fd);
 	w->nconns--;
 	atomic_fetch_sub(&w->gd->curr_conns, 1);
@@ -254,8 +258,29 @@ static void busy_poll_arm(struct conn *c)
 		return;
 	c->sent_since_input = 0;
 	c->busy_polled = true;
-	w->busy_until = gs_mono_ns() + (int64_t)us * 1000;
+	w->busy_armed = gs_mono_ns();
+	w->busy_until = w->busy_armed + (int64_t)us * 1000;
+	w->busy_conn = c;
 	CNT(w, busy_polls);
+}
+
+/*
+ * The poll ran out: while the answer that armed it is still in its
+ * socket's send queue, its client is still reading it, and the poll
+ * starts again (GD_BUSY_POLL_OUTQ_NS).
+ */
+static bool busy_poll_extend(struct worker *w, int64_t now)
+{
+	struct conn *c = w->busy_conn;
+	int outq = 0;
+
+	if (!c || !c->busy_polled ||
+	    now - w->busy_armed > GD_BUSY_POLL_OUTQ_NS ||
+	    ioctl(c->fd, SIOCOUTQ, &outq) < 0 || outq <= 0)
+		return false;
+	w->busy_until = now + (int64_t)w->gd->set.busy_poll_us * 1000;
+	CNT(w, busy_poll_extended);
+	return true;
 }
 
 /*
@@ -656,8 +681,11 @@ static void *worker_main(void *arg)
 
 		if (!w->ready && w->busy_until) {
 			/* streams in flight: not idle (GD_BUSY_POLL_MIN) */
-			busy = gs_mono_ns() < w->busy_until && !w->nout &&
-			       !w->disk_wait;
+			int64_t now = gs_mono_ns();
+
+			busy = !w->nout && !w->disk_wait &&
+			       (now < w->busy_until ||
+				busy_poll_extend(w, now));
 			if (!busy)
 				w->busy_until = 0;
 			else

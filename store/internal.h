@@ -160,6 +160,9 @@ struct gs_store {
 				    * unused (size 0) when io_chunk is not
 				    * smaller */
 	struct bufpool wbufs;	   /* writes: write_io_chunk */
+	/* the readers' tail reads queued and not completed, every worker's:
+	 * a long stream reads deeper only while they are its own */
+	_Atomic uint32_t reads_inflight;
 	struct bufpool jbufs; /* direct journal records: a whole small put */
 	struct gs_reader *reader_free;	   /* recycled readers */
 	struct gs_reader *reader_free_big; /* ... with a whole meta.attr */
@@ -209,7 +212,7 @@ void bufpool_put(struct bufpool *p, void *b);
 uint64_t bufpool_bytes(const struct bufpool *p);
 void bufpool_release(struct bufpool *p);
 
-#define GS_MAX_DEPTH  32
+#define GS_MAX_DEPTH   32
 /*
  * A long stream reads bigger: GS_RAMP_BYTES past where its range began, a
  * reader's tail reads are GS_LONG_READ each (when io_chunk is smaller),
@@ -221,19 +224,20 @@ void bufpool_release(struct bufpool *p);
  * (objects up to 8 MiB, 16 connections, the device saturated) 3-4% slower
  * in three pairs out of three.
  */
-#define GS_RAMP_BYTES (8ull << 20)
-#define GS_LONG_READ  (1ull << 20)
+#define GS_RAMP_BYTES  (8ull << 20)
+#define GS_LONG_READ   (1ull << 20)
 /*
- * A long stream reads deeper while the store has few of them: up to
- * GS_LONG_DEEP long reads in flight, for as long as the long reads of the
- * whole store stay under GS_LONG_SHARED bytes; past that, each long stream
- * keeps the depth above.  The chunks that wait for a socket hold their
- * buffers, so at 4 deep one BIG stream here had 2 reads in flight on
- * average and left the device idle 28% of the time; 32 deep served it
- * 1.15x as fast as 16 deep and 1.2-1.3x as fast as 4
- * (bench/results/bw-21.md).  Many streams keep the device busy without
- * it, and the long pool stays bounded: it grows to GS_LONG_SHARED or to
- * what the readers' own depth asks, whichever is more.
+ * A long stream reads deeper while it has the device to itself: up to
+ * GS_LONG_DEEP long reads, while no other reader has a read in flight and
+ * the long reads of the whole store stay under GS_LONG_SHARED bytes;
+ * otherwise it keeps the depth above.  The chunks that wait for a socket
+ * hold their buffers, so at 4 deep one BIG stream here had 2 reads in
+ * flight on average and left the device idle 28% of the time; 32 deep
+ * it was served 1.2x as fast (16 deep: 5-8% less than 32).  With other
+ * readers on the device, its reads would queue in front of theirs (WEB at
+ * 256 and 1024 connections lost 3-26% of its throughput so):
+ * bench/results/bw-21.md.  The long pool stays bounded: it grows to
+ * GS_LONG_SHARED or to what the readers' own depth asks, whichever is more.
  */
 #define GS_LONG_DEEP   GS_MAX_DEPTH
 #define GS_LONG_SHARED (64ull << 20)

@@ -144,6 +144,8 @@ static void slot_done(struct gs_io *io)
 			     1);
 	}
 	assert(r->inflight > 0);
+	atomic_fetch_sub_explicit(&r->s->reads_inflight, 1,
+				  memory_order_relaxed);
 	if (--r->inflight == 0 && r->closing) {
 		reader_finish_close(r);
 		return;
@@ -277,13 +279,16 @@ static void release_consumed(struct gs_reader *r, bool all)
 	}
 }
 
-/* May a long stream keep more than its own depth of long reads in flight
- * (GS_LONG_DEEP, GS_LONG_SHARED)?  Lock held. */
-static bool long_deeper(const struct gs_store *s, unsigned n)
+/* May long stream @r, with @n reads queued, queue more than its own
+ * depth (GS_LONG_DEEP, GS_LONG_SHARED)?  Lock held. */
+static bool long_deeper(const struct gs_reader *r, unsigned n)
 {
+	const struct gs_store *s = r->s;
 	const struct bufpool *p = &s->rbufs_long;
 
 	return n < GS_LONG_DEEP &&
+	       atomic_load_explicit(&s->reads_inflight, memory_order_relaxed) ==
+		       r->inflight &&
 	       (uint64_t)(p->n - p->nfree) * p->size < GS_LONG_SHARED;
 }
 
@@ -331,7 +336,7 @@ static void pump(struct gs_reader *r, unsigned depth)
 
 			if (q->n >= (lng ? ldepth : depth) &&
 			    !(lng && depth >= s->o.io_depth &&
-			      long_deeper(s, q->n)))
+			      long_deeper(r, q->n)))
 				break;
 			/* a read of the whole head lets it be promoted to
 			 * RAM, even when the range ends inside it */
@@ -363,6 +368,8 @@ static void pump(struct gs_reader *r, unsigned depth)
 			sl->io.complete = slot_done;
 			sl->io.owner = r;
 			r->inflight++;
+			atomic_fetch_add_explicit(&s->reads_inflight, 1,
+						  memory_order_relaxed);
 			q->n++;
 			q->sub += len;
 		}

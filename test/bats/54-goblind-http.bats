@@ -355,18 +355,16 @@ EOF
 # STALLED: first GET /STALLED on a second connection that reads nothing,
 # so that a stream waits on its socket all along.
 pause_states() {
-	taskset -c 1 "$PY" - "$HPORT" "$GPID" "$1" "${2:-}" <<'PY'
-import glob, socket, sys, time
+	PYTHONPATH="$BATS_TEST_DIRNAME" taskset -c 1 "$PY" - "$HPORT" "$GPID" "$1" "${2:-}" <<'PY'
+import socket, sys, time
+from worker_state import recv_exactly, worker_state
 port, pid, pauses = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 if sys.argv[4]:
     stalled = socket.create_connection(("127.0.0.1", port))
     stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     stalled.sendall(b"GET /%s HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[4].encode())
     time.sleep(0.2)
-task = [t for t in glob.glob("/proc/%s/task/*" % pid)
-        if open(t + "/comm").read().strip() == "goblind-w0"][0]
-def state():
-    return open(task + "/stat").read().rsplit(")", 1)[1].split()[0]
+state = worker_state(pid)
 s = socket.create_connection(("127.0.0.1", port))
 def get():
     s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -375,11 +373,7 @@ def get():
         data += s.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200"), head
-    left = 2097152 - len(body)
-    while left > 0:
-        n = len(s.recv(min(left, 1 << 20)))
-        assert n, "closed early"
-        left -= n
+    recv_exactly(s, 2097152 - len(body))
 out = []
 for i in range(pauses):
     get()
@@ -394,14 +388,20 @@ print(" ".join(out))
 PY
 }
 
-@test "issue 21: after an answer of 1 MiB or more the idle worker polls for the next request, it does not sleep" {
-	local polled ceded
+# busy_start US: goblind with one worker that polls US microseconds after
+# a long answer, /big (2 MiB) stored in it; the client runs apart
+busy_start() {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs: the client apart from the worker"
 	head -c 2097152 /dev/urandom >"$T/big"
-	# a poll longer than the client's pauses: it asks again within it
-	gd_start on --cores 1 --busy-poll 1000000
+	gd_start on --cores 1 --busy-poll "$1"
 	run -0 code PUT "http://127.0.0.1:$HPORT/big" --data-binary "@$T/big"
 	[ "$output" = 201 ]
+}
+
+@test "issue 21: after an answer of 1 MiB or more the idle worker polls for the next request, it does not sleep" {
+	local polled ceded
+	# a poll longer than the client's pauses: it asks again within it
+	busy_start 1000000
 	run -0 pause_states 4
 	echo "the worker in each pause, polling: $output"
 	polled=$(grep -o RRR <<<"$output" | wc -l)
@@ -424,6 +424,59 @@ PY
 	echo "the worker in each pause, not polling: $output"
 	[ "$output" = "SSS SSS SSS SSS" ]
 	[ "$(hstat busy_polls)" = 0 ]
+}
+
+# slow_reads ROUNDS: GET /big (2 MiB) ROUNDS times on a connection whose
+# receive buffer is 64 KiB; 128 KiB before the end of each answer the
+# client stops
+# reading for 0.2 s, and prints the state of goblind's one worker thread
+# (R running or runnable, S asleep) 10 ms and 100 ms into that stop.  The
+# client runs on CPU 1, the worker on the first CPU (worker_pin).
+slow_reads() {
+	PYTHONPATH="$BATS_TEST_DIRNAME" taskset -c 1 "$PY" - "$HPORT" "$GPID" "$1" <<'PY'
+import socket, sys, time
+from worker_state import recv_exactly, worker_state
+port, pid, rounds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+state = worker_state(pid)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+s.connect(("127.0.0.1", port))
+out = []
+for i in range(rounds):
+    s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(1)
+    assert data.startswith(b"HTTP/1.1 200"), data
+    recv_exactly(s, 1966080)
+    t = time.monotonic()
+    time.sleep(0.01)
+    seen = state()
+    time.sleep(max(0, t + 0.1 - time.monotonic()))
+    seen += state()
+    time.sleep(0.1)
+    recv_exactly(s, 2097152 - 1966080)
+    out.append(seen)
+print(" ".join(out))
+PY
+}
+
+@test "issue 21: the poll after a long answer starts again while the answer is still in its send queue" {
+	local r10 ceded
+	# a 2 ms poll: 10 ms into the client's stop, only a poll started
+	# again runs
+	busy_start 2000
+	run -0 slow_reads 6
+	echo "the worker 10 and 100 ms into each stop: $output"
+	ceded=$(hstat busy_poll_ceded)
+	echo "busy_polls $(hstat busy_polls) busy_poll_extended $(hstat busy_poll_extended) busy_poll_ceded $ceded"
+	r10=$(grep -o 'R[RS]' <<<"$output" | wc -l)
+	# the poll started again (goblind before the answer's send queue
+	# was looked at slept 2 ms into each stop: the check can fail)...
+	[ "$(hstat busy_poll_extended)" -ge 1 ]
+	# ... in each stop, unless it gave way to another task on its CPU
+	# (here the kernel's RCU thread, now and then): counted
+	[ $((r10 + ceded)) -ge 6 ]
 }
 
 @test "issue 21: the worker does not poll after a long answer while another stream waits on its socket" {

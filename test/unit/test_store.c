@@ -358,7 +358,8 @@ static void test_multi_gib(void **state)
 	 * GS_LONG_DEEP read buffers, a writer's two, the journal's */
 	assert_true(st.io_buffer_bytes > 0);
 	assert_int_equal(st.io_buffer_bytes % (2 * MiB), 0);
-	assert_true(st.io_buffer_bytes <= GS_LONG_DEEP * GS_LONG_READ + 8 * MiB);
+	assert_true(st.io_buffer_bytes <=
+		    GS_LONG_DEEP * GS_LONG_READ + 8 * MiB);
 	gs_close(s);
 }
 
@@ -2007,17 +2008,20 @@ static void stream_to_long(struct io_uring *ring, struct gs_reader *r)
 }
 
 /*
- * A lone long stream keeps up to GS_LONG_DEEP long reads in flight, not
- * io_depth's worth; once the store's long reads reach GS_LONG_SHARED, a
- * new stream keeps only io_depth, and goes deeper when another one's
- * buffers come back.  Every byte stays right.
+ * A long stream alone on the device keeps up to GS_LONG_DEEP long reads
+ * in flight, not io_depth's worth; while another reader has a read in
+ * flight it keeps io_depth, and goes deeper once that read is done; once
+ * the store's long reads reach GS_LONG_SHARED, a new stream keeps
+ * io_depth even alone, and goes deeper when another one's buffers come
+ * back.  Each reader is on a ring of its own, so that the test says when
+ * another one's reads complete.  Every byte stays right.
  */
 static void test_long_stream_reads_deeper(void **state)
 {
 	struct gs_options o;
 	struct gs_store *s;
 	struct gs_reader *r[3];
-	struct io_uring ring;
+	struct io_uring ring[3];
 	struct gs_chunk c;
 	uint64_t size = H + GS_RAMP_BYTES + 48 * MiB, off = 0;
 	uint32_t before;
@@ -2032,44 +2036,55 @@ static void test_long_stream_reads_deeper(void **state)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(put_gen(s, keys[i], 21, size, 1 * MiB), 0);
 	gen(21, 0, ref, size);
-	assert_int_equal(io_uring_queue_init(256, &ring, 0), 0);
 	for (int i = 0; i < 3; i++) {
+		assert_int_equal(io_uring_queue_init(64, &ring[i], 0), 0);
 		assert_int_equal(gs_get_open(s, keys[i], 2, 0, &r[i]), 0);
-		assert_int_equal(gs_reader_attach(r[i], &ring, NULL, NULL), 0);
+		assert_int_equal(gs_reader_attach(r[i], &ring[i], NULL, NULL),
+				 0);
 	}
 	/* alone: deeper than io_depth, at most GS_LONG_DEEP */
-	stream_to_long(&ring, r[0]);
+	stream_to_long(&ring[0], r[0]);
 	assert_true(long_in_use(s) > 2 * o.io_depth);
 	assert_true(long_in_use(s) <= GS_LONG_DEEP);
-	/* a second one while there is room: deep as well, up to the share */
+	/* with r[0]'s reads in flight (its ring not reaped): io_depth */
 	before = long_in_use(s);
-	stream_to_long(&ring, r[1]);
-	assert_true(long_in_use(s) - before > 2 * o.io_depth);
-	assert_true(long_in_use(s) * GS_LONG_READ <= GS_LONG_SHARED + GS_LONG_READ);
-	/* the share is taken: the third keeps its own depth */
-	assert_true(long_in_use(s) * GS_LONG_READ >= GS_LONG_SHARED);
-	before = long_in_use(s);
-	stream_to_long(&ring, r[2]);
+	stream_to_long(&ring[1], r[1]);
 	assert_true(long_in_use(s) - before <= o.io_depth);
-	/* the first gives its buffers back: the third goes deeper */
+	/* r[0]'s reads done: r[1] has the device and goes deeper */
+	reap_quiet(&ring[0]);
+	reap_quiet(&ring[1]);
+	ret = gs_reader_poll(r[1], &c);
+	assert_true(ret == 1 || ret == -EAGAIN);
+	io_uring_submit(&ring[1]);
+	assert_true(long_in_use(s) > before + 2 * o.io_depth);
+	/* the share is taken: alone, r[2] keeps its own depth */
+	reap_quiet(&ring[1]);
+	assert_true(long_in_use(s) * GS_LONG_READ >= GS_LONG_SHARED);
+	assert_true(long_in_use(s) * GS_LONG_READ <=
+		    GS_LONG_SHARED + GS_LONG_READ);
+	before = long_in_use(s);
+	stream_to_long(&ring[2], r[2]);
+	assert_true(long_in_use(s) - before <= o.io_depth);
+	/* r[0] gives its buffers back: r[2] goes deeper */
 	gs_reader_close(r[0]);
-	reap_quiet(&ring);
+	reap_quiet(&ring[0]);
+	reap_quiet(&ring[2]);
 	before = long_in_use(s);
 	ret = gs_reader_poll(r[2], &c);
 	assert_true(ret == 1 || ret == -EAGAIN);
-	io_uring_submit(&ring);
+	io_uring_submit(&ring[2]);
 	assert_true(long_in_use(s) > before + o.io_depth);
 	gs_reader_close(r[1]);
 	gs_reader_close(r[2]);
-	reap_quiet(&ring);
+	for (int i = 0; i < 3; i++)
+		reap_quiet(&ring[i]);
 	/* and a deep stream's bytes are all right, from the start */
-	reap_quiet(&ring);
 	assert_int_equal(gs_get_open(s, keys[2], 2, 0, &r[2]), 0);
-	assert_int_equal(gs_reader_attach(r[2], &ring, NULL, NULL), 0);
+	assert_int_equal(gs_reader_attach(r[2], &ring[2], NULL, NULL), 0);
 	while ((ret = gs_reader_poll(r[2], &c)) != 0) {
 		if (ret == -EAGAIN) {
-			io_uring_submit_and_wait(&ring, 1);
-			reap_quiet(&ring);
+			io_uring_submit_and_wait(&ring[2], 1);
+			reap_quiet(&ring[2]);
 			continue;
 		}
 		assert_int_equal(ret, 1);
@@ -2079,9 +2094,10 @@ static void test_long_stream_reads_deeper(void **state)
 	}
 	assert_int_equal(off, size);
 	gs_reader_close(r[2]);
-	reap_quiet(&ring);
+	reap_quiet(&ring[2]);
 	assert_int_equal(long_in_use(s), 0);
-	io_uring_queue_exit(&ring);
+	for (int i = 0; i < 3; i++)
+		io_uring_queue_exit(&ring[i]);
 	gs_close(s);
 	free(ref);
 }
