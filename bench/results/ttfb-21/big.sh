@@ -5,7 +5,16 @@
 # turn, ROUNDS times; prints each run's TTFB p50/p90 and per-request MiB/s
 # and every request's TTFB in us (from --csv).  One goblinctl (CLIENT,
 # default the first build's) for all, so the client is the same.
+# FIO=1: after each run's passes, fio's one O_DIRECT stream of goblind's
+# SSD file, as vs-vinyl.sh's device_stream (1 MiB reads, FIO_DEPTH deep,
+# default 4), and the per-request median over it.  PERF=FILE: perf record
+# -g of goblind's threads during the passes, to FILE.<build>.<round>.
+# Each line also has, over the passes, goblind's CPU (server_busy, of one
+# CPU), the machine's (machine_busy, of all), and the device's reads from
+# /proc/diskstats: their number and mean size and time, the share of the
+# time one was in flight (disk_busy) and the mean number in flight.
 set -u
+. "$(cd "$(dirname "$0")/../../.." && pwd)/bench/lib.sh"
 R=$1; shift
 d=${DIR:-/var/tmp/ttfb21}; rm -rf $d; mkdir -p $d
 python3 - "$d" <<'PY'
@@ -43,6 +52,10 @@ for r in $(seq $R); do for b in "$@"; do
 			-p $pid -o $RAWTRACE.$(basename $b).$r 2>/dev/null &
 		ppid=$!; sleep 0.5
 	fi
+	if [ -n "${PERF:-}" ]; then
+		perf record -q -g -p $pid -o $PERF.$(basename $b).$r 2>/dev/null &
+		ppid=$!; sleep 0.5
+	fi
 	if [ -n "${TRACE:-}" ]; then
 		# the worker's syscalls at the turn of each request, to time
 		# its idle before the request (gapsys.py)
@@ -52,7 +65,19 @@ for r in $(seq $R); do for b in "$@"; do
 			-o $TRACE.$(basename $b).$r 2>/dev/null &
 		ppid=$!; sleep 0.5
 	fi
+	cpu0=$(awk '{ print $14 + $15 }' /proc/$pid/stat); t0=$(date +%s%N)
+	idle0=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)
+	dev=$(basename "$(df --output=source $d | tail -1)")
+	ds0=$(awk -v d=$dev '$3 == d { print $4, $6, $7, $13, $14 }' /proc/diskstats)
 	res=$(${CL_CPUS:+taskset -c $CL_CPUS} $gc bench --proto http --host 127.0.0.1 --port $port --no-store --sweep --conns 1 --keys 12 --size manifest:$d/meas --csv $d/csv 2>&1 | grep '^RESULT')
+	cpu1=$(awk '{ print $14 + $15 }' /proc/$pid/stat); t1=$(date +%s%N)
+	idle1=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)
+	ds1=$(awk -v d=$dev '$3 == d { print $4, $6, $7, $13, $14 }' /proc/diskstats)
+	# the device over the passes: its reads, their mean size and time,
+	# the share of the time it had one in flight, and the mean in flight
+	disk=$(echo $ds0 $ds1 $(( (t1 - t0) / 1000000 )) | awk '{ n = $6 - $1; printf "reads=%d read_kib=%.0f read_ms=%.2f disk_busy=%.2f disk_qd=%.2f", n, ($7 - $2) / 2 / (n ? n : 1), ($8 - $3) / (n ? n : 1), ($9 - $4) / $11, ($10 - $5) / $11 }')
+	busy="server_busy=$(awk -v c=$((cpu1 - cpu0)) -v t=$((t1 - t0)) -v hz=$(getconf CLK_TCK) 'BEGIN { printf "%.2f", c / hz / (t / 1e9) }')"
+	busy="$busy machine_busy=$(awk -v i=$((idle1 - idle0)) -v t=$((t1 - t0)) -v n=$(nproc) -v hz=$(getconf CLK_TCK) 'BEGIN { printf "%.2f", n - i / hz / (t / 1e9) }')"
 	[ -n "$ppid" ] && { kill -INT $ppid; wait $ppid; }
 	ttfb=$(echo "$res" | grep -o 'ttfb_us=[0-9.]*/[0-9.]*' | head -1)
 	bw=$(echo "$res" | grep -o 'mib_per_s=[0-9.]*')
@@ -64,8 +89,23 @@ s = [c for c in rows[0] if 'sent' in c][0] if rows else None
 print(' '.join('%.0f' % ((int(x[k]) - int(x[s])) / 1000) for x in rows))
 PY
 )
+	fio=
+	if [ -n "${FIO:-}" ]; then
+		fio_huge fio --name=stream --filename=$d/st/ssd/data --readonly --rw=read \
+			--bs=1M --direct=1 --ioengine=io_uring --iodepth=${FIO_DEPTH:-4} \
+			--mem=shmhuge --output-format=json >$d/fio.json 2>/dev/null
+		fio=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("fio_mib=%.0f" % (j["jobs"][0]["read"]["bw"] / 1024))' $d/fio.json)
+		fio="$fio $(python3 - $d/csv ${fio#fio_mib=} <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bw = statistics.median(int(x["bytes"]) / 1048576 * 1e9 /
+                       (int(x["last_byte_ns"]) - int(x["sent_ns"])) for x in rows)
+print("per_request_mib=%.0f vs_fio=%.2f" % (bw, bw / float(sys.argv[2])))
+PY
+)"
+	fi
 	bp=$(curl -s http://127.0.0.1:$port/_goblin/stats | grep -o '"busy_poll[a-z_]*": *[0-9]*' | tr -d '" ' | tr '\n' ' ')
-	echo "$(date -u +%T) r=$r $b $ttfb $bw $bp per-request: $per"
+	echo "$(date -u +%T) r=$r $b ${EXTRA:-} $ttfb $bw $busy $disk $fio $bp per-request: $per"
 	kill $pid; wait $pid 2>/dev/null; rm -rf $d/st
 done; done
 kill $OPID; wait
