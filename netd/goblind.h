@@ -407,7 +407,7 @@ struct worker {
 	unsigned nready;
 	int64_t polled_ns;	/* the last look at the sockets (poll_events) */
 	int64_t busy_until;	/* monotonic ns: poll, do not sleep, until then
-			     * (--busy-poll); 0: sleep when idle */
+				 * (--busy-poll); 0: sleep when idle */
 	struct conn *busy_conn; /* whose answer armed it (GD_BUSY_POLL_OUTQ_NS) */
 	int64_t busy_armed;	/* when */
 	unsigned nout;		/* connections waiting for EPOLLOUT */

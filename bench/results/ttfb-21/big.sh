@@ -7,7 +7,8 @@
 # default the first build's) for all, so the client is the same.
 # FIO=1: after each run's passes, fio's one O_DIRECT stream of goblind's
 # SSD file, as vs-vinyl.sh's device_stream (1 MiB reads, FIO_DEPTH deep,
-# default 4), and the per-request median over it.  PERF=FILE: perf record
+# default 4), and the per-request median over it.  BIG_N objects
+# (default 4) of BIG_MIN to BIG_MAX MiB (256, 512), in an SSD of SSD (3G).  PERF=FILE: perf record
 # -g of goblind's threads during the passes, to FILE.<build>.<round>.
 # Each line also has, over the passes, goblind's CPU (server_busy, of one
 # CPU), the machine's (machine_busy, of all), and the device's reads from
@@ -17,11 +18,13 @@ set -u
 . "$(cd "$(dirname "$0")/../../.." && pwd)/bench/lib.sh"
 R=$1; shift
 d=${DIR:-/var/tmp/ttfb21}; rm -rf $d; mkdir -p $d
-python3 - "$d" <<'PY'
+N=${BIG_N:-4}
+python3 - "$d" "$N" "${BIG_MIN:-256}" "${BIG_MAX:-512}" <<'PY'
 import random, sys
 d = sys.argv[1]
 r = random.Random(1)
-objs = [("big:%04d" % i, r.randint(256 << 20, 512 << 20)) for i in range(4)]
+n, lo, hi = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+objs = [("big:%04d" % i, r.randint(lo << 20, hi << 20)) for i in range(n)]
 open(d + "/pop", "w").writelines("%s %d\n" % o for o in objs)
 with open(d + "/meas", "w") as f:
     for p in range(3):
@@ -36,14 +39,14 @@ OPORT=$(cat $d/oport)
 for r in $(seq $R); do for b in "$@"; do
 	: >$d/gd.log
 	${GD_CPUS:+taskset -c $GD_CPUS} $b/build/goblind --store $d/st --no-memcache --http-port 0 --memory 256M --small-memory 64M --max-item 8G \
-		--mirror http://127.0.0.1:$OPORT --ssd-size 3G --max-conns 4096 --http-timeout 0 ${EXTRA:-} 2>$d/gd.log &
+		--mirror http://127.0.0.1:$OPORT --ssd-size ${SSD:-3G} --max-conns 4096 --http-timeout 0 ${EXTRA:-} 2>$d/gd.log &
 	pid=$!
 	port=
 	for i in $(seq 100); do
 		port=$(sed -n 's/.*http on [^ ]*:\([0-9]*\).*/\1/p' $d/gd.log | head -1)
 		[ -n "$port" ] && break; sleep 0.05
 	done
-	$gc bench --proto http --host 127.0.0.1 --port $port --no-store --sweep --conns 1 --verify --keys 4 --size manifest:$d/pop >/dev/null 2>&1
+	$gc bench --proto http --host 127.0.0.1 --port $port --no-store --sweep --conns 1 --verify --keys $N --size manifest:$d/pop >/dev/null 2>&1
 	sync; echo 3 > /proc/sys/vm/drop_caches
 	ppid=
 	if [ -n "${RAWTRACE:-}" ]; then
@@ -69,7 +72,7 @@ for r in $(seq $R); do for b in "$@"; do
 	idle0=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)
 	dev=$(basename "$(df --output=source $d | tail -1)")
 	ds0=$(awk -v d=$dev '$3 == d { print $4, $6, $7, $13, $14 }' /proc/diskstats)
-	res=$(${CL_CPUS:+taskset -c $CL_CPUS} $gc bench --proto http --host 127.0.0.1 --port $port --no-store --sweep --conns 1 --keys 12 --size manifest:$d/meas --csv $d/csv 2>&1 | grep '^RESULT')
+	res=$(${CL_CPUS:+taskset -c $CL_CPUS} $gc bench --proto http --host 127.0.0.1 --port $port --no-store --sweep --conns 1 --keys $((3 * N)) --size manifest:$d/meas --csv $d/csv 2>&1 | grep '^RESULT')
 	cpu1=$(awk '{ print $14 + $15 }' /proc/$pid/stat); t1=$(date +%s%N)
 	idle1=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)
 	ds1=$(awk -v d=$dev '$3 == d { print $4, $6, $7, $13, $14 }' /proc/diskstats)
