@@ -206,8 +206,10 @@ PYEOF
 	local hwm
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$GPID/status")
 	echo "goblind peak RSS: $hwm KiB"
-	# 24 MiB of pools, buffers and code: far below the 100 MiB object
-	[ "$hwm" -lt $((80 << 10)) ]
+	# 24 MiB of pools, buffers and code, and the 32 MiB a lone long
+	# stream reads ahead (GS_LONG_DEEP; 82 MiB in all under ASan): below
+	# the 100 MiB object, which held in RAM would add to all that
+	[ "$hwm" -lt $((96 << 10)) ]
 }
 
 @test "writes: loopback only by default, or the bearer token" {
