@@ -8,8 +8,9 @@
 # FIO=1: after each run's passes, fio's one O_DIRECT stream of goblind's
 # SSD file, as vs-vinyl.sh's device_stream (1 MiB reads, FIO_DEPTH deep,
 # default 4), and the per-request median over it.  BIG_N objects
-# (default 4) of BIG_MIN to BIG_MAX MiB (256, 512), in an SSD of SSD (3G).  PERF=FILE: perf record
-# -g of goblind's threads during the passes, to FILE.<build>.<round>.
+# (default 4) of BIG_MIN to BIG_MAX MiB (256, 512), in an SSD of SSD
+# (3G).  PERF=FILE: perf record -g of goblind's threads during the
+# passes, to FILE.<build>.<round>.
 # Each line also has, over the passes, goblind's CPU (server_busy, of one
 # CPU), the machine's (machine_busy, of all), and the device's reads from
 # /proc/diskstats: their number and mean size and time, the share of the
