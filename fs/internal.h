@@ -101,6 +101,8 @@ struct gfs {
 	struct gfs_options o;
 	struct fuse_session *se;
 	bool mounted;
+	int guard_fd; /* the guard's pipe (guard.c), or -1 */
+	pid_t guard_pid;
 	uid_t uid;
 	gid_t gid;
 	int64_t start_ns; /* mtime of directories */
@@ -414,6 +416,13 @@ void fh_close_all(struct gfs *fs);
  * or NULL).  0 or -errno. */
 int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,
 		uint64_t size);
+
+/* ---- the guard of a dead server's mount (guard.c) ---- */
+
+/* Fork the guard of the mount on @real (resolved; NULL: none). */
+void guard_start(struct gfs *fs, const char *real);
+/* The mount is going away cleanly: end the guard (before unmount). */
+void guard_stop(struct gfs *fs);
 
 /* ---- what other front-ends and the store change (changes.c) ---- */
 

@@ -134,6 +134,7 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,
 		gfs_options_init(&fs->o);
 	if (!fs->o.max_threads)
 		fs->o.max_threads = 1;
+	fs->guard_fd = -1;
 	fs->uid = getuid();
 	fs->gid = getgid();
 	fs->start_ns = gs_real_ns();
@@ -183,9 +184,12 @@ fail:
 
 int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args)
 {
+	/* resolved before: once mounted, a stat waits for our answer */
+	char *real = realpath(mountpoint, NULL);
+
 	fs->se = fuse_session_new(args, &gfs_ops, sizeof(gfs_ops), fs);
 	if (!fs->se)
-		return -1;
+		goto fail;
 	if (fuse_set_signal_handlers(fs->se) < 0)
 		goto fail;
 	if (fuse_session_mount(fs->se, mountpoint) < 0) {
@@ -193,10 +197,14 @@ int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args)
 		goto fail;
 	}
 	fs->mounted = true;
+	guard_start(fs, real);
+	free(real);
 	return 0;
 fail:
-	fuse_session_destroy(fs->se);
+	if (fs->se)
+		fuse_session_destroy(fs->se);
 	fs->se = NULL;
+	free(real);
 	return -1;
 }
 
@@ -225,6 +233,7 @@ void gfs_exit(struct gfs *fs)
 void gfs_unmount(struct gfs *fs)
 {
 	changes_stop(fs); /* it uses the session */
+	guard_stop(fs);
 	if (!fs->se)
 		return;
 	fuse_remove_signal_handlers(fs->se);

@@ -171,3 +171,56 @@ mcset() { # KEY VALUE: fails unless STORED
 	(( gone > 0 ))
 	[ "$(ls "$M" | wc -l)" = $((12 - gone)) ]
 }
+
+# A delete tells the kernel to forget the name, which waits for the
+# directory's lock, which a lookup holds while it waits for goblind.
+# Killed then, goblind's other threads die, that thread waits forever, and
+# so do goblind and every process on the mount, unless the connection is
+# aborted: the guard does it (fs/guard.c).  Without it a round in four or
+# five here ends with goblind a zombie and its thread in D state.
+@test "kill -9 while lookups wait on names goblind is forgetting: goblind ends, the lookups return, the dead mount answers" {
+	run "$PY" "$BATS_TEST_DIRNAME/mount_wedge.py" "$GD" "$T" 12
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wedge: 12 rounds, 0 failed, "* ]]
+}
+
+# guard_pid: the guard (goblin-guard) child of goblind $GPID
+guard_pid() {
+	pgrep -P "$GPID" -x goblin-guard
+}
+
+# running PID: alive and not a zombie
+running() {
+	local st
+	st=$(cut -d')' -f2 "/proc/$1/stat" 2>/dev/null | awk '{ print $1 }')
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
+@test "the mount's guard: one per mount, gone with a clean stop; an idle kill -9 aborts nothing" {
+	mount_start
+	[ "$(guard_pid | wc -l)" -eq 1 ]
+	g=$(guard_pid)
+	running "$g"
+	# holds nothing of goblind's: not /dev/fuse, not the store
+	run ls -l "/proc/$g/fd"
+	[[ "$output" == *pipe:* && "$output" != *fuse* ]]
+	[[ "$output" != *"$T/s/"* ]]
+	gd_stop
+	[ ! -e "/proc/$g" ] # ended, and goblind waited for it
+	run ! mountpoint -q "$M"
+
+	mount_start
+	g=$(guard_pid)
+	kill -KILL "$GPID"
+	wait "$GPID" || true
+	# past the guard's grace second: it saw the process end, no abort
+	sleep 1.5
+	run ! running "$g" # its parent now init, which may not reap it
+	run ! grep -q aborted "$LOG"
+	# auto_unmount took the dead mount away, or it answers ENOTCONN
+	if mountpoint -q "$M"; then
+		run stat "$M"
+		[[ "$output" == *"not connected"* ]]
+	fi
+}
