@@ -43,6 +43,7 @@
 #define FUSECTL	       "/sys/fs/fuse/connections"
 
 struct guard {
+	int null;	/* /dev/null, for standard input and output */
 	char task[64];	/* /proc/PID/task/TID/stat of the mounting thread */
 	char abort[96]; /* FUSECTL/N/abort */
 	char done[PATH_MAX + 160];
@@ -159,7 +160,12 @@ __attribute__((noreturn)) static void guard_run(const struct guard *g, int rfd)
 	sigdelset(&wait_mask, SIGUSR2);
 	prctl(PR_SET_NAME, "goblin-guard");
 	prctl(PR_SET_PDEATHSIG, SIGUSR2);
-	/* nothing of the server's: least of all its /dev/fuse */
+	/*
+	 * Nothing of the server's, least of all its /dev/fuse, and no end
+	 * of a pipe that someone reads to its end: only standard error.
+	 */
+	dup2(g->null, STDIN_FILENO);
+	dup2(g->null, STDOUT_FILENO);
 	if (rfd > 3)
 		close_range(3, (unsigned)rfd - 1, 0);
 	close_range((unsigned)rfd + 1, ~0u, 0);
@@ -179,15 +185,16 @@ __attribute__((noreturn)) static void guard_run(const struct guard *g, int rfd)
 	_exit(0);
 }
 
-void guard_start(struct gfs *fs, const char *real)
+void gfs_guard(struct gfs *fs)
 {
+	const char *real = fs->mount_path;
 	struct guard g;
 	long conn;
 	int p[2];
 	pid_t pid;
 
-	fs->guard_fd = -1;
-	if (!real || (conn = mount_conn(real)) < 0)
+	if (!fs->mounted || fs->guard_fd >= 0 || !real ||
+	    (conn = mount_conn(real)) < 0)
 		return;
 	snprintf(g.task, sizeof(g.task), "/proc/%d/task/%d/stat", getpid(),
 		 gettid());
@@ -201,13 +208,18 @@ void guard_start(struct gfs *fs, const char *real)
 		 "and FUSE connection %ld of %s cannot be aborted: "
 		 "echo 1 > %s as root\n",
 		 program_invocation_short_name, conn, real, g.abort);
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if ((g.null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 		return;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		close(g.null);
+		return;
+	}
 	pid = fork();
 	if (pid == 0) {
 		close(p[1]);
 		guard_run(&g, p[0]);
 	}
+	close(g.null);
 	close(p[0]);
 	if (pid < 0) {
 		close(p[1]);

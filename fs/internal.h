@@ -101,7 +101,8 @@ struct gfs {
 	struct gfs_options o;
 	struct fuse_session *se;
 	bool mounted;
-	int guard_fd; /* the guard's pipe (guard.c), or -1 */
+	char *mount_path; /* the mountpoint resolved, or NULL */
+	int guard_fd;	  /* the guard's pipe (guard.c), or -1 */
 	pid_t guard_pid;
 	uid_t uid;
 	gid_t gid;
@@ -419,8 +420,6 @@ int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,
 
 /* ---- the guard of a dead server's mount (guard.c) ---- */
 
-/* Fork the guard of the mount on @real (resolved; NULL: none). */
-void guard_start(struct gfs *fs, const char *real);
 /* The mount is going away cleanly: end the guard (before unmount). */
 void guard_stop(struct gfs *fs);
 

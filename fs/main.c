@@ -403,6 +403,7 @@ int main(int argc, char **argv)
 	fuse_opt_free_args(&c.fargs);
 	if (!c.foreground)
 		daemonize_end();
+	gfs_guard(fs);
 
 	ret = gfs_loop(fs);
 	gfs_unmount(fs);

@@ -184,9 +184,10 @@ fail:
 
 int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args)
 {
-	/* resolved before: once mounted, a stat waits for our answer */
-	char *real = realpath(mountpoint, NULL);
-
+	/* for the guard, resolved before: a stat of the mount would wait
+	 * for an answer from us */
+	free(fs->mount_path);
+	fs->mount_path = realpath(mountpoint, NULL);
 	fs->se = fuse_session_new(args, &gfs_ops, sizeof(gfs_ops), fs);
 	if (!fs->se)
 		goto fail;
@@ -197,14 +198,11 @@ int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args)
 		goto fail;
 	}
 	fs->mounted = true;
-	guard_start(fs, real);
-	free(real);
 	return 0;
 fail:
 	if (fs->se)
 		fuse_session_destroy(fs->se);
 	fs->se = NULL;
-	free(real);
 	return -1;
 }
 
@@ -262,5 +260,6 @@ void gfs_free(struct gfs *fs)
 	pthread_cond_destroy(&fs->commit_cond);
 	pthread_cond_destroy(&fs->drop_cond);
 	changes_free(fs);
+	free(fs->mount_path);
 	free(fs);
 }

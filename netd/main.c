@@ -492,6 +492,7 @@ static void mount_start(void)
 		die("out of memory");
 	if (gfs_mount(fs, gd.set.mount, &fargs) < 0)
 		die("cannot mount '%s'", gd.set.mount);
+	gfs_guard(fs); /* this thread ends with goblind */
 	fuse_opt_free_args(&fargs);
 	free(opts);
 	memset(&sa, 0, sizeof(sa));

@@ -226,8 +226,14 @@ time.sleep(5)' "$M/partial" "$T/written" 2>/dev/null &
 }
 
 @test "daemon mode: returns once mounted; startup errors exit 128, usage 129" {
-	"$GFS" "${STORE_OPTS[@]}" --store "$S" "$M"
+	# also where its output is read to the end: the daemon and its
+	# guard let go of it
+	run -0 timeout 20 bash -c 'out=$("$@" 2>&1) && printf %s "$out"' _ \
+		"$GFS" "${STORE_OPTS[@]}" --store "$S" "$M"
+	[ -z "$output" ]
 	wait_mounted
+	run -0 pgrep -d, -f -- "--store $S $M"
+	run -0 pgrep -x -P "$output" goblin-guard
 	echo hi >"$M/k"
 	# the store is locked by the running daemon
 	mkdir "$T/m2"
