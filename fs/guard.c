@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mount's guard: a child process that ends the FUSE connection when
- * the server dies with one of its threads stuck in the kernel.
+ * The mount's guard: a process that ends the FUSE connection when the
+ * server dies with one of its threads stuck in the kernel.
  *
  * A thread that tells the kernel to forget a name (notify_inval_entry)
  * waits, uninterruptibly, for the directory's lock, and a lookup in that
@@ -13,15 +13,19 @@
  * an abort through fusectl breaks the cycle, and nothing of the dead
  * server can do it.
  *
- * The guard, forked at mount, learns from a parent-death signal that the
- * thread that mounted is gone.  If the rest of the process has not gone
- * GUARD_GRACE_MS later (its end of a pipe is still open), it writes to
- * the connection's abort file: the lookup fails with ENOTCONN, the stuck
- * thread goes on and dies, and auto_unmount's fusermount3 removes the
- * dead mount.  A clean unmount closes the pipe first, and the guard ends.
+ * The guard, started at mount, learns from a parent-death signal that the
+ * thread that started it is gone.  If the rest of the process has not
+ * gone GUARD_GRACE_MS later (its end of a pipe is still open), it writes
+ * to the connection's abort file: the lookup fails with ENOTCONN, the
+ * stuck thread goes on and dies, and auto_unmount's fusermount3 removes
+ * the dead mount.  A clean unmount closes the pipe first, and the guard
+ * ends.
  *
- * The child of a threaded process, it makes system calls only: every
- * path and message is written before the fork.
+ * The guard is this program again (/proc/self/exe), spawned with its own
+ * argv and GUARD_ENV set, and caught by guard_main() before main() runs:
+ * a fork would share every page of the server's memory copy-on-write for
+ * as long as the mount lives, and the server's RAM pools and buffers
+ * would then be copied page by page as it writes them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +33,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +45,13 @@
 #include "internal.h"
 
 #define GUARD_GRACE_MS 1000
+#define GUARD_NAME     "goblin-guard"
+#define GUARD_ENV      "GOBLIN_GUARD"
+#define GUARD_FD       3 /* the pipe's read end, in the guard */
 #define FUSECTL	       "/sys/fs/fuse/connections"
 
-struct guard {
-	int null;	/* /dev/null, for standard input and output */
-	char task[64];	/* /proc/PID/task/TID/stat of the mounting thread */
-	char abort[96]; /* FUSECTL/N/abort */
-	char done[PATH_MAX + 160];
-	char failed[PATH_MAX + 160];
-};
+/* The guard's arguments, after argv[0] (GUARD_NAME). */
+enum { ARG_TASK = 1, ARG_ABORT, ARG_DONE, ARG_FAILED, NARGS };
 
 /*
  * The FUSE connection of the mount on @real (a resolved path), from
@@ -98,12 +101,13 @@ static long mount_conn(const char *real)
 	return conn;
 }
 
-/* Has the thread that mounted ended (a zombie leader, or no more)? */
-static bool mounter_gone(const struct guard *g)
+/* Has the thread that started the guard ended (a zombie leader, or no
+ * more)?  @task: its /proc/PID/task/TID/stat. */
+static bool starter_gone(const char *task)
 {
 	char buf[512], *p;
 	ssize_t n;
-	int fd = open(g->task, O_RDONLY | O_CLOEXEC);
+	int fd = open(task, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return true;
@@ -116,23 +120,17 @@ static bool mounter_gone(const struct guard *g)
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
 }
 
-static void say(const char *msg)
+/* Write "1" to @abort_path, a connection's abort file. */
+static bool abort_conn(const char *abort_path)
 {
-	ssize_t n = write(STDERR_FILENO, msg, strlen(msg));
-
-	(void)n;
-}
-
-static bool abort_conn(const struct guard *g)
-{
-	int fd = open(g->abort, O_WRONLY | O_CLOEXEC);
+	int fd = open(abort_path, O_WRONLY | O_CLOEXEC);
 	bool ok;
 
 	/* fusectl not mounted: mount it where only the guard sees it */
 	if (fd < 0 && errno == ENOENT && !unshare(CLONE_NEWNS) &&
 	    !mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) &&
 	    !mount("fusectl", FUSECTL, "fusectl", 0, NULL))
-		fd = open(g->abort, O_WRONLY | O_CLOEXEC);
+		fd = open(abort_path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	ok = write(fd, "1", 1) == 1;
@@ -145,12 +143,19 @@ static void wake(int sig)
 	(void)sig; /* only ends ppoll */
 }
 
-__attribute__((noreturn)) static void guard_run(const struct guard *g, int rfd)
+/*
+ * The guard's life, when this process is one: before main(), in both
+ * programs that link the mount.  Its standard error is the server's.
+ */
+__attribute__((constructor)) static void guard_main(int argc, char **argv)
 {
-	struct pollfd p = { .fd = rfd, .events = POLLIN };
+	struct pollfd p = { .fd = GUARD_FD, .events = POLLIN };
 	struct sigaction sa;
 	sigset_t all, wait_mask;
+	const char *msg;
 
+	if (argc != NARGS || strcmp(argv[0], GUARD_NAME) || !getenv(GUARD_ENV))
+		return;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	memset(&sa, 0, sizeof(sa));
@@ -158,28 +163,22 @@ __attribute__((noreturn)) static void guard_run(const struct guard *g, int rfd)
 	sigaction(SIGUSR2, &sa, NULL);
 	wait_mask = all;
 	sigdelset(&wait_mask, SIGUSR2);
-	prctl(PR_SET_NAME, "goblin-guard");
+	prctl(PR_SET_NAME, GUARD_NAME);
 	prctl(PR_SET_PDEATHSIG, SIGUSR2);
-	/*
-	 * Nothing of the server's, least of all its /dev/fuse, and no end
-	 * of a pipe that someone reads to its end: only standard error.
-	 */
-	dup2(g->null, STDIN_FILENO);
-	dup2(g->null, STDOUT_FILENO);
-	if (rfd > 3)
-		close_range(3, (unsigned)rfd - 1, 0);
-	close_range((unsigned)rfd + 1, ~0u, 0);
 
 	/*
 	 * Readable: the end (the whole process has gone, or unmounted).  A
 	 * signal: the parent-death signal, or someone else's SIGUSR2.  A
 	 * signal before ppoll waits is held until ppoll unblocks it.
 	 */
-	while (!mounter_gone(g))
+	while (!starter_gone(argv[ARG_TASK]))
 		if (ppoll(&p, 1, NULL, &wait_mask) > 0)
 			_exit(0);
 	if (poll(&p, 1, GUARD_GRACE_MS) == 0) {
-		say(abort_conn(g) ? g->done : g->failed);
+		msg = abort_conn(argv[ARG_ABORT]) ? argv[ARG_DONE] :
+						    argv[ARG_FAILED];
+		if (write(STDERR_FILENO, msg, strlen(msg)) < 0)
+			_exit(1);
 		poll(&p, 1, -1);
 	}
 	_exit(0);
@@ -188,45 +187,63 @@ __attribute__((noreturn)) static void guard_run(const struct guard *g, int rfd)
 void gfs_guard(struct gfs *fs)
 {
 	const char *real = fs->mount_path;
-	struct guard g;
+	char task[64], abort_path[96], *done = NULL, *failed = NULL;
+	static char name[] = GUARD_NAME, env[] = GUARD_ENV "=1";
+	char *argv[NARGS + 1], *envp[] = { env, NULL };
+	posix_spawn_file_actions_t fa;
 	long conn;
-	int p[2];
+	int p[2] = { -1, -1 };
 	pid_t pid;
 
 	if (!fs->mounted || fs->guard_fd >= 0 || !real ||
 	    (conn = mount_conn(real)) < 0)
 		return;
-	snprintf(g.task, sizeof(g.task), "/proc/%d/task/%d/stat", getpid(),
+	snprintf(task, sizeof(task), "/proc/%d/task/%d/stat", getpid(),
 		 gettid());
-	snprintf(g.abort, sizeof(g.abort), FUSECTL "/%ld/abort", conn);
-	snprintf(g.done, sizeof(g.done),
-		 "%s: the server died with a thread stuck in the kernel: "
-		 "FUSE connection %ld of %s aborted\n",
-		 program_invocation_short_name, conn, real);
-	snprintf(g.failed, sizeof(g.failed),
-		 "%s: the server died with a thread stuck in the kernel, "
-		 "and FUSE connection %ld of %s cannot be aborted: "
-		 "echo 1 > %s as root\n",
-		 program_invocation_short_name, conn, real, g.abort);
-	if ((g.null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
-		return;
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		close(g.null);
-		return;
+	snprintf(abort_path, sizeof(abort_path), FUSECTL "/%ld/abort", conn);
+	if (asprintf(&done,
+		     "%s: the server died with a thread stuck in the kernel: "
+		     "FUSE connection %ld of %s aborted\n",
+		     program_invocation_short_name, conn, real) < 0)
+		done = NULL;
+	if (asprintf(&failed,
+		     "%s: the server died with a thread stuck in the kernel, "
+		     "and FUSE connection %ld of %s cannot be aborted: "
+		     "echo 1 > %s as root\n",
+		     program_invocation_short_name, conn, real, abort_path) < 0)
+		failed = NULL;
+	if (!done || !failed || pipe2(p, O_CLOEXEC) < 0)
+		goto out;
+	argv[0] = name;
+	argv[ARG_TASK] = task;
+	argv[ARG_ABORT] = abort_path;
+	argv[ARG_DONE] = done;
+	argv[ARG_FAILED] = failed;
+	argv[NARGS] = NULL;
+	/*
+	 * Nothing of the server's, least of all its /dev/fuse, and no end
+	 * of a pipe that someone reads to its end: only standard error.
+	 */
+	posix_spawn_file_actions_init(&fa);
+	if (!posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
+					      O_RDONLY, 0) &&
+	    !posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
+					      O_WRONLY, 0) &&
+	    !posix_spawn_file_actions_adddup2(&fa, p[0], GUARD_FD) &&
+	    !posix_spawn_file_actions_addclosefrom_np(&fa, GUARD_FD + 1) &&
+	    !posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp)) {
+		fs->guard_fd = p[1];
+		fs->guard_pid = pid;
+		p[1] = -1;
 	}
-	pid = fork();
-	if (pid == 0) {
+	posix_spawn_file_actions_destroy(&fa);
+out:
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
 		close(p[1]);
-		guard_run(&g, p[0]);
-	}
-	close(g.null);
-	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		return;
-	}
-	fs->guard_fd = p[1];
-	fs->guard_pid = pid;
+	free(done);
+	free(failed);
 }
 
 void guard_stop(struct gfs *fs)
