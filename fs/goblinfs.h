@@ -60,8 +60,9 @@ struct gfs *gfs_new(struct gs_store *s, const struct gfs_options *o, char *err,
 int gfs_mount(struct gfs *fs, const char *mountpoint, struct fuse_args *args);
 
 /*
- * Fork the mount's guard, the child that aborts the FUSE connection if
- * this process dies with a thread stuck in the kernel (fs/guard.c).  Call
+ * Start the mount's guard, this program spawned again, which aborts the
+ * FUSE connection if this process dies with a thread stuck in the kernel
+ * (fs/guard.c).  Call
  * after gfs_mount() and any daemonizing (the guard keeps the standard
  * error it finds), from the thread that lives as long as the mount: the
  * guard takes that thread's end for the server's.

@@ -176,8 +176,9 @@ mcset() { # KEY VALUE: fails unless STORED
 # directory's lock, which a lookup holds while it waits for goblind.
 # Killed then, goblind's other threads die, that thread waits forever, and
 # so do goblind and every process on the mount, unless the connection is
-# aborted: the guard does it (fs/guard.c).  Without it a round in four or
-# five here ends with goblind a zombie and its thread in D state.
+# aborted: the guard does it (fs/guard.c).  Without it about a round in
+# three here (7 of 20 on 34437a5) ends with goblind a zombie and its
+# thread in D state.
 @test "kill -9 while lookups wait on names goblind is forgetting: goblind ends, the lookups return, the dead mount answers" {
 	run "$PY" "$BATS_TEST_DIRNAME/mount_wedge.py" "$GD" "$T" 12
 	echo "$output"
