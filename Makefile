@@ -238,6 +238,12 @@ $(B)/test/test_stale: test/unit/test_stale.c $(B)/store/origin/rfc9111.o $(B)/st
 	$(QLD)$(CC) $(FINAL_CFLAGS) -iquote store/origin $(FINAL_LDFLAGS) -o $@ $< \
 	    $(B)/store/origin/rfc9111.o $(B)/store/httpdate.o -lcmocka
 
+# the guard's reading of mountinfo: guard.c alone
+$(B)/test/test_guard: test/unit/test_guard.c $(B)/fs/guard.o
+	@mkdir -p $(dir $@)
+	$(QLD)$(CC) $(FINAL_CFLAGS) $(FUSE_CFLAGS) -iquote fs $(FINAL_LDFLAGS) \
+	    -o $@ $< $(B)/fs/guard.o -lcmocka
+
 # the origin fetcher against a store and an origin inside the test
 $(B)/test/test_fetch: test/unit/test_fetch.c $(B)/libgoblin-origin.a $(B)/libgoblin.a
 	@mkdir -p $(dir $@)

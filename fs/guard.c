@@ -53,21 +53,12 @@
 /* The guard's arguments, after argv[0] (GUARD_NAME). */
 enum { ARG_TASK = 1, ARG_ABORT, ARG_DONE, ARG_FAILED, NARGS };
 
-/*
- * The FUSE connection of the mount on @real (a resolved path), from
- * /proc/self/mountinfo: the kernel names it after the superblock's device
- * number.  -1 when the mount is not found.  No stat of the mount: nobody
- * answers its requests yet.
- */
-static long mount_conn(const char *real)
+long guard_conn_of(FILE *f, const char *real)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL, *mp = NULL;
 	size_t cap = 0;
 	long conn = -1;
 
-	if (!f)
-		return -1;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned maj, min;
 		char *dash = strstr(line, " - ");
@@ -97,6 +88,21 @@ static long mount_conn(const char *real)
 	}
 	free(mp);
 	free(line);
+	return conn;
+}
+
+/*
+ * The FUSE connection of this process's mount on @real; no stat of the
+ * mount: nobody answers its requests yet.
+ */
+static long mount_conn(const char *real)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	long conn;
+
+	if (!f)
+		return -1;
+	conn = guard_conn_of(f, real);
 	fclose(f);
 	return conn;
 }

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -419,6 +420,14 @@ int fh_truncate(struct gfs *fs, struct gfs_node *n, struct fuse_file_info *fi,
 		uint64_t size);
 
 /* ---- the guard of a dead server's mount (guard.c) ---- */
+
+/*
+ * The FUSE connection (its fusectl name) of the mount on @real, a
+ * resolved path, from @f in /proc/PID/mountinfo's form: the kernel names
+ * it after the superblock's device number.  The last such mount wins (the
+ * one on top); -1 when there is none.
+ */
+long guard_conn_of(FILE *f, const char *real);
 
 /* The mount is going away cleanly: end the guard (before unmount). */
 void guard_stop(struct gfs *fs);
