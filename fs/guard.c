@@ -29,7 +29,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -50,8 +49,12 @@
 #define GUARD_FD       3 /* the pipe's read end, in the guard */
 #define FUSECTL	       "/sys/fs/fuse/connections"
 
-/* The guard's arguments, after argv[0] (GUARD_NAME). */
-enum { ARG_TASK = 1, ARG_ABORT, ARG_DONE, ARG_FAILED, NARGS };
+/*
+ * The guard's arguments, after argv[0] (GUARD_NAME): the starting thread's
+ * /proc/PID/task/TID/stat, the connection's number, the mountpoint, and
+ * the server's name for its message.
+ */
+enum { ARG_TASK = 1, ARG_CONN, ARG_MOUNT, ARG_SERVER, NARGS };
 
 long guard_conn_of(FILE *f, const char *real)
 {
@@ -158,7 +161,7 @@ __attribute__((constructor)) static void guard_main(int argc, char **argv)
 	struct pollfd p = { .fd = GUARD_FD, .events = POLLIN };
 	struct sigaction sa;
 	sigset_t all, wait_mask;
-	const char *msg;
+	char abort_path[96];
 
 	if (argc != NARGS || strcmp(argv[0], GUARD_NAME) || !getenv(GUARD_ENV))
 		return;
@@ -181,10 +184,22 @@ __attribute__((constructor)) static void guard_main(int argc, char **argv)
 		if (ppoll(&p, 1, NULL, &wait_mask) > 0)
 			_exit(0);
 	if (poll(&p, 1, GUARD_GRACE_MS) == 0) {
-		msg = abort_conn(argv[ARG_ABORT]) ? argv[ARG_DONE] :
-						    argv[ARG_FAILED];
-		if (write(STDERR_FILENO, msg, strlen(msg)) < 0)
-			_exit(1);
+		snprintf(abort_path, sizeof(abort_path), FUSECTL "/%s/abort",
+			 argv[ARG_CONN]);
+		if (abort_conn(abort_path))
+			dprintf(STDERR_FILENO,
+				"%s: the server died with a thread stuck in "
+				"the kernel: FUSE connection %s of %s "
+				"aborted\n",
+				argv[ARG_SERVER], argv[ARG_CONN],
+				argv[ARG_MOUNT]);
+		else
+			dprintf(STDERR_FILENO,
+				"%s: the server died with a thread stuck in "
+				"the kernel, and FUSE connection %s of %s "
+				"cannot be aborted: echo 1 > %s as root\n",
+				argv[ARG_SERVER], argv[ARG_CONN],
+				argv[ARG_MOUNT], abort_path);
 		poll(&p, 1, -1);
 	}
 	_exit(0);
@@ -192,39 +207,25 @@ __attribute__((constructor)) static void guard_main(int argc, char **argv)
 
 void gfs_guard(struct gfs *fs)
 {
-	const char *real = fs->mount_path;
-	char task[64], abort_path[96], *done = NULL, *failed = NULL;
 	static char name[] = GUARD_NAME, env[] = GUARD_ENV "=1";
+	char task[64], conn_s[24];
 	char *argv[NARGS + 1], *envp[] = { env, NULL };
 	posix_spawn_file_actions_t fa;
 	long conn;
-	int p[2] = { -1, -1 };
+	int p[2];
 	pid_t pid;
 
-	if (!fs->mounted || fs->guard_fd >= 0 || !real ||
-	    (conn = mount_conn(real)) < 0)
+	if (!fs->mounted || fs->guard_fd >= 0 || !fs->mount_path ||
+	    (conn = mount_conn(fs->mount_path)) < 0 || pipe2(p, O_CLOEXEC) < 0)
 		return;
 	snprintf(task, sizeof(task), "/proc/%d/task/%d/stat", getpid(),
 		 gettid());
-	snprintf(abort_path, sizeof(abort_path), FUSECTL "/%ld/abort", conn);
-	if (asprintf(&done,
-		     "%s: the server died with a thread stuck in the kernel: "
-		     "FUSE connection %ld of %s aborted\n",
-		     program_invocation_short_name, conn, real) < 0)
-		done = NULL;
-	if (asprintf(&failed,
-		     "%s: the server died with a thread stuck in the kernel, "
-		     "and FUSE connection %ld of %s cannot be aborted: "
-		     "echo 1 > %s as root\n",
-		     program_invocation_short_name, conn, real, abort_path) < 0)
-		failed = NULL;
-	if (!done || !failed || pipe2(p, O_CLOEXEC) < 0)
-		goto out;
+	snprintf(conn_s, sizeof(conn_s), "%ld", conn);
 	argv[0] = name;
 	argv[ARG_TASK] = task;
-	argv[ARG_ABORT] = abort_path;
-	argv[ARG_DONE] = done;
-	argv[ARG_FAILED] = failed;
+	argv[ARG_CONN] = conn_s;
+	argv[ARG_MOUNT] = fs->mount_path;
+	argv[ARG_SERVER] = program_invocation_short_name;
 	argv[NARGS] = NULL;
 	/*
 	 * Nothing of the server's, least of all its /dev/fuse, and no end
@@ -243,13 +244,9 @@ void gfs_guard(struct gfs *fs)
 		p[1] = -1;
 	}
 	posix_spawn_file_actions_destroy(&fa);
-out:
-	if (p[0] >= 0)
-		close(p[0]);
+	close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);
-	free(done);
-	free(failed);
 }
 
 void guard_stop(struct gfs *fs)
