@@ -59,8 +59,15 @@
  * of bench/vs-memcached.sh, bench/results/case1-21.md).
  */
 #define GD_BUSY_POLL_MIN     (1u << 20)
-/* A yield that took longer ran another task: the poll stops. */
+/*
+ * A yield that took longer than GD_BUSY_POLL_CEDE_NS, and in which the
+ * thread was switched out, ran another task; when such yields took more
+ * than GD_BUSY_CEDE_TAKEN within GD_BUSY_CEDE_WINDOW, that task wants the
+ * CPU: the poll stops.  See busy_poll_yield().
+ */
 #define GD_BUSY_POLL_CEDE_NS 20000
+#define GD_BUSY_CEDE_TAKEN   1000000
+#define GD_BUSY_CEDE_WINDOW  5000000
 /*
  * The poll's --busy-poll starts again while the answer's bytes are still
  * in its socket's send queue (SIOCOUTQ): its client reads them for a few
@@ -410,6 +417,11 @@ struct worker {
 				 * (--busy-poll); 0: sleep when idle */
 	struct conn *busy_conn; /* whose answer armed it (GD_BUSY_POLL_OUTQ_NS) */
 	int64_t busy_armed;	/* when */
+	long busy_switches;	/* the thread's context switches after the
+				 * poll's last yield; -1: before its first */
+	int64_t busy_window;	/* when the window of busy_taken began;
+				 * 0: none in this poll */
+	int64_t busy_taken;	/* ns other tasks took of its yields */
 	unsigned nout;		/* connections waiting for EPOLLOUT */
 	void *pstate[GD_PROTOS_MAX];		/* each protocol's, by its id */
 	struct wlistener lis[GD_LISTENERS_MAX]; /* epoll data: &lis[i] */

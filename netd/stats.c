@@ -341,7 +341,7 @@ static void stats_commands(struct gd *gd, struct sink *c,
 	COUNTER(c, "busy_poll_hits", "... and the request came while it polled",
 		cn->busy_poll_hits);
 	COUNTER(c, "busy_poll_ceded",
-		"... stopped early, since another task wanted the CPU",
+		"... stopped early: other tasks took over 1 ms of its yields",
 		cn->busy_poll_ceded);
 	COUNTER(c, "busy_poll_extended",
 		"... started again, since the answer was still in its "

@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -260,6 +261,7 @@ static void busy_poll_arm(struct conn *c)
 	c->busy_polled = true;
 	w->busy_armed = gs_mono_ns();
 	w->busy_until = w->busy_armed + (int64_t)us * 1000;
+	w->busy_switches = -1;
 	w->busy_conn = c;
 	CNT(w, busy_polls);
 }
@@ -314,21 +316,55 @@ static int flush_warm(struct conn *c)
 	return conn_flush(c);
 }
 
+/* The calling thread's context switches, voluntary or not. */
+static long thread_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
 /*
  * Polling, nothing came: whatever else may run on this CPU (the client
  * of the answer, perhaps) goes first.  If something did, the CPU is
  * wanted: polling on would leave the request waiting behind it for a
  * time slice, while a sleeping worker that the request wakes preempts.
+ * What takes a yield briefly and is done does not want it: on a VM, a
+ * vCPU that the host ran late (a long yield and no switch: 1 yield in
+ * 3,500 here, so one in most polls of a few ms), or the kernel's RCU
+ * thread, which took one yield of every poll on an idle machine here.
+ * So the poll stops when other tasks took more than
+ * GD_BUSY_CEDE_TAKEN of the yields that switched to them within
+ * GD_BUSY_CEDE_WINDOW.
  */
 static void busy_poll_yield(struct worker *w)
 {
-	int64_t t = gs_mono_ns();
+	int64_t t, now;
+	long sw;
 
-	sched_yield();
-	if (gs_mono_ns() - t > GD_BUSY_POLL_CEDE_NS) {
-		w->busy_until = 0;
-		CNT(w, busy_poll_ceded);
+	if (w->busy_switches < 0) {
+		w->busy_switches = thread_switches();
+		w->busy_window = 0;
 	}
+	t = gs_mono_ns();
+	sched_yield();
+	now = gs_mono_ns();
+	sw = thread_switches();
+	if (now - t > GD_BUSY_POLL_CEDE_NS && sw != w->busy_switches) {
+		if (!w->busy_window ||
+		    t - w->busy_window > GD_BUSY_CEDE_WINDOW) {
+			w->busy_window = t;
+			w->busy_taken = 0;
+		}
+		w->busy_taken += now - t;
+		if (w->busy_taken > GD_BUSY_CEDE_TAKEN) {
+			w->busy_until = 0;
+			CNT(w, busy_poll_ceded);
+		}
+	}
+	w->busy_switches = sw;
 }
 
 /*
