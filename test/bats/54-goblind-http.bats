@@ -460,7 +460,7 @@ PY
 	[ "$ceded" -le 1 ]
 	[ "$(grep -o RRR <<<"$output" | wc -l)" -ge 3 ]
 	# a task that spins beside it takes every yield: the poll gives way,
-	# the worker sleeps (with no cede it polled on, RRR)
+	# the worker sleeps (a poll that never gave way would show R)
 	on_cpu0 hog 5
 	run -0 pause_states 4
 	wait $!
