@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* 200,000 sched_yield() calls: how many took over 20 us, and in how many of those the thread was switched out (getrusage); then getrusage's cost (bench/results/ttfb-21.md, section 8). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>

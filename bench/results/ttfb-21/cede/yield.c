@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* 200,000 sched_yield() calls on this CPU: median, p99, p99.9, max ns and how many took over 20 us (bench/results/ttfb-21.md, section 8). */
 #include <sched.h>
 #include <stdio.h>
 #include <time.h>
