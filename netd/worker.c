@@ -262,6 +262,7 @@ static void busy_poll_arm(struct conn *c)
 	w->busy_armed = gs_mono_ns();
 	w->busy_until = w->busy_armed + (int64_t)us * 1000;
 	w->busy_switches = -1;
+	w->busy_window = 0;
 	w->busy_conn = c;
 	CNT(w, busy_polls);
 }
@@ -344,10 +345,8 @@ static void busy_poll_yield(struct worker *w)
 	int64_t t, now;
 	long sw;
 
-	if (w->busy_switches < 0) {
+	if (w->busy_switches < 0)
 		w->busy_switches = thread_switches();
-		w->busy_window = 0;
-	}
 	t = gs_mono_ns();
 	sched_yield();
 	now = gs_mono_ns();
