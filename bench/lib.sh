@@ -89,6 +89,14 @@ machine_info() {
 	echo "nproc: $(nproc)"
 	echo "uname -r: $(uname -r)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	# an idle vCPU that halts costs the next wake-up tens of us: the
+	# first-byte figures depend on it (ttfb-21.md, section 9)
+	local virt idle hp=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+	virt=$(systemd-detect-virt --vm 2>/dev/null) || virt=${virt:-unknown}
+	idle=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null) ||
+		idle=none
+	[ ! -r $hp ] || idle="$idle, guest_halt_poll_ns $(cat $hp)"
+	echo "hypervisor: $virt, cpuidle $idle"
 	echo "free -g:"; free -g
 	echo "df -h $1:"; df -h "$1"
 	echo "fs: $(findmnt -n -o FSTYPE,OPTIONS -T "$1" 2>/dev/null || true)"
