@@ -97,6 +97,9 @@ machine_info() {
 		idle=none
 	[ ! -r $hp ] || idle="$idle, guest_halt_poll_ns $(cat $hp)"
 	echo "hypervisor: $virt, cpuidle $idle"
+	# bbr without fq paces every TCP socket with a timer, loopback too:
+	# a third of goblind's CPU in case 1 on one VM (case1-21.md)
+	echo "tcp: congestion control $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown), default qdisc $(sysctl -n net.core.default_qdisc 2>/dev/null || echo unknown)"
 	echo "free -g:"; free -g
 	echo "df -h $1:"; df -h "$1"
 	echo "fs: $(findmnt -n -o FSTYPE,OPTIONS -T "$1" 2>/dev/null || true)"

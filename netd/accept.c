@@ -111,8 +111,40 @@ int listener_arm(struct worker *w, struct wlistener *wl)
 
 /* ---- TCP listening sockets (main.c opens one per worker) ---- */
 
-int gd_listen_tcp(const char *addr, unsigned port, const char *opt, char *name,
-		  size_t namelen, unsigned *bound, char *why, size_t wlen)
+/*
+ * --tcp-congestion: set on the listening socket, which its connections
+ * inherit.  Why the kernel refused, with what it offers: 0 or -1.
+ */
+static int listen_cc(int fd, const char *cc, char *why, size_t wlen)
+{
+	static const char avail[] =
+		"/proc/sys/net/ipv4/tcp_available_congestion_control";
+	char list[256] = "";
+	FILE *f;
+	int err;
+
+	if (!cc || !setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc,
+			       (socklen_t)strlen(cc)))
+		return 0;
+	err = errno;
+	if ((f = fopen(avail, "r"))) {
+		if (!fgets(list, sizeof(list), f))
+			*list = 0;
+		fclose(f);
+		list[strcspn(list, "\n")] = 0;
+	}
+	snprintf(why, wlen, "--tcp-congestion %s: %s%s%s%s", cc, strerror(err),
+		 *list ? " (this kernel has: " : "", list, *list ? ")" : "");
+	if (err == EPERM)
+		snprintf(why + strlen(why), wlen - strlen(why),
+			 "; without CAP_NET_ADMIN only those in "
+			 "net.ipv4.tcp_allowed_congestion_control");
+	return -1;
+}
+
+int gd_listen_tcp(const char *addr, unsigned port, const char *opt,
+		  const char *cc, char *name, size_t namelen, unsigned *bound,
+		  char *why, size_t wlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -136,6 +168,11 @@ int gd_listen_tcp(const char *addr, unsigned port, const char *opt, char *name,
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		/* one socket per worker: the kernel spreads connections */
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		if (listen_cc(fd, cc, why, wlen) < 0) {
+			close(fd);
+			freeaddrinfo(res);
+			return -1;
+		}
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
 		    listen(fd, 1024) == 0)
 			break;

@@ -38,6 +38,7 @@
 #define GD_GET_LINE_MAX	     (16u << 10) /* rbuf's growth past GD_RBUF (a head) */
 #define GD_WBUF_HIGH	     (64u << 10) /* stop taking commands above this */
 #define GD_COPY_MAX	     (16u << 10) /* chunks this small are copied to wbuf */
+#define GD_CC_NAME_MAX	     16		 /* the kernel's TCP_CA_NAME_MAX */
 /*
  * Zero-copy pieces queued behind conn.chunk: the chunks of a value whose
  * reads are done go out in one writev, with the value's "\r\n".  With a
@@ -118,6 +119,8 @@ struct gd_settings {
 				     * connections of a protocol over
 				     * half its limit, 0: none */
 	unsigned busy_poll_us;	    /* --busy-poll: see GD_BUSY_POLL_MIN */
+	const char *tcp_congestion; /* --tcp-congestion NAME, NULL: the
+				     * system's (gd_listen_tcp()) */
 	const char *auth_file;	    /* --auth-file: memcache user:password */
 	const char *trusted_proxy;  /* --trusted-proxy ADDR, NULL: none */
 	const char *mount;	    /* --mount DIR, NULL: none */
@@ -527,8 +530,9 @@ int gd_listener_add_shared(struct gd *gd, struct gd_proto *p, int *fds);
  * 0 settled).  @opt is the option that sets @port, named when the port is
  * taken.  The fd, or -1 with the reason in @why.
  */
-int gd_listen_tcp(const char *addr, unsigned port, const char *opt, char *name,
-		  size_t namelen, unsigned *bound, char *why, size_t wlen);
+int gd_listen_tcp(const char *addr, unsigned port, const char *opt,
+		  const char *cc, char *name, size_t namelen, unsigned *bound,
+		  char *why, size_t wlen);
 
 /* A listening Unix socket and the file it made (--unixsocket). */
 struct gd_unix {

@@ -83,6 +83,7 @@ static struct option options[NOWN_MAX + GS_NOPTIONS + 1] = {
 	{ "idle-timeout", required_argument, NULL, OPT_OWN },
 	{ "busy-idle-timeout", required_argument, NULL, OPT_OWN },
 	{ "busy-poll", required_argument, NULL, OPT_OWN },
+	{ "tcp-congestion", required_argument, NULL, OPT_OWN },
 	{ "mount", required_argument, NULL, OPT_OWN },
 	{ "rewrite-max", required_argument, NULL, OPT_OWN },
 	{ "log-level", required_argument, NULL, OPT_OWN },
@@ -241,6 +242,10 @@ static const char *set_option(const char *name, const char *val, bool conf)
 	} else if (!strcmp(name, "busy-poll")) {
 		if (!count_arg(val, 0, 1000000, &s->busy_poll_us))
 			return "not a number of microseconds up to 1000000";
+	} else if (!strcmp(name, "tcp-congestion")) {
+		if (!*val || strlen(val) >= GD_CC_NAME_MAX)
+			return "not a congestion control's name";
+		s->tcp_congestion = val;
 	} else if (!strcmp(name, "mount")) {
 		s->mount = val;
 	} else if (!strcmp(name, "rewrite-max")) {
@@ -409,8 +414,8 @@ static int listen_on(const char *addr, unsigned port, const char *opt,
 		     char *name, size_t namelen, unsigned *bound)
 {
 	char why[512];
-	int fd = gd_listen_tcp(addr, port, opt, name, namelen, bound, why,
-			       sizeof(why));
+	int fd = gd_listen_tcp(addr, port, opt, gd.set.tcp_congestion, name,
+			       namelen, bound, why, sizeof(why));
 
 	if (fd < 0)
 		die("%s", why);

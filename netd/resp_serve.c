@@ -113,8 +113,9 @@ static int listen_tcp(struct gd *gd)
 {
 	char why[512];
 	int fd = gd_listen_tcp(gd->set.listen, gd->set.resp_port, "resp-port",
-			       gd->resp_name, sizeof(gd->resp_name),
-			       &gd->set.resp_port, why, sizeof(why));
+			       gd->set.tcp_congestion, gd->resp_name,
+			       sizeof(gd->resp_name), &gd->set.resp_port, why,
+			       sizeof(why));
 
 	if (fd < 0)
 		die("%s", why);

@@ -515,6 +515,8 @@ static void stats_settings(struct gd *gd, struct sink *c,
 	U64(c, "idle_time", s->idle_timeout);
 	U64(c, "busy_idle_time", s->busy_idle_timeout);
 	U64(c, "busy_poll_us", s->busy_poll_us);
+	STR(c, "tcp_congestion", NULL,
+	    s->tcp_congestion ? s->tcp_congestion : "NULL");
 	U64(c, "memcache_maxconns", s->mc_max_conns);
 	U64(c, "http_maxconns", s->http_max_conns);
 	STR(c, "auth_enabled_ascii", NULL, s->auth_file ? "yes" : "no");

@@ -268,3 +268,47 @@ print('\n'.join(map(str, out)))" "$cpus")
 	# nothing the server read was taken for the values' data
 	[ "$(stat_of curr_items)" = 0 ]
 }
+
+@test "--tcp-congestion: memcache, HTTP and RESP connections use it; a name the kernel lacks is refused" {
+	local sys want port got
+	sys=$(cat /proc/sys/net/ipv4/tcp_congestion_control)
+	# one the kernel has that is not the system's default (reno is
+	# built into every kernel)
+	want=reno
+	[ "$sys" != reno ] || want=cubic
+	grep -qw "$want" /proc/sys/net/ipv4/tcp_available_congestion_control ||
+		skip "this kernel has no $want"
+	gd_start s --tcp-congestion "$want" --resp-port 0
+	local rport
+	for _ in $(seq 100); do
+		rport=$(sed -n 's/.*resp on [^ ]*:\([0-9]*\)$/\1/p' "$LOG")
+		[ -n "$rport" ] && break
+		sleep 0.05
+	done
+	[ "$(stat_of tcp_congestion settings)" = "$want" ]
+	for port in "$PORT" "$HPORT" "$rport"; do
+		# a connection held open while ss reads the server's end of it
+		got=$("$PY" -c '
+import socket, subprocess, sys
+port = int(sys.argv[1])
+c = socket.create_connection(("127.0.0.1", port))
+mine = c.getsockname()[1]
+out = subprocess.run(["ss", "-Htin", "state", "established",
+                      "( sport = :%d and dport = :%d )" % (port, mine)],
+                     capture_output=True, text=True, check=True).stdout
+print(out.split("\n")[1].split()[0] if out.count("\n") >= 2 else "none")
+c.close()' "$port")
+		echo "port $port: $got (want $want, system $sys)"
+		[ "$got" = "$want" ]
+	done
+	gd_stop
+	# a name the kernel does not have: goblind says so and does not start
+	run "$GD" --store "$T/bad" "${GD_STORE_OPTS[@]}" --memcache-port 0 \
+		--http-port 0 --tcp-congestion no-such-cc
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--tcp-congestion no-such-cc: No such file or directory (this kernel has: "*"$want"* ]]
+	run "$GD" --store "$T/bad" --tcp-congestion 0123456789abcdefg
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"congestion control's name"* ]]
+}
