@@ -99,7 +99,7 @@ machine_info() {
 	echo "hypervisor: $virt, cpuidle $idle"
 	# bbr without fq paces every TCP socket with a timer, loopback too:
 	# a third of goblind's CPU in case 1 on one VM (case1-21.md)
-	echo "tcp: congestion control $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown), default qdisc $(sysctl -n net.core.default_qdisc 2>/dev/null || echo unknown)"
+	echo "tcp: congestion control $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown), default qdisc $(sysctl -n net.core.default_qdisc 2>/dev/null || echo unknown)${LOOPBACK_CC_SAVED[0]:+; loopback connections of this run: $(ip route show table local exact 127.0.0.1/32 | grep -o 'congctl [^ ]*') (--tcp-congestion)}"
 	echo "free -g:"; free -g
 	echo "df -h $1:"; df -h "$1"
 	echo "fs: $(findmnt -n -o FSTYPE,OPTIONS -T "$1" 2>/dev/null || true)"
@@ -154,6 +154,39 @@ mem_cgroup_report() {
 		'$1 == "total_cache" { c = $2 } END {
 		printf "peak=%.0f cache=%.0f failcnt=%d\n",
 			peak / 1048576, c / 1048576, fail }' "$1/memory.stat"
+}
+
+# loopback_cc NAME: every loopback connection made from now on, both its
+# ends, whichever program makes it, on TCP congestion control NAME, by a
+# congctl on the local table's 127.0.0.0/8 and 127.0.0.1 routes, until
+# loopback_cc_restore puts those routes back as they were.  For running
+# every server of a comparison unpaced alike when the machine's default
+# is bbr without fq (case1-21.md: such a socket arms a timer for its
+# pacing).  An empty NAME changes nothing.
+LOOPBACK_CC_SAVED=()
+loopback_cc() {
+	local r dst words
+	[ -n "$1" ] || return 0
+	grep -qw -- "$1" /proc/sys/net/ipv4/tcp_available_congestion_control || {
+		echo "no TCP congestion control '$1' in this kernel (it has:" \
+			"$(cat /proc/sys/net/ipv4/tcp_available_congestion_control))" >&2
+		return 1
+	}
+	for dst in 127.0.0.0/8 127.0.0.1/32; do
+		r=$(ip route show table local exact "$dst")
+		[ -n "$r" ] || continue
+		LOOPBACK_CC_SAVED+=("$r")
+		read -ra words <<<"${r% congctl *}"
+		ip route replace table local "${words[@]}" congctl "$1"
+	done
+}
+loopback_cc_restore() {
+	local r words
+	for r in "${LOOPBACK_CC_SAVED[@]}"; do
+		read -ra words <<<"$r"
+		ip route replace table local "${words[@]}"
+	done
+	LOOPBACK_CC_SAVED=()
 }
 
 # net_up NAME RATE: two network namespaces, NAME-s (the server's, 10.252.0.1)

@@ -39,6 +39,11 @@ usage: bench/vs-memcached.sh [--quick] [--dir DIR] [--duration S] [--out FILE]
   --out FILE     report (default bench/results/vs-memcached[-quick].md)
   --cases LIST   the cases to run, of 1,1n,2,2b,3,4 (default all); a
                  report of some has only their rows
+  --tcp-congestion NAME  every loopback connection of the run, both
+                 servers' and the client's alike, on TCP congestion
+                 control NAME (a route's congctl, put back at exit;
+                 default: the machine's, which the report names); case
+                 1n's namespaces keep their default
 USAGE
 	exit 129
 }
@@ -53,6 +58,7 @@ out=
 disk_reps=3
 net_reps=
 cases=1,1n,2,2b,3,4
+tcp_cc=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -62,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--net-reps) net_reps=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--cases) cases=$2; shift 2 ;;
+	--tcp-congestion) tcp_cc=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "vs-memcached: unknown option '$1'" >&2; usage ;;
 	esac
@@ -96,7 +103,8 @@ stop_server() {
 	wait "$SPID" 2>/dev/null || true
 	SPID=
 }
-trap 'stop_server; [ -z "${NET:-}" ] || net_down "$NET"' EXIT
+trap 'stop_server; [ -z "${NET:-}" ] || net_down "$NET"; loopback_cc_restore' EXIT
+loopback_cc "$tcp_cc" || die "--tcp-congestion $tcp_cc"
 
 # Case 1n runs the servers in the namespace $NET-s and the client in
 # $NET-c (net_up, bench/lib.sh): SRV and CLI prefix their commands, the
@@ -348,7 +356,7 @@ if want 2b; then
 	say "2b. disk-sized ART on the emulated HDD"
 	hdd=$dir/hdd
 	mkdir -p "$hdd" "$dir/hdd-backing"
-	trap 'stop_server; hdd_unmount "$hdd"' EXIT
+	trap 'stop_server; hdd_unmount "$hdd"; loopback_cc_restore' EXIT
 	hdd_mount "$hddemu" "$dir/hdd-backing" "$hdd" "$logs/hddemu.log" ||
 		die "hddemu did not mount"
 	disk_case hdd "$hdd" 1 1 --io-chunk 1M

@@ -22,7 +22,7 @@ set -euo pipefail
 usage() {
 	cat >&2 <<USAGE
 usage: bench/vs-vinyl.sh [--quick] [--dir DIR] [--out FILE] [--big-ram SIZE]
-                         [--cache-ram SIZE]
+                         [--cache-ram SIZE] [--tcp-congestion NAME]
   --quick         BIG: 4 objects of 256-512 MiB; WEB at 1/64, measured at
                   16, 256 and 1024 connections (default: BIG per
                   bench/gen BIG, 1.5x --big-ram; WEB at 1/8 at 16, 64,
@@ -36,6 +36,10 @@ usage: bench/vs-vinyl.sh [--quick] [--dir DIR] [--out FILE] [--big-ram SIZE]
                   (its page cache and mappings included) and make the
                   corpus 1.5x SIZE: a machine with SIZE of RAM, so that
                   the corpus outgrows it without 36 GiB per system
+  --tcp-congestion NAME  every loopback connection of the run, every
+                  server's and client's alike, on TCP congestion control
+                  NAME (a route's congctl, put back at exit; default: the
+                  machine's, which the report names)
 USAGE
 	exit 129
 }
@@ -48,6 +52,7 @@ quick=0
 out=
 big_ram=
 cache_ram=
+tcp_cc=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -55,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--big-ram) big_ram=$2; shift 2 ;;
 	--cache-ram) cache_ram=$2; big_ram=$2; shift 2 ;;
+	--tcp-congestion) tcp_cc=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "vs-vinyl: unknown option '$1'" >&2; usage ;;
 	esac
@@ -109,7 +115,8 @@ stop_all() {
 	PIDS=()
 	[ -z "$CG_MADE" ] || rmdir "$CG_MADE" 2>/dev/null || true
 }
-trap stop_all EXIT
+trap 'stop_all; loopback_cc_restore' EXIT
+loopback_cc "$tcp_cc" || die "--tcp-congestion $tcp_cc"
 trap 'exit 130' INT TERM
 
 # A memory cgroup (v1, or v2 when that is what is mounted) for the caches
