@@ -528,7 +528,8 @@ int gd_listener_add_shared(struct gd *gd, struct gd_proto *p, int *fds);
  * Listen on @addr:@port (SO_REUSEPORT: one socket per worker); the bound
  * address goes to @name ("127.0.0.1:11211"), the port to *@bound (port
  * 0 settled).  @opt is the option that sets @port, named when the port is
- * taken.  The fd, or -1 with the reason in @why.
+ * taken.  @cc: the connections' TCP congestion control (--tcp-congestion),
+ * NULL for the system's.  The fd, or -1 with the reason in @why.
  */
 int gd_listen_tcp(const char *addr, unsigned port, const char *opt,
 		  const char *cc, char *name, size_t namelen, unsigned *bound,
