@@ -278,15 +278,9 @@ print('\n'.join(map(str, out)))" "$cpus")
 	[ "$sys" != reno ] || want=cubic
 	grep -qw "$want" /proc/sys/net/ipv4/tcp_available_congestion_control ||
 		skip "this kernel has no $want"
-	gd_start s --tcp-congestion "$want" --resp-port 0
-	local rport
-	for _ in $(seq 100); do
-		rport=$(sed -n 's/.*resp on [^ ]*:\([0-9]*\)$/\1/p' "$LOG")
-		[ -n "$rport" ] && break
-		sleep 0.05
-	done
+	resp_start s --tcp-congestion "$want"
 	[ "$(stat_of tcp_congestion settings)" = "$want" ]
-	for port in "$PORT" "$HPORT" "$rport"; do
+	for port in "$PORT" "$HPORT" "$RPORT"; do
 		# a connection held open while ss reads the server's end of it
 		got=$("$PY" -c '
 import socket, subprocess, sys

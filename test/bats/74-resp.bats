@@ -25,23 +25,6 @@ teardown() {
 	gd_teardown
 }
 
-# resp_start NAME [OPTIONS]: gd_start with RESP on port 0 and on the
-# socket $T/NAME.sock; sets RPORT and RSOCK besides gd_start's
-resp_start() {
-	local name=$1 i
-	shift
-	RSOCK="$T/$name.sock"
-	gd_start "$name" --resp-port 0 --resp-unixsocket "$RSOCK" "$@"
-	for i in $(seq 100); do
-		RPORT=$(sed -n 's/.*resp on [^ ]*:\([0-9]*\)$/\1/p' "$LOG")
-		[ -n "$RPORT" ] && grep -q "resp on unix socket" "$LOG" &&
-			return 0
-		sleep 0.05
-	done
-	cat "$LOG" >&2
-	return 1
-}
-
 # redis_start [OPTIONS]: Debian's redis-server on the socket $T/redis.sock
 # only (--port 0: no TCP), one database as goblind has
 redis_start() {

@@ -78,6 +78,23 @@ gd_start() {
 	return 1
 }
 
+# resp_start NAME [OPTIONS]: gd_start with RESP on port 0 and on the
+# socket $T/NAME.sock; sets RPORT and RSOCK besides gd_start's
+resp_start() {
+	local name=$1 i
+	shift
+	RSOCK="$T/$name.sock"
+	gd_start "$name" --resp-port 0 --resp-unixsocket "$RSOCK" "$@"
+	for i in $(seq 100); do
+		RPORT=$(sed -n 's/.*resp on [^ ]*:\([0-9]*\)$/\1/p' "$LOG")
+		[ -n "$RPORT" ] && grep -q "resp on unix socket" "$LOG" &&
+			return 0
+		sleep 0.05
+	done
+	cat "$LOG" >&2
+	return 1
+}
+
 # gd_stop: SIGTERM, and it must exit 0
 gd_stop() {
 	kill -TERM "$GPID"
