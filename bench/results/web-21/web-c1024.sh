@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# web-c1024.sh [vs-vinyl.sh options]: vs-vinyl.sh --quick's WEB for nginx
+# and goblind only, C256 (a pass that warms it, as in the script of record) then C1024, from a trimmed copy of the script in
+# $W (/var/tmp/web); PERF=1: perf record -a -g for 2 s, 0.4 s into each
+# server's C1024 pass, into $W/perf-{nginx,goblind}.data.  The
+# report step fails (no BIG rows): the RESULT lines are what it prints.
+set -u
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+W=${W:-/var/tmp/web}
+mkdir -p "$W"
+sed -e "s|^root=.*|root=$root|" \
+	-e 's|^systems="varnish nginx"|systems="nginx"|' \
+	-e 's|web_scale=1/64 web_conns="16 256 1024"|web_scale=1/64 web_conns="256 1024"|' \
+	-e 's|^\[\[ " \$systems " == \*" goblind "\* \]\] && big_systems=.*|:|' \
+	"$root/bench/vs-vinyl.sh" >"$W/vv.sh"
+rm -rf "$W/d"
+if [ -n "${PERF:-}" ]; then
+	(for s in nginx goblind; do
+		while [ ! -e "$W/d/logs/web-$s-c1024.txt" ]; do sleep 0.2; done
+		sleep 0.4
+		perf record -q -a -g -o "$W/perf-$s.data" -- sleep 2 >/dev/null 2>&1
+	done) &
+fi
+bash "$W/vv.sh" --quick --dir "$W/d" --out "$W/vv.md" "$@" 2>&1 |
+	grep -o "web-[a-z]*-c[0-9]*: RESULT.*secs=[0-9.]* requests=[0-9]* ops_per_s=[0-9]* mib_per_s=[0-9.]*"
+wait
