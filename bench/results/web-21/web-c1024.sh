@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # web-c1024.sh [vs-vinyl.sh options]: vs-vinyl.sh --quick's WEB for nginx
 # and goblind only, C256 (a pass that warms it, as in the script of record) then C1024, from a trimmed copy of the script in
-# $W (/var/tmp/web); PERF=1: perf record -a -g for 2 s, 0.4 s into each
+# $W (/var/tmp/web); PERF=1: perf record $PERF_OPTS (-a -g) for $PERF_S (2) s, 0.4 s into each
 # server's C1024 pass, into $W/perf-{nginx,goblind}.data.  The
 # report step fails (no BIG rows): the RESULT lines are what it prints.
 set -u
@@ -19,7 +19,8 @@ if [ -n "${PERF:-}" ]; then
 	(for s in nginx goblind; do
 		while [ ! -e "$W/d/logs/web-$s-c1024.txt" ]; do sleep 0.2; done
 		sleep 0.4
-		perf record -q -a -g -o "$W/perf-$s.data" -- sleep 2 >/dev/null 2>&1
+		# shellcheck disable=SC2086 # PERF_OPTS is a list of options
+		perf record -q ${PERF_OPTS:--a -g} -o "$W/perf-$s.data" -- sleep "${PERF_S:-2}" >/dev/null 2>&1
 	done) &
 fi
 bash "$W/vv.sh" --quick --dir "$W/d" --out "$W/vv.md" "$@" 2>&1 |
