@@ -9,6 +9,7 @@ set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 W=${W:-/var/tmp/web}
 mkdir -p "$W"
+# shellcheck disable=SC2016 # the patterns match the script's $ literally
 sed -e "s|^root=.*|root=$root|" \
 	-e 's|^systems="varnish nginx"|systems="nginx"|' \
 	-e 's|web_scale=1/64 web_conns="16 256 1024"|web_scale=1/64 web_conns="256 1024"|' \
