@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # web-c1024.sh [vs-vinyl.sh options]: vs-vinyl.sh --quick's WEB for nginx
-# and goblind only, C256 (a pass that warms it, as in the script of record) then C1024, from a trimmed copy of the script in
-# $W (/var/tmp/web); PERF=1: perf record $PERF_OPTS (-a -g) for $PERF_S (2) s, 0.4 s into each
-# server's C1024 pass, into $W/perf-{nginx,goblind}.data.  The
-# report step fails (no BIG rows): the RESULT lines are what it prints.
+# and goblind only, C256 (a pass that warms it, as in the script of
+# record) then C1024, from a trimmed copy of the script in $W
+# (/var/tmp/web).  PERF=1: perf record $PERF_OPTS (-a -g) for $PERF_S (2)
+# s, 0.4 s into each server's C1024 pass, into $W/perf-{nginx,goblind}.data.
+# The report step fails (no BIG rows): the RESULT lines are what it prints.
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 W=${W:-/var/tmp/web}

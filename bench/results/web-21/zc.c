@@ -2,16 +2,18 @@
 /*
  * zc.c: does sendfile from a memfd save the sender's copy on loopback TCP,
  * and is a punched hole enough to make reusing the range safe while a
- * socket still holds its pages?  (web-21.md, "What would close it".)
+ * socket still holds its pages?  (web-21.md, "A pool that sends without
+ * copying".)
  *
  *   cc -O2 -o zc zc.c -lpthread && ./zc [GiB [FILE]]
  *
  * FILE: a file of that path stands in for the memfd (a file system's page
  * cache, as nginx's sendfile reads it).
  *
- * 1. The sender's and the peer's CPU a GiB, writing a memfd's bytes with write() from its
- *    mapping, then with sendfile() from the memfd, 1 MiB a call, to a
- *    loopback TCP peer that reads and drops them on another thread.
+ * 1. The sender's and the peer's CPU a GiB, writing a memfd's bytes with
+ *    write() from its mapping, then with sendfile() from the memfd, 1 MiB a
+ *    call, to a loopback TCP peer that reads and drops them on another
+ *    thread.
  * 2. Hazard: sendfile 64 KiB of 'A' that the peer does not read yet, then
  *    overwrite the range with 'B' in place: what does the peer get?
  * 3. The same, but punch the range out (FALLOC_FL_PUNCH_HOLE) before
@@ -21,13 +23,11 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	char *map;
 
 	if (mfd < 0 || ftruncate(mfd, POOL) < 0)
-		die("memfd");
+		die(argc > 2 ? argv[2] : "memfd");
 	map = mmap(NULL, POOL, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	if (map == MAP_FAILED)
 		die("mmap");
