@@ -16,6 +16,9 @@ sed -e "s|^root=.*|root=$root|" \
 	-e 's|web_scale=1/64 web_conns="16 256 1024"|web_scale=1/64 web_conns="256 1024"|' \
 	-e 's|^\[\[ " \$systems " == \*" goblind "\* \]\] && big_systems=.*|:|' \
 	"$root/bench/vs-vinyl.sh" >"$W/vv.sh"
+# a pattern that no longer matches vs-vinyl.sh would run all of it
+[ "$(grep -c -e '^systems="nginx"$' -e 'web_conns="256 1024"' -e '^:$' \
+	"$W/vv.sh")" = 3 ] || { echo "web-c1024.sh: vs-vinyl.sh changed" >&2; exit 1; }
 rm -rf "$W/d"
 if [ -n "${PERF:-}" ]; then
 	(for s in nginx goblind; do
