@@ -4,7 +4,7 @@
 # for profiling: the server on CPU $SCPU (1), one worker; 2048 ART keys
 # populated by 16 connections, then read for $DUR s (10) by goblinctl
 # bench on CPU $CCPU (0) with $CONNS connections (16); prints the RESULT
-# figures.  MC=1: memcached -t 1 holding every value, else goblind with
+# figures (payload_ttfb_us since 2026-12-08).  MC=1: memcached -t 1 holding every value, else goblind with
 # case 1's flags ($GDMEM replaces '--memory 128M --ram-head 64K'; $GD the
 # binary).  PERF=S: perf record -g of the server for S s of the measured
 # phase, into $DIR/perf.data.  INFLIGHT=S: inflight.sh for S s of it.
@@ -81,7 +81,7 @@ elif [ -n "${PERF:-}" ]; then
 	pp=$!
 fi
 bench --no-store --conns "${CONNS:-16}" --duration "${DUR:-10}" |
-	sed -n 's/^RESULT .*\(ops_per_s=[0-9]*\) \(mib_per_s=[0-9.]*\) .*\(completion_us=[^ ]*\) .*\(server_cpu_s=[0-9.]*\)/\1 \2 \3 \4/p'
+	sed -n 's/^RESULT .*\(ops_per_s=[0-9]*\) \(mib_per_s=[0-9.]*\) .*\(payload_ttfb_us=[^ ]*\) \(completion_us=[^ ]*\) .*\(server_cpu_s=[0-9.]*\)/\1 \2 \3 \4 \5/p'
 [ -z "$pp" ] || wait $pp
 [ -z "${INFLIGHT:-}" ] || echo "device reads in flight: $(cat "$d/inflight.txt")"
 [ -z "${SYSCALLS:-}" ] || cat "$d/syscalls.txt"
