@@ -4,10 +4,11 @@
 # for profiling: the server on CPU $SCPU (1), one worker; 2048 ART keys
 # populated by 16 connections, then read for $DUR s (10) by goblinctl
 # bench on CPU $CCPU (0) with $CONNS connections (16); prints the RESULT
-# figures (payload_ttfb_us since 2026-12-08).  MC=1: memcached -t 1 holding every value, else goblind with
-# case 1's flags ($GDMEM replaces '--memory 128M --ram-head 64K'; $GD the
-# binary).  PERF=S: perf record -g of the server for S s of the measured
-# phase, into $DIR/perf.data.  INFLIGHT=S: inflight.sh for S s of it.
+# figures (payload_ttfb_us since 2026-12-08).  MC=1: memcached -t 1
+# holding every value, else goblind with case 1's flags ($GDMEM replaces
+# '--memory 128M --ram-head 64K'; $GD the binary).  PERF=S: perf record
+# -g of the server for S s of the measured phase, into $DIR/perf.data.
+# INFLIGHT=S: inflight.sh for S s of it.
 # SYSCALLS=S: perf stat of the server's socket writes, io_uring_enter and
 # epoll_wait, and of the machine's IPIs, for S s of it, with the bytes the
 # server wrote to its sockets in the same S s (its stats' bytes_written).

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-# sum.py FILE FIELD...: web-ab.sh's lines summed up, per phase: each
-# build's median of FIELD (mib_per_s, or a percentile of a latency field:
-# completion_us.p50, .p90, .p99, .p999) and the median of the rounds'
-# ratios of each build to the first one the file names (the base).
+# sum.py FILE FIELD...: web-ab.sh's, c2-ab.sh's or engine-ab.sh's lines
+# summed up, per phase (or server, or engine): each build's median of
+# FIELD (mib_per_s, or a percentile of a latency field: completion_us.p50,
+# .p90, .p99, .p999) and the median of the rounds' ratios of each build to
+# the first one the file names (the base).
 import statistics, sys
 from collections import defaultdict
 
