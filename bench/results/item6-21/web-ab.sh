@@ -11,23 +11,17 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-rounds=${1:?rounds}
-shift
-builds=("$@")
-[ ${#builds[@]} -ge 2 ] || { echo "usage: web-ab.sh ROUNDS NAME=GOBLIND..." >&2; exit 2; }
+. "$here/rotate.sh"
 CONNS=${CONNS:-16 64 256 1024}
 W=${W:-/var/tmp/web-ab}
-n=${#builds[@]}
-for r in $(seq 1 "$rounds"); do
-	for i in $(seq 0 $((n - 1))); do
-		b=${builds[$(((i + r - 1) % n))]}
-		GOBLIND=${b#*=} W=$W NOBIG=1 SYSTEMS='' CONNS=$CONNS \
-			bash "$root/bench/results/web-21/web-c1024.sh" >/dev/null
-		# shellcheck disable=SC2086 # CONNS is a list
-		for p in populate $(printf 'c%s ' $CONNS); do
-			f=$W/d/logs/web-goblind-$p.txt
-			echo "r$r ${b%%=*} $p $(grep '^RESULT' "$f" 2>/dev/null ||
-				echo "RESULT missing")"
-		done
+
+one() {	# one ROUND NAME GOBLIND
+	GOBLIND=$3 W=$W NOBIG=1 SYSTEMS='' CONNS=$CONNS \
+		bash "$root/bench/results/web-21/web-c1024.sh" >/dev/null
+	# shellcheck disable=SC2086 # CONNS is a list
+	for p in populate $(printf 'c%s ' $CONNS); do
+		echo "$1 $2 $p $(grep '^RESULT' "$W/d/logs/web-goblind-$p.txt" \
+			2>/dev/null || echo "RESULT missing")"
 	done
-done
+}
+rotate "web-ab.sh ROUNDS NAME=GOBLIND..." "${1:?rounds}" one "${@:2}"
